@@ -1,0 +1,87 @@
+"""Typed errors for NeuSym.
+
+Callers catch at the level they need::
+
+    NeuSymError
+    ├── InvalidInputError          bad text, wrong types, bad scope keys, bad k, bad filters (also a ValueError)
+    │   ├── ScopeError             missing/unknown scope keys, or an operation that would cross tenants
+    │   └── UnsafeQueryError       raw Cypher that is not read-only
+    ├── RecordNotFoundError        no memory with that id *in this scope* (also a KeyError)
+    ├── BackendError               the graph database failed
+    │   ├── BackendUnavailableError  cannot start/reach the database (binary missing, server down, auth)
+    │   └── DimensionMismatchError   embedding size differs from the stored index
+    ├── IndexCorruptionError       the FAISS file could not be read (recovered by a rebuild from the graph)
+    ├── ExtractionError            an LLM step produced unusable output after its retries
+    ├── PolicyViolationError       governance refused an operation (e.g. forgetting without confirmation)
+    └── ClosedError                the memory was used after close()
+
+Driver exceptions are wrapped with ``raise ... from err`` so the original stays in ``__cause__``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendError",
+    "BackendUnavailableError",
+    "ClosedError",
+    "DimensionMismatchError",
+    "ExtractionError",
+    "IndexCorruptionError",
+    "InvalidInputError",
+    "NeuSymError",
+    "PolicyViolationError",
+    "RecordNotFoundError",
+    "ScopeError",
+    "UnsafeQueryError",
+]
+
+
+class NeuSymError(Exception):
+    """Root of every error NeuSym raises on purpose."""
+
+
+class InvalidInputError(NeuSymError, ValueError):
+    """The caller passed something NeuSym will not store or cannot interpret."""
+
+
+class ScopeError(InvalidInputError):
+    """A scope was missing, malformed, or would let one tenant touch another's memories."""
+
+
+class UnsafeQueryError(InvalidInputError):
+    """Raw Cypher passed to the read-only entry point tried to write or call a procedure."""
+
+
+class RecordNotFoundError(NeuSymError, KeyError):
+    """No memory with that id is visible in the given scope."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else "record not found"
+
+
+class BackendError(NeuSymError):
+    """The graph database reported an error."""
+
+
+class BackendUnavailableError(BackendError):
+    """The graph database could not be started or reached."""
+
+
+class DimensionMismatchError(BackendError):
+    """An embedding's dimension differs from the one the store was created with."""
+
+
+class IndexCorruptionError(NeuSymError):
+    """The persisted FAISS index is unreadable; it is rebuilt from the graph."""
+
+
+class ExtractionError(NeuSymError):
+    """An LLM-backed step returned unusable output after its bounded retries."""
+
+
+class PolicyViolationError(NeuSymError):
+    """Governance refused an operation."""
+
+
+class ClosedError(NeuSymError):
+    """The memory (or one of its stores) was used after ``close()``."""

@@ -1,0 +1,1 @@
+"""Symbolic side: the property graph (source of truth) and the only place Cypher lives."""

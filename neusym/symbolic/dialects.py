@@ -1,0 +1,123 @@
+"""Every difference between the Cypher of FalkorDB and Neo4j, as pure functions of a :class:`Dialect`.
+
+Nothing else in NeuSym branches on the backend. Each function returns a statement (or a list of statements) that the
+schema setup or the symbolic store runs with parameters; they are unit-tested as strings.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+__all__ = [
+    "Dialect",
+    "fulltext_index_statements",
+    "fulltext_query_call",
+    "fulltext_query_text",
+    "index_statements",
+    "is_duplicate_schema_error",
+    "vector_index_statement",
+    "vector_query_call",
+]
+
+
+class Dialect(StrEnum):
+    FALKORDB = "falkordb"
+    NEO4J = "neo4j"
+
+
+# (label, property) pairs with an exact-match/range index; ids and keys are unique by construction (MERGE on them).
+_INDEXED: tuple[tuple[str, str], ...] = (
+    ("Memory", "id"),
+    ("Memory", "nid"),
+    ("Memory", "seq"),
+    ("Memory", "user_id"),
+    ("Memory", "content_hash"),
+    ("Memory", "status"),
+    ("Entity", "key"),
+    ("Entity", "user_id"),
+    ("Tombstone", "seq"),
+    ("Counter", "name"),
+    ("Audit", "memory_id"),
+    ("Audit", "user_id"),
+)
+_UNIQUE: tuple[tuple[str, str], ...] = (("Memory", "id"), ("Memory", "nid"), ("Counter", "name"))
+
+
+def index_statements(dialect: Dialect) -> list[str]:
+    """Idempotent DDL for the range indexes (and, on Neo4j, uniqueness constraints)."""
+    out: list[str] = []
+    if dialect is Dialect.NEO4J:
+        for label, prop in _UNIQUE:
+            out.append(
+                f"CREATE CONSTRAINT neusym_{label.lower()}_{prop}_unique IF NOT EXISTS "
+                f"FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
+            )
+        for label, prop in _INDEXED:
+            if (label, prop) in _UNIQUE:
+                continue
+            out.append(f"CREATE INDEX neusym_{label.lower()}_{prop} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})")
+        return out
+    # FalkorDB has no IF NOT EXISTS; "already indexed" errors are ignored by the schema setup.
+    return [f"CREATE INDEX FOR (n:{label}) ON (n.{prop})" for label, prop in _INDEXED]
+
+
+def fulltext_index_statements(dialect: Dialect) -> list[str]:
+    if dialect is Dialect.NEO4J:
+        return [
+            "CREATE FULLTEXT INDEX neusym_memory_content IF NOT EXISTS FOR (m:Memory) ON EACH [m.content]",
+        ]
+    return ["CALL db.idx.fulltext.createNodeIndex('Memory', 'content')"]
+
+
+def is_duplicate_schema_error(message: str) -> bool:
+    """True for the error a backend raises when an index or constraint already exists."""
+    msg = message.lower()
+    return "already indexed" in msg or "already exists" in msg or "equivalent" in msg
+
+
+_WORD = re.compile(r"[\w']+", re.UNICODE)
+
+
+def fulltext_query_text(dialect: Dialect, text: str, *, max_terms: int = 32) -> str:
+    """Turn free text into a safe OR-query for the backend's fulltext engine (RediSearch or Lucene syntax).
+
+    Only word characters survive, so no user text can reach the query parser as syntax.
+    """
+    terms = [t.strip("'") for t in _WORD.findall(text)]
+    terms = [t for t in terms if t][:max_terms]
+    if not terms:
+        return ""
+    if dialect is Dialect.NEO4J:
+        return " OR ".join(terms)
+    return "|".join(terms)
+
+
+def fulltext_query_call(dialect: Dialect) -> str:
+    """A CALL clause yielding ``node`` and ``score`` for the fulltext query in ``$ft_query``."""
+    if dialect is Dialect.NEO4J:
+        return "CALL db.index.fulltext.queryNodes('neusym_memory_content', $ft_query) YIELD node, score"
+    return "CALL db.idx.fulltext.queryNodes('Memory', $ft_query) YIELD node, score"
+
+
+def vector_index_statement(dialect: Dialect, dimension: int) -> str:
+    """Native vector index over ``Memory.embedding_vec`` (the scale-out neural stage)."""
+    if dialect is Dialect.NEO4J:
+        return (
+            "CREATE VECTOR INDEX neusym_memory_embedding IF NOT EXISTS FOR (m:Memory) ON (m.embedding_vec) "
+            f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dimension)}, `vector.similarity_function`: 'cosine'}}}}"
+        )
+    return (
+        "CREATE VECTOR INDEX FOR (m:Memory) ON (m.embedding_vec) "
+        f"OPTIONS {{dimension: {int(dimension)}, similarityFunction: 'cosine'}}"
+    )
+
+
+def vector_query_call(dialect: Dialect) -> str:
+    """A CALL clause yielding ``node`` and ``score`` (cosine similarity, higher is closer) for ``$vector``."""
+    if dialect is Dialect.NEO4J:
+        return "CALL db.index.vector.queryNodes('neusym_memory_embedding', $top, $vector) YIELD node, score"
+    return (
+        "CALL db.idx.vector.queryNodes('Memory', 'embedding_vec', $top, vecf32($vector)) YIELD node, score "
+        "WITH node, 1.0 - score AS score"
+    )
