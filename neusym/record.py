@@ -233,6 +233,7 @@ class MemoryRecord(BaseModel):
     expires_at: datetime | None = None
     status: MemoryStatus = MemoryStatus.ACTIVE
     plan_state: PlanState | None = None
+    plan_due: datetime | None = None
     version: int = 1
     metadata: dict[str, Any] = Field(default_factory=dict)
     content_hash: str = ""
@@ -265,6 +266,7 @@ class ScoreExplanation(BaseModel):
     entity_match: float = 0.0
     graph: float = 0.0
     neighbour: float = 0.0
+    temporal: float = 0.0
     rerank: float | None = None
     weights: dict[str, float] = Field(default_factory=dict)
     path: list[str] = Field(default_factory=list)  # e.g. ["query entity 'paris'", "MENTIONS", "memory"]

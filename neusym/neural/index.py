@@ -1,0 +1,617 @@
+"""The dense-vector half of NeuSym: a cosine FAISS index addressed by the int64 ``nid`` of each memory.
+
+Design choices, and why:
+
+* **We keep the id map ourselves** (a numpy ``slot -> id`` array plus a ``dict`` for ``id -> slot``) instead of
+  ``faiss.IndexIDMap2``. HNSW cannot delete, so deletions must be tombstones on *slots*; with ``IndexIDMap2`` an
+  overwritten id would own two slots (old and new vector) and a tombstone keyed by id would hide both.
+* **Deletion is a tombstone for both structures**, filtered at search time with an ``IDSelectorBitmap`` (one bit per
+  slot, built with numpy, cached until the next write). Flat indexes compact themselves automatically once more
+  than a quarter of the slots are dead (a rebuild is a cheap memcpy, so that stays amortised O(1) per delete).
+  HNSW indexes never rebuild on their own, because rebuilding a large graph takes minutes: they report
+  :attr:`FaissIndex.needs_compaction` and the owner calls :meth:`FaissIndex.compact` at a quiet moment.
+* **Overwrites of a flat index are done in place** in faiss' vector storage (no tombstone at all); an HNSW
+  overwrite tombstones the old slot, since its graph links were chosen for the old vector.
+* **Allow-lists** (scope filtering) go one of two ways. A small or selective list is scored exactly with numpy on
+  just those vectors: that is faster than a filtered scan and, for HNSW, avoids the recall collapse of graph
+  search when most nodes are filtered out. A broad list becomes a bitmap selector passed to faiss' own search.
+* ``kind="auto"`` starts flat (exact, no build cost, best below ~50k vectors) and becomes HNSW only when the owner
+  calls :meth:`FaissIndex.maybe_upgrade` or :meth:`FaissIndex.compact` past ``hnsw_threshold``; it never switches
+  implicitly in the middle of a write, so latency spikes happen only when the owner chooses.
+* **Persistence is one file**: magic, JSON header (dimension, structure, caller's watermark and metadata), the id
+  array, the faiss index and a SHA-256 trailer, written to a temp file, fsynced and atomically renamed. One file
+  means the ids and the vectors can never come from two different saves; the checksum means a torn or foreign file
+  is reported as :class:`IndexCorruptionError` before faiss parses a byte of it.
+
+Vectors are L2-normalised on the way in, so inner product is cosine similarity and scores lie in [-1, 1].
+All public methods take an internal re-entrant lock: faiss indexes are not safe for a search concurrent with a write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import struct
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any, Literal, cast
+
+import faiss as _faiss
+import numpy as np
+import numpy.typing as npt
+
+from neusym.errors import DimensionMismatchError, IndexCorruptionError, InvalidInputError, RecordNotFoundError
+
+# faiss' partial stubs omit much of the SWIG surface used here (search parameters, callback I/O), so the module
+# is handled as untyped and every value coming out of it is checked or cast at this boundary instead.
+faiss: Any = _faiss
+
+__all__ = ["FaissIndex", "IndexKind"]
+
+IndexKind = Literal["auto", "flat", "hnsw"]
+_Structure = Literal["flat", "hnsw"]
+IdArray = npt.NDArray[np.int64]
+ScoreArray = npt.NDArray[np.float32]
+
+_MAGIC = b"NSYMFAIS"
+_FORMAT_VERSION = 1
+_PREFIX = struct.Struct("<8sIQ")  # magic, format version, header length
+_TRAILER = 32  # sha256 digest
+_CHUNK = 1 << 20
+_EXACT_MIN = 4096  # allow-lists up to this size are always scored exactly (a few ms at most)
+_REBUILD_BATCH = 65536  # vectors copied per step while rebuilding, to bound the transient memory
+_FLAT_AUTOCOMPACT = 0.25  # dead fraction at which a flat index compacts itself
+_NEEDS_COMPACTION = 0.20  # dead fraction at which an HNSW index asks to be compacted
+
+
+class FaissIndex:
+    """Cosine-similarity vector index keyed by non-negative int64 ids. See the module docstring for the design."""
+
+    def __init__(
+        self,
+        dimension: int,
+        *,
+        kind: IndexKind = "auto",
+        hnsw_m: int = 32,
+        ef_search: int = 64,
+        hnsw_threshold: int = 50_000,
+    ) -> None:
+        _check_positive("dimension", dimension)
+        _check_positive("hnsw_m", hnsw_m)
+        _check_positive("ef_search", ef_search)
+        _check_positive("hnsw_threshold", hnsw_threshold)
+        if kind not in ("auto", "flat", "hnsw"):
+            raise InvalidInputError(f"kind must be 'auto', 'flat' or 'hnsw', got {kind!r}")
+        self._dim = dimension
+        self._kind: IndexKind = kind
+        self._hnsw_m = hnsw_m
+        self._ef_search = ef_search
+        self._hnsw_threshold = hnsw_threshold
+        self._lock = threading.RLock()
+        self._structure: _Structure = "hnsw" if kind == "hnsw" else "flat"
+        self._base: Any = self._new_base(self._structure)
+        self._labels: IdArray = np.empty(0, dtype=np.int64)  # slot -> id (-1 = tombstone); len >= ntotal
+        self._slot: dict[int, int] = {}  # live id -> slot
+        self._dead = 0
+        self._live_bits: npt.NDArray[np.uint8] | None = None  # cached bitmap of live slots
+
+    # ----------------------------------------------------------------------------------------------- properties
+
+    @property
+    def dimension(self) -> int:
+        return self._dim
+
+    @property
+    def kind(self) -> IndexKind:
+        """The requested kind ("auto", "flat" or "hnsw")."""
+        return self._kind
+
+    @property
+    def structure(self) -> _Structure:
+        """What the index currently is: "flat" or "hnsw" ("auto" resolves to one of them)."""
+        return self._structure
+
+    @property
+    def hnsw_m(self) -> int:
+        return self._hnsw_m
+
+    @property
+    def hnsw_threshold(self) -> int:
+        return self._hnsw_threshold
+
+    @property
+    def ef_search(self) -> int:
+        return self._ef_search
+
+    @ef_search.setter
+    def ef_search(self, value: int) -> None:
+        # Adjustable at runtime: it trades HNSW recall for latency and needs no rebuild.
+        _check_positive("ef_search", value)
+        with self._lock:
+            self._ef_search = value
+            if self._structure == "hnsw":
+                self._base.hnsw.efSearch = value
+
+    @property
+    def ntotal(self) -> int:
+        """Slots in the underlying faiss index, tombstones included."""
+        return int(self._base.ntotal)
+
+    @property
+    def tombstones(self) -> int:
+        """Dead slots still occupying memory and search time until the next :meth:`compact`."""
+        return self._dead
+
+    @property
+    def needs_compaction(self) -> bool:
+        """True when :meth:`compact` would pay off: many tombstones, or an "auto" index due to become HNSW."""
+        with self._lock:
+            if self._dead and self._dead >= _NEEDS_COMPACTION * self.ntotal:
+                return True
+            return self._target_structure() != self._structure
+
+    def __len__(self) -> int:
+        return len(self._slot)
+
+    def __repr__(self) -> str:
+        return (
+            f"FaissIndex(dimension={self._dim}, kind={self._kind!r}, structure={self._structure!r}, "
+            f"live={len(self._slot)}, tombstones={self._dead})"
+        )
+
+    def contains(self, id: int) -> bool:
+        try:
+            return int(id) in self._slot
+        except (TypeError, ValueError):
+            return False
+
+    def __contains__(self, id: object) -> bool:
+        return isinstance(id, int | np.integer) and self.contains(int(id))
+
+    def ids(self) -> IdArray:
+        """Live ids, sorted ascending."""
+        with self._lock:
+            labels = self._labels[: self.ntotal]
+            return np.sort(labels[labels >= 0])
+
+    # ---------------------------------------------------------------------------------------------------- writes
+
+    def add(self, ids: Any, vectors: Any) -> None:
+        """Insert or overwrite vectors. A repeated id within one call keeps its last vector (like sequential adds)."""
+        id_arr = _as_ids(ids, strict=True)
+        vecs = self._as_vectors(vectors, rows=id_arr.size, what="vectors")
+        if id_arr.size == 0:
+            return
+        if np.unique(id_arr).size != id_arr.size:
+            _, first_from_end = np.unique(id_arr[::-1], return_index=True)
+            keep = np.sort(id_arr.size - 1 - first_from_end)
+            id_arr, vecs = id_arr[keep], vecs[keep]
+        with self._lock:
+            slots = self._slots_of(id_arr)
+            present = slots >= 0
+            if present.any():
+                if self._structure == "flat":
+                    self._flat_storage()[slots[present]] = vecs[present]
+                    id_arr, vecs = id_arr[~present], vecs[~present]
+                else:
+                    self._kill(id_arr[present], slots[present])
+            if id_arr.size:
+                start = self.ntotal
+                self._base.add(vecs)
+                self._ensure_capacity(start + id_arr.size)
+                self._labels[start : start + id_arr.size] = id_arr
+                self._slot.update(zip(id_arr.tolist(), range(start, start + id_arr.size), strict=True))
+            self._live_bits = None
+
+    def remove(self, ids: Any) -> int:
+        """Forget ``ids``; ids that are absent (or never valid) are ignored. Returns how many were removed."""
+        id_arr = np.unique(_as_ids(ids, strict=False))
+        with self._lock:
+            slots = self._slots_of(id_arr)
+            present = slots >= 0
+            removed = int(present.sum())
+            if removed:
+                self._kill(id_arr[present], slots[present])
+                self._live_bits = None
+                if self._structure == "flat" and self._dead > _FLAT_AUTOCOMPACT * self.ntotal:
+                    self._rebuild("flat")
+            return removed
+
+    def clear(self) -> None:
+        """Drop every vector, keeping the configuration (used before a full rebuild from the graph)."""
+        with self._lock:
+            self._structure = "hnsw" if self._kind == "hnsw" else "flat"
+            self._base = self._new_base(self._structure)
+            self._labels = np.empty(0, dtype=np.int64)
+            self._slot = {}
+            self._dead = 0
+            self._live_bits = None
+
+    def compact(self) -> None:
+        """Rebuild without tombstones, switching flat <-> HNSW when ``kind="auto"`` says so.
+
+        O(n) for flat; for HNSW this re-inserts every vector into a new graph (minutes at a million vectors on two
+        cores), which is why it is never called implicitly for HNSW. Searches wait for it (the lock is held).
+        """
+        with self._lock:
+            self._rebuild(self._target_structure())
+
+    def maybe_upgrade(self) -> bool:
+        """Turn an "auto" flat index into HNSW once it holds ``hnsw_threshold`` vectors. Returns True if it did."""
+        with self._lock:
+            if self._kind == "auto" and self._structure == "flat" and len(self._slot) >= self._hnsw_threshold:
+                self._rebuild("hnsw")
+                return True
+            return False
+
+    # ---------------------------------------------------------------------------------------------------- reads
+
+    def search(self, query: Any, k: int, allow_ids: Any = None) -> tuple[IdArray, ScoreArray]:
+        """Top-``k`` ids by cosine similarity, best first, with their scores.
+
+        Returns fewer than ``k`` results when fewer vectors (or fewer allowed vectors) exist; ``k=0`` returns empty
+        arrays. ``allow_ids`` restricts results to those ids (unknown ids are ignored; an empty list matches
+        nothing). HNSW results are approximate unless the allow-list is small enough to be scored exactly.
+        """
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
+            raise InvalidInputError(f"k must be a non-negative int, got {k!r}")
+        k = int(k)
+        q = self._as_vectors(query, rows=1, what="query")
+        with self._lock:
+            if k == 0 or not self._slot:
+                return _empty()
+            n = self.ntotal
+            labels = self._labels[:n]
+            if allow_ids is not None:
+                allow = np.unique(_as_ids(allow_ids, strict=False))
+                if allow.size == 0:
+                    return _empty()
+                exact_limit = n // 4 if self._structure == "flat" else n // 20
+                if allow.size <= max(_EXACT_MIN, exact_limit):
+                    slots = self._slots_of(allow)
+                    return self._exact(q, slots[slots >= 0], k)
+                mask = np.isin(labels, allow)  # tombstones are -1, never in ``allow``
+                candidates = int(mask.sum())
+                if candidates <= _EXACT_MIN:
+                    return self._exact(q, np.flatnonzero(mask), k)
+                bits = np.packbits(mask, bitorder="little")
+            elif self._dead:
+                candidates = len(self._slot)
+                bits = self._live_bitmap()
+            else:
+                candidates = len(self._slot)
+                bits = None
+            sel = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits)) if bits is not None else None
+            if self._structure == "hnsw":
+                params: Any = faiss.SearchParametersHNSW(efSearch=self._ef_search)
+                if sel is not None:
+                    params.sel = sel
+            else:
+                params = faiss.SearchParameters(sel=sel) if sel is not None else None
+            scores, slots_found = self._base.search(q, min(k, candidates), params=params)
+            row = slots_found[0]
+            ok = row >= 0
+            return labels[row[ok]].astype(np.int64, copy=True), scores[0][ok].astype(np.float32, copy=True)
+
+    def reconstruct(self, ids: Any) -> npt.NDArray[np.float32]:
+        """The stored (normalised) vectors of ``ids``, shape ``(len(ids), dimension)``.
+
+        Raises :class:`RecordNotFoundError` if any id is absent, because silently returning fewer rows would
+        misalign the caller's arrays.
+        """
+        id_arr = _as_ids(ids, strict=True)
+        with self._lock:
+            slots = self._slots_of(id_arr)
+            if (slots < 0).any():
+                missing = id_arr[slots < 0][:5].tolist()
+                raise RecordNotFoundError(f"ids not in the vector index: {missing}")
+            if slots.size == 0:
+                return np.zeros((0, self._dim), dtype=np.float32)
+            return cast(npt.NDArray[np.float32], self._base.reconstruct_batch(slots))
+
+    # ----------------------------------------------------------------------------------------------- persistence
+
+    def save(
+        self, path: str | os.PathLike[str], *, watermark: int, meta: dict[str, Any] | None = None
+    ) -> None:
+        """Atomically write the index to ``path`` with the caller's ``watermark`` and JSON-serialisable ``meta``.
+
+        ``watermark`` is the graph write sequence the index reflects: after :meth:`load` the owner replays only
+        graph changes newer than it. ``meta`` typically carries the embedder name so that a model change forces a
+        rebuild. Readers never observe a half-written file: either the old or the new one is at ``path``.
+        """
+        if isinstance(watermark, bool) or not isinstance(watermark, int | np.integer):
+            raise InvalidInputError(f"watermark must be an int, got {watermark!r}")
+        target = Path(path)
+        with self._lock:
+            n = self.ntotal
+            header = {
+                "format": _FORMAT_VERSION,
+                "dimension": self._dim,
+                "kind": self._kind,
+                "structure": self._structure,
+                "hnsw_m": self._hnsw_m,
+                "ef_search": self._ef_search,
+                "hnsw_threshold": self._hnsw_threshold,
+                "ntotal": n,
+                "live": len(self._slot),
+                "watermark": int(watermark),
+                "meta": dict(meta) if meta is not None else {},
+                "faiss_version": getattr(faiss, "__version__", "unknown"),
+                "saved_at": time.time(),
+            }
+            try:
+                header_bytes = json.dumps(header, allow_nan=False, sort_keys=True).encode("utf-8")
+            except (TypeError, ValueError) as err:
+                raise InvalidInputError(f"meta must be JSON-serialisable: {err}") from err
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+            try:
+                with open(tmp, "xb") as raw:
+                    out = _HashingWriter(raw)
+                    out.write(_PREFIX.pack(_MAGIC, _FORMAT_VERSION, len(header_bytes)))
+                    out.write(header_bytes)
+                    out.write(self._labels[:n].astype("<i8").tobytes())
+                    faiss.write_index(self._base, faiss.PyCallbackIOWriter(out.write))
+                    raw.write(out.digest())
+                    raw.flush()
+                    os.fsync(raw.fileno())
+                os.replace(tmp, target)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+        _fsync_dir(target.parent)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> tuple[FaissIndex, int, dict[str, Any]]:
+        """Read a file written by :meth:`save`; returns ``(index, watermark, meta)``.
+
+        Raises :class:`IndexCorruptionError` for anything that is not an intact file of a supported format
+        (truncated, garbage, checksum mismatch, inconsistent contents): the owner then rebuilds from the graph.
+        A missing file raises :class:`FileNotFoundError` (first start, not corruption); other I/O errors propagate.
+        """
+        source = Path(path)
+        size = source.stat().st_size
+        with open(source, "rb") as f:
+            try:
+                return cls._read(f, size)
+            except IndexCorruptionError:
+                raise
+            except (ValueError, TypeError, KeyError, RuntimeError, MemoryError, struct.error) as err:
+                raise IndexCorruptionError(
+                    f"{source}: unreadable vector index ({type(err).__name__}: {err})"
+                ) from err
+
+    @classmethod
+    def _read(cls, f: IO[bytes], size: int) -> tuple[FaissIndex, int, dict[str, Any]]:
+        if size < _PREFIX.size + _TRAILER:
+            raise IndexCorruptionError(f"vector index file is truncated ({size} bytes)")
+        magic, version, header_len = _PREFIX.unpack(f.read(_PREFIX.size))
+        if magic != _MAGIC:
+            raise IndexCorruptionError("not a NeuSym vector index file (bad magic)")
+        if version != _FORMAT_VERSION:
+            raise IndexCorruptionError(f"unsupported vector index format version {version}")
+        # Verify the checksum over the whole body before trusting any length field or handing bytes to faiss.
+        f.seek(0)
+        digest = hashlib.sha256()
+        remaining = size - _TRAILER
+        while remaining:
+            chunk = f.read(min(_CHUNK, remaining))
+            if not chunk:
+                raise IndexCorruptionError("vector index file shrank while being read")
+            digest.update(chunk)
+            remaining -= len(chunk)
+        if f.read(_TRAILER) != digest.digest():
+            raise IndexCorruptionError("vector index checksum mismatch (truncated or modified file)")
+
+        f.seek(_PREFIX.size)
+        header = json.loads(f.read(header_len).decode("utf-8"))
+        if not isinstance(header, dict) or not isinstance(header.get("meta"), dict):
+            raise IndexCorruptionError("vector index header is malformed")
+        n = header["ntotal"]
+        if not isinstance(n, int) or n < 0:
+            raise IndexCorruptionError("vector index header has a bad count")
+        labels = np.frombuffer(f.read(8 * n), dtype="<i8").astype(np.int64)
+        if labels.size != n:
+            raise IndexCorruptionError("vector index id table is truncated")
+        blob_left = size - _TRAILER - f.tell()
+
+        def read_blob(want: int) -> bytes:
+            nonlocal blob_left
+            data = f.read(min(want, blob_left))
+            blob_left -= len(data)
+            return data
+
+        base = faiss.read_index(faiss.PyCallbackIOReader(read_blob))
+        index = cls(
+            int(header["dimension"]),
+            kind=header["kind"],
+            hnsw_m=int(header["hnsw_m"]),
+            ef_search=int(header["ef_search"]),
+            hnsw_threshold=int(header["hnsw_threshold"]),
+        )
+        structure = header["structure"]
+        expected_type = faiss.IndexHNSWFlat if structure == "hnsw" else faiss.IndexFlatIP
+        if structure not in ("flat", "hnsw") or not isinstance(base, expected_type):
+            raise IndexCorruptionError(
+                f"vector index structure {structure!r} does not match {type(base).__name__}"
+            )
+        if base.d != index.dimension or base.ntotal != n or base.metric_type != faiss.METRIC_INNER_PRODUCT:
+            raise IndexCorruptionError("vector index contents disagree with its header")
+        live = labels[labels >= 0]
+        if (labels < -1).any() or np.unique(live).size != live.size:
+            raise IndexCorruptionError("vector index id table is inconsistent")
+        if structure == "hnsw":
+            base.hnsw.efSearch = index.ef_search
+        index._structure = structure
+        index._base = base
+        index._labels = labels
+        index._slot = dict(zip(live.tolist(), np.flatnonzero(labels >= 0).tolist(), strict=True))
+        index._dead = int(n - live.size)
+        watermark = header["watermark"]
+        if not isinstance(watermark, int):
+            raise IndexCorruptionError("vector index watermark is not an integer")
+        return index, watermark, header["meta"]
+
+    # -------------------------------------------------------------------------------------------------- internals
+
+    def _new_base(self, structure: _Structure) -> Any:
+        if structure == "flat":
+            return faiss.IndexFlatIP(self._dim)
+        base = faiss.IndexHNSWFlat(self._dim, self._hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        base.hnsw.efConstruction = max(40, 2 * self._hnsw_m)
+        base.hnsw.efSearch = self._ef_search
+        return base
+
+    def _target_structure(self) -> _Structure:
+        if self._kind != "auto":
+            return self._kind
+        live = len(self._slot)
+        if live >= self._hnsw_threshold:
+            return "hnsw"
+        # Hysteresis: an auto index that became HNSW stays HNSW until it shrinks well below the threshold, so a
+        # store hovering around it does not flip (and pay a full rebuild) on every compaction.
+        if self._structure == "hnsw" and live >= self._hnsw_threshold // 2:
+            return "hnsw"
+        return "flat"
+
+    def _rebuild(self, structure: _Structure) -> None:
+        n = self.ntotal
+        live_slots = np.flatnonzero(self._labels[:n] >= 0).astype(np.int64)
+        new_base = self._new_base(structure)
+        for start in range(0, live_slots.size, _REBUILD_BATCH):
+            new_base.add(self._base.reconstruct_batch(live_slots[start : start + _REBUILD_BATCH]))
+        new_labels = self._labels[live_slots].copy()
+        # Swap only once everything is built, so a failure (e.g. MemoryError) leaves the old index usable.
+        self._base = new_base
+        self._labels = new_labels
+        self._slot = dict(zip(new_labels.tolist(), range(new_labels.size), strict=True))
+        self._structure = structure
+        self._dead = 0
+        self._live_bits = None
+
+    def _kill(self, ids: IdArray, slots: IdArray) -> None:
+        self._labels[slots] = -1
+        for i in ids.tolist():
+            del self._slot[i]
+        self._dead += int(slots.size)
+
+    def _slots_of(self, ids: IdArray) -> IdArray:
+        get = self._slot.get
+        return np.fromiter((get(i, -1) for i in ids.tolist()), dtype=np.int64, count=ids.size)
+
+    def _ensure_capacity(self, size: int) -> None:
+        if self._labels.size < size:
+            grown = np.full(max(size, 2 * self._labels.size, 1024), -1, dtype=np.int64)
+            grown[: self._labels.size] = self._labels
+            self._labels = grown
+
+    def _flat_storage(self) -> npt.NDArray[np.float32]:
+        # A writable view of IndexFlat's contiguous vector storage; re-derived each time because faiss may
+        # reallocate it on add.
+        n = self.ntotal
+        view = faiss.rev_swig_ptr(self._base.get_xb(), n * self._dim)
+        return cast(npt.NDArray[np.float32], view.reshape(n, self._dim))
+
+    def _live_bitmap(self) -> npt.NDArray[np.uint8]:
+        if self._live_bits is None:
+            self._live_bits = np.packbits(self._labels[: self.ntotal] >= 0, bitorder="little")
+        return self._live_bits
+
+    def _exact(self, q: npt.NDArray[np.float32], slots: IdArray, k: int) -> tuple[IdArray, ScoreArray]:
+        if slots.size == 0:
+            return _empty()
+        vecs = self._base.reconstruct_batch(np.ascontiguousarray(slots, dtype=np.int64))
+        scores = (vecs @ q[0]).astype(np.float32)
+        if k < slots.size:
+            top = np.argpartition(-scores, k - 1)[:k]
+            slots, scores = slots[top], scores[top]
+        ids = self._labels[slots]
+        order = np.lexsort((ids, -scores))  # best first; ties broken by id so results are deterministic
+        return ids[order].astype(np.int64, copy=True), scores[order]
+
+    def _as_vectors(self, vectors: Any, *, rows: int, what: str) -> npt.NDArray[np.float32]:
+        try:
+            arr = np.asarray(vectors, dtype=np.float32)
+        except (TypeError, ValueError) as err:
+            raise InvalidInputError(f"{what} must be a numeric array: {err}") from err
+        if arr.ndim == 1:
+            arr = arr.reshape(1, -1)
+        if arr.ndim != 2:
+            raise InvalidInputError(f"{what} must be 1-D or 2-D, got shape {arr.shape}")
+        if arr.shape[0] == 0 and rows == 0:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        if arr.shape[1] != self._dim:
+            raise DimensionMismatchError(
+                f"{what} have dimension {arr.shape[1]}; this index stores {self._dim}"
+            )
+        if arr.shape[0] != rows:
+            raise InvalidInputError(f"{what}: got {arr.shape[0]} rows for {rows} ids")
+        if not np.isfinite(arr).all():
+            raise InvalidInputError(f"{what} contain NaN or infinite values")
+        norms = np.linalg.norm(arr, axis=1, keepdims=True)
+        if (norms <= 1e-12).any():
+            raise InvalidInputError(f"{what} contain an all-zero vector (cosine similarity is undefined)")
+        return np.ascontiguousarray(arr / norms, dtype=np.float32)
+
+
+class _HashingWriter:
+    """File writer that hashes what passes through, so the checksum costs no second pass over a large index."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
+        self._hash = hashlib.sha256()
+
+    def write(self, data: bytes) -> int:
+        self._hash.update(data)
+        self._raw.write(data)
+        return len(data)
+
+    def digest(self) -> bytes:
+        return self._hash.digest()
+
+
+def _as_ids(ids: Any, *, strict: bool) -> IdArray:
+    """Coerce ids to a 1-D int64 array. ``strict`` refuses negative ids; lenient mode just drops them."""
+    arr = np.asarray(ids)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise InvalidInputError(f"ids must be 1-D, got shape {arr.shape}")
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype.kind not in "iu":
+        raise InvalidInputError(f"ids must be integers, got dtype {arr.dtype}")
+    if arr.dtype.kind == "u" and arr.max() > np.iinfo(np.int64).max:
+        raise InvalidInputError("ids must fit in int64")
+    out = arr.astype(np.int64)
+    if (out < 0).any():
+        if strict:
+            raise InvalidInputError("ids must be non-negative (faiss reserves -1 for 'no result')")
+        out = out[out >= 0]
+    return out
+
+
+def _empty() -> tuple[IdArray, ScoreArray]:
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+
+
+def _check_positive(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInputError(f"{name} must be a positive int, got {value!r}")
+
+
+def _fsync_dir(directory: Path) -> None:
+    # Makes the rename itself durable on POSIX; directories cannot be opened (nor need this) on Windows.
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

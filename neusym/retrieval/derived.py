@@ -1,0 +1,277 @@
+"""Everything stage 1 needs in process, derived from the graph: FAISS, the BM25 index and a scope catalog.
+
+The graph is the source of truth. These structures are a cache of it with a watermark (the graph's write sequence
+they reflect). ``catch_up`` applies every change with ``seq > watermark`` (and tombstones); ``rebuild`` starts from
+zero. They are saved together (atomic replace) so a crash between a graph write and a save only costs a catch-up.
+Several processes sharing one graph stay consistent the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neusym.errors import DimensionMismatchError, IndexCorruptionError
+from neusym.neural import FaissIndex
+from neusym.record import Scope
+from neusym.retrieval.lexical import LexicalIndex
+from neusym.symbolic.convert import decode_embedding
+from neusym.symbolic.store import SymbolicStore
+
+__all__ = ["Catalog", "DerivedIndexes"]
+
+log = logging.getLogger(__name__)
+
+_INDEXED_STATUSES = ("active", "pending", "superseded", "archived", "quarantined")
+
+
+class _Codes:
+    """String -> small int codes, so scope masks are vectorised comparisons."""
+
+    def __init__(self) -> None:
+        self.codes: dict[str, int] = {}
+
+    def code(self, value: str | None) -> int:
+        if value is None:
+            return -1
+        c = self.codes.get(value)
+        if c is None:
+            c = len(self.codes)
+            self.codes[value] = c
+        return c
+
+    def lookup(self, value: str) -> int:
+        return self.codes.get(value, -2)  # -2 matches nothing
+
+
+class Catalog:
+    """Per-position arrays: nid, tenant/agent/session codes, status code, alive flag."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        cap = 1024
+        self.nid = np.zeros(cap, dtype=np.int64)
+        self.user = np.full(cap, -1, dtype=np.int32)
+        self.agent = np.full(cap, -1, dtype=np.int32)
+        self.session = np.full(cap, -1, dtype=np.int32)
+        self.status = np.full(cap, -1, dtype=np.int16)
+        self.alive = np.zeros(cap, dtype=bool)
+        self.pos_of: dict[int, int] = {}
+        self.ids = _Codes()
+        self.statuses = _Codes()
+        self.live = 0
+
+    def _grow(self) -> None:
+        cap = len(self.nid) * 2
+        for name in ("nid", "user", "agent", "session", "status", "alive"):
+            old = getattr(self, name)
+            new = np.zeros(cap, dtype=old.dtype) if name in ("nid", "alive") else np.full(cap, -1, dtype=old.dtype)
+            new[: len(old)] = old
+            setattr(self, name, new)
+
+    def put(self, nid: int, user: str | None, agent: str | None, session: str | None, status: str) -> int:
+        if self.size >= len(self.nid):
+            self._grow()
+        pos = self.size
+        self.size += 1
+        self.nid[pos] = nid
+        self.user[pos] = self.ids.code(user)
+        self.agent[pos] = self.ids.code(agent)
+        self.session[pos] = self.ids.code(session)
+        self.status[pos] = self.statuses.code(status)
+        self.alive[pos] = True
+        self.pos_of[nid] = pos
+        self.live += 1
+        return pos
+
+    def set_status(self, pos: int, status: str) -> None:
+        self.status[pos] = self.statuses.code(status)
+
+    def retire(self, nid: int) -> int | None:
+        pos = self.pos_of.pop(nid, None)
+        if pos is not None:
+            self.alive[pos] = False
+            self.live -= 1
+        return pos
+
+    def mask(self, scope: Scope, statuses: list[str] | None) -> np.ndarray:
+        n = self.size
+        m = self.alive[:n].copy()
+        for arr, value in ((self.user, scope.user_id), (self.agent, scope.agent_id), (self.session, scope.session_id)):
+            if value is not None:
+                m &= arr[:n] == self.ids.lookup(value)
+        if statuses is not None:
+            codes = [self.statuses.codes[s] for s in statuses if s in self.statuses.codes]
+            m &= np.isin(self.status[:n], np.asarray(codes, dtype=np.int16)) if codes else False
+        return m
+
+
+class DerivedIndexes:
+    """FAISS + BM25 + catalog, with a watermark into the graph's write sequence."""
+
+    def __init__(self, dimension: int, path: Path | None, *, model: str, faiss_kind: str = "auto") -> None:
+        self.dimension = dimension
+        self.path = path
+        self.model = model
+        self.faiss_kind = faiss_kind
+        self.lock = threading.RLock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self.faiss = FaissIndex(self.dimension, kind=self.faiss_kind)  # type: ignore[arg-type]
+        self.lexical = LexicalIndex()
+        self.catalog = Catalog()
+        self.watermark = 0
+        self.dirty = 0
+
+    # ------------------------------------------------------------------ persistence
+    def _files(self) -> tuple[Path, Path]:
+        assert self.path is not None
+        return self.path / "vectors.faiss", self.path / "lexical.pkl"
+
+    def load(self) -> bool:
+        """Load the persisted state; on any corruption start empty (the caller catches up from the graph)."""
+        if self.path is None:
+            return False
+        faiss_file, lex_file = self._files()
+        if not faiss_file.exists() or not lex_file.exists():
+            return False
+        try:
+            index, watermark, meta = FaissIndex.load(str(faiss_file))
+            with open(lex_file, "rb") as fh:
+                lex_state = pickle.load(fh)  # noqa: S301 - our own file in our own data directory
+            if lex_state.get("watermark") != watermark:
+                raise IndexCorruptionError("FAISS and lexical index watermarks differ")
+            if meta.get("model") != self.model or meta.get("dimension") != self.dimension:
+                log.warning("embedding model changed (%s -> %s): rebuilding the index from the graph",
+                            meta.get("model"), self.model)
+                return False
+        except (IndexCorruptionError, OSError, EOFError, pickle.UnpicklingError, KeyError, ValueError,
+                AttributeError, TypeError) as err:
+            log.warning("derived index at %s is unreadable (%s); rebuilding from the graph", self.path, err)
+            self._reset()
+            return False
+        self.faiss = index
+        self.lexical = lex_state["lexical"]
+        self.catalog = lex_state["catalog"]
+        self.watermark = int(watermark)
+        return True
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        with self.lock:
+            self.path.mkdir(parents=True, exist_ok=True)
+            faiss_file, lex_file = self._files()
+            # lexical first, FAISS last: load() refuses a pair whose watermarks differ, so a crash in between is a
+            # catch-up, never a silently inconsistent pair.
+            fd, tmp = tempfile.mkstemp(dir=self.path, prefix=".lexical.")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    pickle.dump({"watermark": self.watermark, "lexical": self.lexical, "catalog": self.catalog}, fh,
+                                protocol=pickle.HIGHEST_PROTOCOL)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, lex_file)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+            self.faiss.save(str(faiss_file), watermark=self.watermark,
+                            meta={"model": self.model, "dimension": self.dimension})
+            self.dirty = 0
+
+    # ------------------------------------------------------------------ sync
+    def apply(self, rows: list[dict[str, Any]]) -> None:
+        """Apply changed memory rows (from the graph or from this process's own writes)."""
+        with self.lock:
+            vec_ids: list[int] = []
+            vecs: list[np.ndarray] = []
+            for r in rows:
+                nid = int(r["nid"])
+                status = r.get("status") or "active"
+                old = self.catalog.retire(nid)
+                if old is not None:
+                    self.lexical.retire(old)
+                if status not in _INDEXED_STATUSES:
+                    self.faiss.remove(np.asarray([nid], dtype=np.int64))
+                    continue
+                pos = self.catalog.put(nid, r.get("user_id"), r.get("agent_id"), r.get("session_id"), status)
+                self.lexical.add(pos, r.get("content") or "")
+                emb = r.get("embedding")
+                if emb is not None:
+                    v = decode_embedding(emb) if isinstance(emb, str) else np.asarray(emb, dtype=np.float32)
+                    if v.shape[0] != self.dimension:
+                        raise DimensionMismatchError(
+                            f"memory {r.get('id')} has a {v.shape[0]}-d embedding; the index is {self.dimension}-d "
+                            "(embedder changed? rebuild with the original model or re-embed)"
+                        )
+                    vec_ids.append(nid)
+                    vecs.append(v)
+            if vec_ids:
+                self.faiss.add(np.asarray(vec_ids, dtype=np.int64), np.vstack(vecs).astype(np.float32))
+            self.dirty += len(rows)
+
+    def advance(self, seqs: list[int]) -> None:
+        """Move the watermark over this process's own contiguous writes; a gap means another process wrote in
+        between, and only a catch-up may move past it."""
+        if seqs and min(seqs) == self.watermark + 1 and max(seqs) - min(seqs) == len(seqs) - 1:
+            self.watermark = max(seqs)
+
+    def remove(self, nids: list[int], seq: int | None = None) -> None:
+        with self.lock:
+            for nid in nids:
+                pos = self.catalog.retire(int(nid))
+                if pos is not None:
+                    self.lexical.retire(pos)
+            if nids:
+                self.faiss.remove(np.asarray(nids, dtype=np.int64))
+            if seq is not None:
+                self.watermark = max(self.watermark, seq)
+            self.dirty += len(nids)
+
+    def catch_up(self, store: SymbolicStore, *, batch: int = 5000) -> int:
+        """Bring the indexes up to the graph's current sequence. Returns the number of changes applied."""
+        with self.lock:
+            upto = store.counter()
+            if upto <= self.watermark:
+                return 0
+            since = self.watermark
+            applied = 0
+            for t in store.tombstones_since(since, upto):
+                self.remove([int(t["nid"])])
+                applied += 1
+            cursor = since
+            while True:
+                rows = store.changes_since(cursor, upto, limit=batch)
+                if not rows:
+                    break
+                self.apply(rows)
+                applied += len(rows)
+                cursor = int(rows[-1]["seq"])
+                if len(rows) < batch:
+                    break
+            self.watermark = upto
+            if applied:
+                log.info("caught up %d change(s) from the graph (watermark %d)", applied, upto)
+            return applied
+
+    def rebuild(self, store: SymbolicStore) -> int:
+        with self.lock:
+            self._reset()
+            return self.catch_up(store)
+
+    # ------------------------------------------------------------------ stage 1 helpers
+    def allowed(self, scope: Scope, statuses: list[str] | None) -> tuple[np.ndarray, np.ndarray | None]:
+        """(position mask, FAISS allow-list of nids or None when everything alive is allowed)."""
+        mask = self.catalog.mask(scope, statuses)
+        count = int(mask.sum())
+        if count == self.catalog.live and count == len(self.faiss):
+            return mask, None
+        return mask, self.catalog.nid[: self.catalog.size][mask]

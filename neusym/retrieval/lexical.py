@@ -1,0 +1,127 @@
+"""The lexical channel of stage 1: an in-process BM25 index, derived from the graph like FAISS.
+
+Why not the graph's fulltext index: RediSearch and Lucene score differently (FalkorDB's default TF-IDF gave equal
+scores to short memories), so recall would depend on the backend. One BM25 here keeps stage 1 identical on every
+backend, filters by tenant with the same vectorised masks as FAISS, and is rebuilt or caught up from the graph.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+import numpy as np
+
+__all__ = ["STOPWORDS", "LexicalIndex", "tokenize"]
+
+STOPWORDS = frozenset(
+    """a an the and or but if then else of to in on at by for with from into onto about as is are was were be been
+    being am do does did doing have has had having i me my mine myself we us our ours you your yours he him his she
+    her hers it its they them their theirs this that these those there here what which who whom whose when where why
+    how all any both each few more most other some such no nor not only own same so than too very s t can will just
+    don should now would could shall may might must also ever yet up down out over under again further once get got
+    let lets oh ok okay yeah yes hey hi hello really just like well""".split()
+)
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _stem(tok: str) -> str:
+    """A deliberately tiny suffix stripper: plural/gerund/past forms match their stems, nothing clever."""
+    if len(tok) <= 4 or tok.isdigit():
+        return tok
+    for suf, rep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("edly", ""), ("ed", ""), ("ly", ""), ("es", ""),
+                     ("s", "")):
+        if tok.endswith(suf) and len(tok) - len(suf) >= 3:
+            return tok[: -len(suf)] + rep
+    return tok
+
+
+def tokenize(text: str) -> list[str]:
+    return [_stem(t) for t in (m.group(0).lower() for m in _TOKEN.finditer(text)) if t not in STOPWORDS]
+
+
+class LexicalIndex:
+    """BM25 (k1=1.2, b=0.75) over positions of a :class:`Catalog`; postings are append-only numpy-cached lists."""
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+        self._post_pos: dict[str, list[int]] = {}
+        self._post_tf: dict[str, list[int]] = {}
+        self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._doc_len = np.zeros(0, dtype=np.float32)
+        self._live_docs = 0
+        self._live_len = 0.0
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state["_cache"] = {}
+        return state
+
+    def add(self, position: int, text: str) -> None:
+        toks = tokenize(text)
+        if position >= len(self._doc_len):
+            grown = np.zeros(max(position + 1, 2 * len(self._doc_len), 1024), dtype=np.float32)
+            grown[: len(self._doc_len)] = self._doc_len
+            self._doc_len = grown
+        self._doc_len[position] = len(toks)
+        self._live_docs += 1
+        self._live_len += len(toks)
+        for term, tf in Counter(toks).items():
+            self._post_pos.setdefault(term, []).append(position)
+            self._post_tf.setdefault(term, []).append(tf)
+            self._cache.pop(term, None)
+
+    def retire(self, position: int) -> None:
+        """Positions are never reused; a retired position just stops counting in the length statistics."""
+        if position < len(self._doc_len):
+            self._live_docs = max(0, self._live_docs - 1)
+            self._live_len = max(0.0, self._live_len - float(self._doc_len[position]))
+
+    def _postings(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        cached = self._cache.get(term)
+        if cached is not None:
+            return cached
+        pos = self._post_pos.get(term)
+        if not pos:
+            return None
+        arrays = (np.asarray(pos, dtype=np.int64), np.asarray(self._post_tf[term], dtype=np.float32))
+        self._cache[term] = arrays
+        return arrays
+
+    def search(self, query: str, mask: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` positions allowed by ``mask`` (a boolean array over positions) with their BM25 scores."""
+        terms = list(dict.fromkeys(tokenize(query)))
+        if not terms or k <= 0 or self._live_docs == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        n = len(mask)
+        scores = np.zeros(n, dtype=np.float32)
+        avgdl = max(self._live_len / max(self._live_docs, 1), 1.0)
+        touched = False
+        for term in terms:
+            post = self._postings(term)
+            if post is None:
+                continue
+            pos, tf = post
+            keep = pos < n
+            pos, tf = pos[keep], tf[keep]
+            live = mask[pos]
+            df = int(live.sum())
+            if df == 0:
+                continue
+            idf = math.log(1.0 + (self._live_docs - df + 0.5) / (df + 0.5))
+            dl = self._doc_len[pos]
+            contrib = idf * tf * (self.k1 + 1.0) / (tf + self.k1 * (1.0 - self.b + self.b * dl / avgdl))
+            np.add.at(scores, pos[live], contrib[live])
+            touched = True
+        if not touched:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        hits = np.flatnonzero(scores > 0)
+        if len(hits) > k:
+            top = hits[np.argpartition(-scores[hits], k - 1)[:k]]
+        else:
+            top = hits
+        order = top[np.argsort(-scores[top], kind="stable")]
+        return order.astype(np.int64), scores[order]

@@ -1,0 +1,210 @@
+"""Two-stage retrieval.
+
+Stage 1 (neural, in process): FAISS top-N and BM25 top-N inside the caller's scope, fused by reciprocal rank.
+Stage 2 (symbolic, one Cypher statement): filters, entity/relation expansion, conversation neighbours, re-scoring
+with every component returned. Optional stage 3: any reranker.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from neusym.extraction import entity_key
+from neusym.record import ScoreExplanation, Scope, SearchResult
+from neusym.retrieval.config import RetrievalConfig
+from neusym.retrieval.derived import DerivedIndexes
+from neusym.retrieval.lexical import STOPWORDS
+from neusym.retrieval.temporal import parse_time_window
+from neusym.symbolic.convert import entity_namespace, entity_uid, props_to_record
+from neusym.symbolic.rescoring import SymbolicFilters, stage2_statement
+from neusym.symbolic.store import SymbolicStore
+
+__all__ = ["Candidate", "Reranker", "StageTimings", "query_entity_uids", "run_search", "stage1"]
+
+Reranker = Callable[[str, list[SearchResult]], list[SearchResult]]
+"""Stage 3: takes the query and stage-2 results, returns them re-ordered (and optionally re-scored)."""
+
+_STAGE2 = stage2_statement()
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+
+
+@dataclass
+class Candidate:
+    nid: int
+    sim: float = 0.0
+    dense: float | None = None
+    lex: float | None = None
+    drank: int | None = None
+    lrank: int | None = None
+
+
+@dataclass
+class StageTimings:
+    embed_ms: float = 0.0
+    stage1_ms: float = 0.0
+    stage2_ms: float = 0.0
+    rerank_ms: float = 0.0
+    candidates: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def query_entity_uids(query: str, scope: Scope, max_grams: int = 3, limit: int = 64) -> list[str]:
+    """Uids of the query's word n-grams in the tenant's entity namespace; stage 2 keeps those that exist.
+
+    Matching n-grams against existing entity keys (instead of running NER on a short, often lower-case query)
+    links "what does caroline like" to the entity Caroline.
+    """
+    words = [w.lower() for w in _WORD.findall(query)]
+    ns = entity_namespace(scope)
+    keys: list[str] = []
+    for n in range(1, max_grams + 1):
+        for i in range(len(words) - n + 1):
+            gram = words[i : i + n]
+            if gram[0] in STOPWORDS or gram[-1] in STOPWORDS:
+                continue
+            k = entity_key(" ".join(gram))
+            if k and k not in keys:
+                keys.append(k)
+    return [entity_uid(ns, k) for k in keys[:limit]]
+
+
+def stage1(
+    derived: DerivedIndexes,
+    query: str,
+    qvec: np.ndarray | None,
+    scope: Scope,
+    statuses: list[str],
+    cfg: RetrievalConfig,
+) -> list[Candidate]:
+    mask, allow = derived.allowed(scope, statuses)
+    n = cfg.candidates
+    cands: dict[int, Candidate] = {}
+    if cfg.dense and qvec is not None and (allow is None or len(allow) > 0):
+        ids, scores = derived.faiss.search(qvec, n, allow_ids=allow)
+        for rank, (nid, s) in enumerate(zip(ids.tolist(), scores.tolist(), strict=False)):
+            if nid < 0:
+                continue
+            c = cands.setdefault(nid, Candidate(nid))
+            c.dense, c.drank = float(s), rank
+    if cfg.lexical:
+        positions, scores = derived.lexical.search(query, mask, n)
+        nids = derived.catalog.nid[positions] if len(positions) else np.zeros(0, dtype=np.int64)
+        for rank, (nid, s) in enumerate(zip(nids.tolist(), scores.tolist(), strict=False)):
+            c = cands.setdefault(int(nid), Candidate(int(nid)))
+            c.lex, c.lrank = float(s), rank
+    channels = int(cfg.dense) + int(cfg.lexical)
+    best = channels / (cfg.rrf_k + 1.0)
+    for c in cands.values():
+        rrf = 0.0
+        if c.drank is not None:
+            rrf += 1.0 / (cfg.rrf_k + 1.0 + c.drank)
+        if c.lrank is not None:
+            rrf += 1.0 / (cfg.rrf_k + 1.0 + c.lrank)
+        c.sim = rrf / best if best else 0.0
+    ordered = sorted(cands.values(), key=lambda c: -c.sim)
+    return ordered[: max(n, 1)]
+
+
+def run_search(
+    store: SymbolicStore,
+    derived: DerivedIndexes,
+    *,
+    query: str,
+    qvec: np.ndarray | None,
+    scope: Scope,
+    k: int,
+    filters: SymbolicFilters,
+    cfg: RetrievalConfig,
+    now: float | None = None,
+    reranker: Reranker | None = None,
+    timings: StageTimings | None = None,
+) -> list[SearchResult]:
+    timings = timings or StageTimings()
+    now = time.time() if now is None else now
+    t0 = time.perf_counter()
+    cands = stage1(derived, query, qvec, scope, filters.statuses, cfg)
+    t1 = time.perf_counter()
+    timings.stage1_ms = (t1 - t0) * 1000
+    timings.candidates = len(cands)
+    window = parse_time_window(query, datetime.fromtimestamp(now, UTC)) if cfg.temporal else None
+    expand = cfg.graph_expand
+    params: dict[str, Any] = {
+        **scope.as_params(),
+        **filters.params(),
+        "cands": [c.__dict__ for c in cands],
+        "cand_nids": [c.nid for c in cands],
+        "q_uids": query_entity_uids(query, scope) if (expand or cfg.weights.get("entity", 0)) else [],
+        "hub_degree": cfg.hub_degree,
+        "expand_limit": cfg.expand_limit if expand else 0,
+        "hop_limit": cfg.hop_limit if expand else 0,
+        "now": now,
+        "half_life": cfg.half_life_days * 86400.0,
+        "w": {**{k_: 0.0 for k_ in ("similarity", "recency", "importance", "confidence", "strength", "entity",
+                                     "graph", "neighbour", "temporal")},
+              **cfg.weights, **({} if cfg.neighbours else {"neighbour": 0.0})},
+        "type_weights": cfg.type_weights,
+        "t_from": window[0] if window else None,
+        "t_to": window[1] if window else None,
+        "min_score": cfg.min_score,
+        "k": int(k) if reranker is None else max(int(k) * 3, int(k)),
+    }
+    rows = store.executor.run(_STAGE2, params, write=False)
+    t2 = time.perf_counter()
+    timings.stage2_ms = (t2 - t1) * 1000
+    results = [_to_result(r, params["w"], cfg) for r in rows]
+    if reranker is not None and results:
+        results = reranker(query, results)[:k]
+        timings.rerank_ms = (time.perf_counter() - t2) * 1000
+    return results[:k]
+
+
+def _to_result(row: dict[str, Any], weights: dict[str, float], cfg: RetrievalConfig) -> SearchResult:
+    record = props_to_record(row)
+    matched: Sequence[str] = row.get("matched") or []
+    graph = float(row.get("graph") or 0.0)
+    dense, lex = row.get("dense"), row.get("lex")
+    via = "neural" if dense is not None else ("lexical" if lex is not None else ("graph" if graph else "symbolic"))
+    path: list[str] = []
+    if matched:
+        path = [f"query entity {', '.join(repr(m) for m in matched)}", "MENTIONS", "memory"]
+    elif graph >= 1.0:
+        path = ["query entity", "MENTIONS", "memory"]
+    elif graph > 0:
+        path = ["query entity", "RELATES", "entity", "MENTIONS", "memory"]
+    if float(row.get("nbr") or 0.0) > 0:
+        path = path + ["NEXT-neighbour of a candidate"]
+    warnings = []
+    if "low_confidence" in record.flags or record.confidence < 0.5:
+        warnings.append("low confidence")
+    if "conflict_pending" in record.flags:
+        warnings.append("conflicting memory pending review")
+    if record.status.value == "superseded" or record.valid_to is not None:
+        warnings.append("historical (superseded)")
+    expl = ScoreExplanation(
+        similarity=float(row.get("sim") or 0.0),
+        dense=float(dense) if dense is not None else None,
+        lexical=float(lex) if lex is not None else None,
+        dense_rank=row.get("drank"),
+        lexical_rank=row.get("lrank"),
+        recency=float(row.get("rec") or 0.0),
+        importance=record.importance,
+        confidence=record.confidence,
+        strength=float(row.get("str") or 0.0),
+        type_weight=float(row.get("tw") or 1.0),
+        entity_match=float(row.get("ent") or 0.0),
+        graph=graph,
+        neighbour=float(row.get("nbr") or 0.0),
+        temporal=float(row.get("tmp") or 0.0),
+        weights=dict(weights),
+        path=path,
+        via=via,
+        warnings=warnings,
+    )
+    return SearchResult(memory=record, score=float(row["score"]), explanation=expl)

@@ -1,0 +1,135 @@
+"""Named Cypher statements and small builders. Portable across FalkorDB and Neo4j; dialect-specific parts come
+from :mod:`neusym.symbolic.dialects`. Every value arrives as a parameter: user text never becomes Cypher.
+"""
+
+from __future__ import annotations
+
+from neusym.symbolic.convert import MEMORY_FIELDS
+
+__all__ = [
+    "AUDIT_APPEND",
+    "AUDIT_FOR_MEMORY",
+    "CHANGES_SINCE",
+    "COUNTER_VALUE",
+    "CREATE_MEMORIES",
+    "DELETE_HARD",
+    "GET_BY_IDS",
+    "LINK",
+    "RETURN_MEMORY",
+    "SCOPE_FILTER",
+    "SET_PROPS",
+    "TOMBSTONES_SINCE",
+    "TOUCH",
+    "memory_projection",
+]
+
+
+def memory_projection(var: str = "m") -> str:
+    return ", ".join(f"{var}.{f} AS {f}" for f in MEMORY_FIELDS)
+
+
+RETURN_MEMORY = memory_projection("m")
+
+# A read scope: unset fields are wildcards. The facade refuses an all-wildcard read scope unless asked explicitly.
+SCOPE_FILTER = (
+    "($user_id IS NULL OR m.user_id = $user_id) "
+    "AND ($agent_id IS NULL OR m.agent_id = $agent_id) "
+    "AND ($session_id IS NULL OR m.session_id = $session_id)"
+)
+
+# The sequence counter is bumped in the same statement as the change it numbers, so the FAISS watermark can never
+# run ahead of the graph, and processes sharing one graph agree on the order of changes.
+_BUMP = (
+    "MERGE (c:Counter {name: 'seq'}) ON CREATE SET c.value = 0 "
+    "SET c.value = c.value + $n "
+    "WITH c.value - $n AS base "
+)
+
+CREATE_MEMORIES = (
+    _BUMP
+    + "UNWIND range(0, size($rows) - 1) AS i "
+    "WITH base + i + 1 AS s, $rows[i] AS r "
+    "CREATE (m:Memory) SET m = r.props, m.seq = s, m.nid = s, m.embedding = r.embedding "
+    "FOREACH (ent IN r.entities | "
+    "  MERGE (e:Entity {uid: ent.uid}) ON CREATE SET e.key = ent.key, e.name = ent.name, e.user_id = ent.ns "
+    "  SET e.mentions = coalesce(e.mentions, 0) + 1 "
+    "  MERGE (m)-[:MENTIONS]->(e)) "
+    "FOREACH (t IN r.triples | "
+    "  MERGE (a:Entity {uid: t.s_uid}) ON CREATE SET a.key = t.s_key, a.name = t.s_name, a.user_id = t.ns "
+    "  MERGE (b:Entity {uid: t.o_uid}) ON CREATE SET b.key = t.o_key, b.name = t.o_name, b.user_id = t.ns "
+    "  SET a.mentions = coalesce(a.mentions, 0) + 1, b.mentions = coalesce(b.mentions, 0) + 1 "
+    "  MERGE (m)-[:MENTIONS]->(a) MERGE (m)-[:MENTIONS]->(b) "
+    "  CREATE (a)-[:RELATES {predicate: t.predicate, polarity: t.polarity, confidence: t.confidence, "
+    "    memory_id: m.id, valid_from: r.props.valid_from, created_at: r.props.created_at}]->(b)) "
+    "WITH collect({id: m.id, nid: m.nid, seq: m.seq}) AS out "
+    "UNWIND CASE WHEN size($pairs) = 0 THEN [null] ELSE $pairs END AS p "
+    "OPTIONAL MATCH (x:Memory {id: p[0]}) "
+    "OPTIONAL MATCH (y:Memory {id: p[1]}) "
+    "FOREACH (_ IN CASE WHEN x IS NULL OR y IS NULL THEN [] ELSE [1] END | MERGE (x)-[:NEXT]->(y)) "
+    "WITH out LIMIT 1 RETURN out"
+)
+
+GET_BY_IDS = f"MATCH (m:Memory) WHERE m.id IN $ids AND {SCOPE_FILTER} RETURN {RETURN_MEMORY}"
+
+# Property changes that matter to the derived indexes (content, status, scope, embedding) bump the sequence.
+SET_PROPS = (
+    _BUMP
+    + "UNWIND range(0, size($rows) - 1) AS i "
+    "WITH base + i + 1 AS s, $rows[i] AS r "
+    f"MATCH (m:Memory {{id: r.id}}) WHERE {SCOPE_FILTER} "
+    "SET m += r.props, m.seq = s "
+    f"RETURN {RETURN_MEMORY}"
+)
+
+TOUCH = (
+    "UNWIND $nids AS nid MATCH (m:Memory {nid: nid}) "
+    "SET m.last_accessed_at = $now, m.access_count = coalesce(m.access_count, 0) + 1"
+)
+
+# Hard delete leaves only a content-free tombstone so other processes drop the vector on catch-up.
+DELETE_HARD = (
+    _BUMP
+    + "UNWIND range(0, size($ids) - 1) AS i "
+    "WITH base + i + 1 AS s, $ids[i] AS mid "
+    f"MATCH (m:Memory {{id: mid}}) WHERE {SCOPE_FILTER} "
+    "OPTIONAL MATCH (:Entity)-[rel:RELATES {memory_id: m.id}]->(:Entity) "
+    "WITH s, m, collect(rel) AS rels "
+    "FOREACH (x IN rels | DELETE x) "
+    "CREATE (:Tombstone {nid: m.nid, seq: s, user_id: m.user_id, at: $now}) "
+    "WITH m, m.id AS gone DETACH DELETE m "
+    "RETURN collect(gone) AS ids"
+)
+
+DELETE_ORPHAN_ENTITIES = (
+    "MATCH (e:Entity) WHERE e.user_id IN $namespaces AND NOT (e)<-[:MENTIONS]-(:Memory) "
+    "WITH e LIMIT 10000 DETACH DELETE e RETURN count(*) AS n"
+)
+
+CHANGES_SINCE = (
+    "MATCH (m:Memory) WHERE m.seq > $since AND m.seq <= $upto "
+    "RETURN m.nid AS nid, m.id AS id, m.seq AS seq, m.content AS content, m.status AS status, "
+    "m.user_id AS user_id, m.agent_id AS agent_id, m.session_id AS session_id, m.embedding AS embedding, "
+    "m.type AS type "
+    "ORDER BY m.seq LIMIT $limit"
+)
+
+TOMBSTONES_SINCE = "MATCH (t:Tombstone) WHERE t.seq > $since AND t.seq <= $upto RETURN t.nid AS nid, t.seq AS seq"
+
+COUNTER_VALUE = "MATCH (c:Counter {name: 'seq'}) RETURN c.value AS value"
+
+LINK = (
+    "UNWIND $rows AS r MATCH (a:Memory {id: r.src}) MATCH (b:Memory {id: r.dst}) "
+    "WHERE a.user_id = b.user_id OR (a.user_id IS NULL AND b.user_id IS NULL) "
+)
+
+AUDIT_APPEND = (
+    "UNWIND $rows AS r CREATE (a:Audit) SET a = r "
+    "RETURN count(a) AS n"
+)
+
+AUDIT_FOR_MEMORY = (
+    "MATCH (a:Audit {memory_id: $memory_id}) WHERE ($user_id IS NULL OR a.user_id = $user_id) "
+    "RETURN a.id AS id, a.memory_id AS memory_id, a.action AS action, a.reason AS reason, a.actor AS actor, "
+    "a.at AS at, a.user_id AS user_id, a.details_json AS details_json, a.seq AS seq "
+    "ORDER BY a.at, a.seq"
+)

@@ -1,0 +1,158 @@
+"""Stage 2 of retrieval and the vector-free symbolic query, as Cypher.
+
+Stage 2 is ONE statement over the stage-1 candidates: it applies scope/status/type/time/entity filters, expands
+through the query's entities (direct MENTIONS and one RELATES hop), looks at conversation neighbours (NEXT), and
+computes every score component in the database, returning them so each result can explain itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from neusym.symbolic.cypher import RETURN_MEMORY, SCOPE_FILTER
+
+__all__ = ["SymbolicFilters", "filter_clause", "stage2_statement", "symbolic_query_statement"]
+
+
+def _scope_on(var: str) -> str:
+    return SCOPE_FILTER.replace("m.", f"{var}.")
+
+
+@dataclass
+class SymbolicFilters:
+    """Filters shared by stage 2 and the symbolic query API. ``None`` means "no constraint"."""
+
+    statuses: list[str] = field(default_factory=lambda: ["active"])
+    types: list[str] | None = None
+    plan_states: list[str] | None = None
+    tags: list[str] | None = None
+    entity_uids: list[str] | None = None  # memory must mention one of these
+    predicate: str | None = None  # memory must carry a triple with this predicate
+    object_uids: list[str] | None = None  # ... whose object is one of these
+    valid_at: float | None = None  # point in time: valid_from <= t < valid_to
+    time_from: float | None = None  # event time (valid_from, else created_at) range
+    time_to: float | None = None
+    due_from: float | None = None  # plan due date range (plan_due metadata -> valid_to)
+    due_to: float | None = None
+    include_expired: bool = False
+    min_confidence: float | None = None
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "statuses": self.statuses,
+            "types": self.types,
+            "plan_states": self.plan_states,
+            "tags": self.tags,
+            "f_entity_uids": self.entity_uids,
+            "f_predicate": self.predicate,
+            "f_object_uids": self.object_uids,
+            "valid_at": self.valid_at,
+            "time_from": self.time_from,
+            "time_to": self.time_to,
+            "due_from": self.due_from,
+            "due_to": self.due_to,
+            "include_expired": self.include_expired,
+            "min_confidence": self.min_confidence,
+        }
+
+
+def filter_clause(var: str = "m") -> str:
+    """Boolean Cypher expression over ``var`` using the parameters of :meth:`SymbolicFilters.params`."""
+    v = var
+    event = f"coalesce({v}.valid_from, {v}.created_at)"
+    return " AND ".join(
+        [
+            _scope_on(v),
+            f"{v}.status IN $statuses",
+            f"($types IS NULL OR {v}.type IN $types)",
+            f"($plan_states IS NULL OR {v}.plan_state IN $plan_states)",
+            f"($tags IS NULL OR any(t IN coalesce({v}.tags, []) WHERE t IN $tags))",
+            f"($valid_at IS NULL OR (({v}.valid_from IS NULL OR {v}.valid_from <= $valid_at) "
+            f"AND ({v}.valid_to IS NULL OR {v}.valid_to > $valid_at) AND {v}.created_at <= $valid_at + 86400.0))",
+            f"($time_from IS NULL OR {event} >= $time_from)",
+            f"($time_to IS NULL OR {event} <= $time_to)",
+            f"($due_from IS NULL OR {v}.plan_due >= $due_from)",
+            f"($due_to IS NULL OR {v}.plan_due <= $due_to)",
+            f"($include_expired OR {v}.expires_at IS NULL OR {v}.expires_at > $now)",
+            f"($min_confidence IS NULL OR {v}.confidence >= $min_confidence)",
+            f"($f_entity_uids IS NULL OR any(u IN [({v})-[:MENTIONS]->(fe:Entity) | fe.uid] WHERE u IN $f_entity_uids))",
+        ]
+    )
+
+
+def _relation_clause(var: str = "m") -> str:
+    # predicate/object constraints go through the RELATES edges the memory produced
+    return (
+        f"($f_predicate IS NULL OR any(p IN [(:Entity)-[r:RELATES]->(o:Entity) WHERE r.memory_id = {var}.id "
+        f"AND ($f_object_uids IS NULL OR o.uid IN $f_object_uids) | r.predicate] WHERE p = $f_predicate)) "
+        f"AND ($f_object_uids IS NULL OR $f_predicate IS NOT NULL OR any(u IN [(:Entity)-[r:RELATES]->(o:Entity) "
+        f"WHERE r.memory_id = {var}.id | o.uid] WHERE u IN $f_object_uids))"
+    )
+
+
+def stage2_statement() -> str:
+    """The stage-2 statement. Parameters: ``cands`` [{nid, sim, dense, lex, drank, lrank}], ``cand_nids``,
+    ``q_uids`` (uids of query n-grams; those that exist are the query entities), ``hub_degree``, ``expand_limit``,
+    ``hop_limit``, scope ids, filter params, ``now``, ``half_life``, ``w`` (weights
+    map), ``type_weights`` (map), ``t_from``/``t_to`` (query time window or null), ``min_score``, ``k``."""
+    scope_x = _scope_on("x")
+    scope_y = _scope_on("y")
+    return f"""
+OPTIONAL MATCH (qe:Entity) WHERE qe.uid IN $q_uids
+WITH collect(DISTINCT qe) AS qes
+WITH qes, [e IN qes WHERE coalesce(e.mentions, 0) <= $hub_degree] AS seeds
+OPTIONAL MATCH (x:Memory)-[:MENTIONS]->(sx:Entity)
+  WHERE sx IN seeds AND x.status IN $statuses AND {scope_x}
+WITH qes, seeds, collect(DISTINCT x.nid)[..$expand_limit] AS direct
+OPTIONAL MATCH (y:Memory)-[:MENTIONS]->(:Entity)-[:RELATES]-(sy:Entity)
+  WHERE sy IN seeds AND y.status IN $statuses AND {scope_y}
+WITH qes, direct, collect(DISTINCT y.nid)[..$hop_limit] AS hop
+UNWIND ($cand_nids + [n IN direct WHERE NOT n IN $cand_nids]
+        + [n IN hop WHERE NOT n IN $cand_nids AND NOT n IN direct]) AS nid
+MATCH (m:Memory {{nid: nid}})
+WHERE {filter_clause("m")} AND {_relation_clause("m")}
+WITH m, qes, direct, hop, [c IN $cands WHERE c.nid = m.nid] AS cs
+WITH m, qes, CASE WHEN size(cs) > 0 THEN cs[0] ELSE null END AS c, m.nid IN direct AS is_direct,
+     m.nid IN hop AS is_hop
+OPTIONAL MATCH (m)-[:MENTIONS]->(me:Entity) WHERE me IN qes
+WITH m, c, is_direct, is_hop, size(qes) AS nq, collect(DISTINCT me.name) AS matched
+OPTIONAL MATCH (m)-[:NEXT]-(nb:Memory) WHERE nb.nid IN $cand_nids
+WITH m, c, is_direct, is_hop, nq, matched, collect(nb.nid) AS nbs
+WITH m, c, is_direct, is_hop, nq, matched,
+     reduce(mx = 0.0, n IN nbs | CASE WHEN [x IN $cands WHERE x.nid = n][0].sim > mx
+                                     THEN [x IN $cands WHERE x.nid = n][0].sim ELSE mx END) AS nbr
+WITH m, c, matched, nbr,
+     coalesce(c.sim, 0.0) AS sim,
+     exp(-0.6931471805599453 * CASE WHEN $now > m.created_at THEN $now - m.created_at ELSE 0.0 END
+         / $half_life) AS rec,
+     CASE WHEN nq = 0 THEN 0.0 ELSE toFloat(size(matched)) / nq END AS ent,
+     CASE WHEN is_direct THEN 1.0 WHEN is_hop THEN 0.5 ELSE 0.0 END AS graph,
+     CASE WHEN coalesce(m.strength, 1.0) > 2.0 THEN 1.0 ELSE coalesce(m.strength, 1.0) / 2.0 END AS str,
+     coalesce($type_weights[m.type], 1.0) AS tw,
+     CASE WHEN $t_from IS NOT NULL AND coalesce(m.valid_from, m.created_at) >= $t_from
+          AND coalesce(m.valid_from, m.created_at) <= $t_to THEN 1.0 ELSE 0.0 END AS tmp
+WITH m, c, matched, nbr, sim, rec, ent, graph, str, tw, tmp,
+     ($w.similarity * sim + $w.recency * rec + $w.importance * coalesce(m.importance, 0.5)
+      + $w.confidence * coalesce(m.confidence, 1.0) + $w.strength * str + $w.entity * ent
+      + $w.graph * graph + $w.neighbour * nbr + $w.temporal * tmp) * tw AS score
+WHERE score >= $min_score
+RETURN {RETURN_MEMORY}, score, sim, rec, ent, graph, str, tw, nbr, tmp, matched,
+       c.dense AS dense, c.lex AS lex, c.drank AS drank, c.lrank AS lrank
+ORDER BY score DESC, m.seq DESC
+LIMIT $k
+"""
+
+
+def symbolic_query_statement(order: str = "recent") -> str:
+    """Vector-free query: all filters plus entity/predicate/object constraints, newest (or due-soonest) first."""
+    order_by = {
+        "recent": "coalesce(m.valid_from, m.created_at) DESC, m.seq DESC",
+        "oldest": "coalesce(m.valid_from, m.created_at) ASC, m.seq ASC",
+        "due": "m.plan_due ASC, m.seq ASC",
+        "importance": "m.importance DESC, m.seq DESC",
+    }[order]
+    return (
+        f"MATCH (m:Memory) WHERE {filter_clause('m')} AND {_relation_clause('m')} "
+        f"RETURN {RETURN_MEMORY} ORDER BY {order_by} SKIP $offset LIMIT $limit"
+    )

@@ -1,0 +1,338 @@
+"""SymbolicStore: every graph read and write NeuSym makes, over one :class:`Executor`.
+
+The graph is the source of truth. Every change that the derived indexes (FAISS, lexical) must see bumps the
+``Counter{name:'seq'}`` inside the same statement and stamps the node's ``seq``; hard deletes leave a content-free
+``Tombstone``. A process catches up by reading ``seq > watermark``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from neusym.errors import BackendError, InvalidInputError, UnsafeQueryError
+from neusym.record import MemoryRecord, Scope
+from neusym.symbolic import cypher as q
+from neusym.symbolic.convert import (
+    encode_embedding,
+    entity_namespace,
+    entity_uid,
+    props_to_record,
+    record_to_props,
+)
+from neusym.symbolic.dialects import (
+    Dialect,
+    fulltext_index_statements,
+    fulltext_query_call,
+    fulltext_query_text,
+    index_statements,
+    is_duplicate_schema_error,
+)
+from neusym.symbolic.executors.base import Executor, Row
+
+__all__ = ["RELATIONS", "SymbolicStore"]
+
+log = logging.getLogger(__name__)
+
+RELATIONS = frozenset({"SUPERSEDES", "DERIVED_FROM", "CONFLICTS_WITH", "NEXT", "DUPLICATE_OF"})
+
+_WRITE_CLAUSES = re.compile(
+    r"\b(CREATE|MERGE|SET|DELETE|DETACH|REMOVE|DROP|FOREACH|LOAD\s+CSV|CALL\s*\{)\b", re.IGNORECASE
+)
+_ALLOWED_CALLS = re.compile(r"\bCALL\s+(db\.idx\.fulltext\.queryNodes|db\.index\.fulltext\.queryNodes|db\.labels|"
+                            r"db\.relationshipTypes|db\.propertyKeys)\b", re.IGNORECASE)
+
+
+def _key(name: str) -> str:
+    from neusym.extraction import entity_key
+
+    return entity_key(name)
+
+
+class SymbolicStore:
+    """Graph side of NeuSym. Thread-safe as far as its executor is."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+        self.dialect: Dialect = executor.dialect
+
+    # ------------------------------------------------------------------ schema
+    def setup(self) -> None:
+        """Create indexes, constraints and the fulltext index; safe to run on every open."""
+        for stmt in index_statements(self.dialect) + fulltext_index_statements(self.dialect):
+            try:
+                self.executor.run(stmt)
+            except BackendError as err:
+                if not is_duplicate_schema_error(str(err)):
+                    raise
+        self.executor.run("MERGE (c:Counter {name: 'seq'}) ON CREATE SET c.value = 0")
+
+    # ------------------------------------------------------------------ writes
+    def create(
+        self,
+        records: Sequence[MemoryRecord],
+        embeddings: np.ndarray,
+        *,
+        next_pairs: Sequence[tuple[str, str]] = (),
+    ) -> list[MemoryRecord]:
+        """Create memory nodes with their entities, triples and NEXT links in ONE statement (atomic per batch).
+
+        Returns the records with ``nid``/``seq`` filled in.
+        """
+        if not records:
+            return []
+        rows = [self._row(r, embeddings[i]) for i, r in enumerate(records)]
+        out = self.executor.run(
+            q.CREATE_MEMORIES, {"rows": rows, "n": len(rows), "pairs": [list(p) for p in next_pairs]}
+        )
+        created = {d["id"]: d for d in (out[0]["out"] if out else [])}
+        result = []
+        for r in records:
+            info = created.get(r.id)
+            if info is None:
+                raise BackendError(f"memory {r.id} was not created")
+            result.append(r.model_copy(update={"nid": int(info["nid"]), "seq": int(info["seq"])}))
+        return result
+
+    def _row(self, record: MemoryRecord, vector: np.ndarray) -> dict[str, Any]:
+        ns = entity_namespace(record.scope)
+        ents = []
+        seen: set[str] = set()
+        for name in record.entities:
+            k = _key(name)
+            if k and k not in seen:
+                seen.add(k)
+                ents.append({"uid": entity_uid(ns, k), "key": k, "name": name, "ns": ns})
+        triples = []
+        for t in record.triples:
+            sk, ok = _key(t.subject), _key(t.object)
+            if not sk or not ok:
+                continue
+            triples.append(
+                {
+                    "s_uid": entity_uid(ns, sk), "s_key": sk, "s_name": t.subject,
+                    "o_uid": entity_uid(ns, ok), "o_key": ok, "o_name": t.object,
+                    "predicate": t.predicate, "polarity": t.polarity, "confidence": t.confidence, "ns": ns,
+                }
+            )
+        return {"props": record_to_props(record), "embedding": encode_embedding(vector), "entities": ents,
+                "triples": triples}
+
+    def update(
+        self, memory_id: str, scope: Scope, props: Mapping[str, Any], *, embedding: np.ndarray | None = None
+    ) -> MemoryRecord | None:
+        """Set properties on one memory (bumping seq and version). Returns None if not visible in ``scope``."""
+        p = dict(props)
+        if embedding is not None:
+            p["embedding"] = encode_embedding(embedding)
+        rows = self.set_props([(memory_id, p)], scope, bump_version=True)
+        return rows[0] if rows else None
+
+    def set_props(
+        self, changes: Sequence[tuple[str, Mapping[str, Any]]], scope: Scope, *, bump_version: bool = False
+    ) -> list[MemoryRecord]:
+        if not changes:
+            return []
+        now = time.time()
+        rows = []
+        for mid, props in changes:
+            p = {k: v for k, v in props.items() if k not in ("id", "nid", "seq")}
+            p["updated_at"] = now
+            rows.append({"id": mid, "props": p})
+        stmt = q.SET_PROPS
+        if bump_version:
+            stmt = stmt.replace("SET m += r.props,", "SET m += r.props, m.version = coalesce(m.version, 1) + 1,")
+        out = self.executor.run(stmt, {"rows": rows, "n": len(rows), **scope.as_params()})
+        return [props_to_record(r) for r in out]
+
+    def replace_relations(self, record: MemoryRecord) -> None:
+        """Re-derive MENTIONS/RELATES of one memory after its content changed."""
+        self.executor.run(
+            "MATCH (m:Memory {id: $id}) OPTIONAL MATCH (m)-[x:MENTIONS]->() DELETE x",
+            {"id": record.id},
+        )
+        self.executor.run("MATCH ()-[x:RELATES {memory_id: $id}]->() DELETE x", {"id": record.id})
+        row = self._row(record, np.zeros(1, dtype=np.float32))
+        self.executor.run(
+            "MATCH (m:Memory {id: $id}) "
+            "FOREACH (ent IN $entities | "
+            "  MERGE (e:Entity {uid: ent.uid}) ON CREATE SET e.key = ent.key, e.name = ent.name, e.user_id = ent.ns "
+            "  MERGE (m)-[:MENTIONS]->(e)) "
+            "FOREACH (t IN $triples | "
+            "  MERGE (a:Entity {uid: t.s_uid}) ON CREATE SET a.key = t.s_key, a.name = t.s_name, a.user_id = t.ns "
+            "  MERGE (b:Entity {uid: t.o_uid}) ON CREATE SET b.key = t.o_key, b.name = t.o_name, b.user_id = t.ns "
+            "  MERGE (m)-[:MENTIONS]->(a) MERGE (m)-[:MENTIONS]->(b) "
+            "  CREATE (a)-[:RELATES {predicate: t.predicate, polarity: t.polarity, confidence: t.confidence, "
+            "    memory_id: m.id, valid_from: m.valid_from, created_at: m.created_at}]->(b))",
+            {"id": record.id, "entities": row["entities"], "triples": row["triples"]},
+        )
+
+    def touch(self, nids: Iterable[int], now: float | None = None) -> None:
+        """Access bookkeeping for a whole result list in one statement."""
+        ids = [int(n) for n in nids]
+        if ids:
+            self.executor.run(q.TOUCH, {"nids": ids, "now": now if now is not None else time.time()})
+
+    def delete_hard(self, ids: Sequence[str], scope: Scope) -> list[str]:
+        """Remove memories, their MENTIONS/RELATES and now-orphaned entities; leave content-free tombstones."""
+        if not ids:
+            return []
+        out = self.executor.run(
+            q.DELETE_HARD, {"ids": list(ids), "n": len(ids), "now": time.time(), **scope.as_params()}
+        )
+        gone = list(out[0]["ids"]) if out else []
+        if gone:
+            self.executor.run(q.DELETE_ORPHAN_ENTITIES, {"namespaces": [entity_namespace(scope)]})
+        return gone
+
+    def link(self, rel: str, pairs: Sequence[tuple[str, str]], props: Mapping[str, Any] | None = None) -> int:
+        """Create typed edges between memories of the same tenant (never across tenants)."""
+        if rel not in RELATIONS:
+            raise InvalidInputError(f"unknown relation {rel!r}; use one of {sorted(RELATIONS)}")
+        if not pairs:
+            return 0
+        rows = [{"src": a, "dst": b, "props": dict(props or {})} for a, b in pairs]
+        out = self.executor.run(q.LINK + f"MERGE (a)-[x:{rel}]->(b) SET x += r.props RETURN count(x) AS n",
+                                {"rows": rows})
+        return int(out[0]["n"]) if out else 0
+
+    def linked(self, memory_id: str, rel: str, *, direction: str = "out") -> list[tuple[str, dict[str, Any]]]:
+        if rel not in RELATIONS:
+            raise InvalidInputError(f"unknown relation {rel!r}")
+        pattern = f"(m:Memory {{id: $id}})-[x:{rel}]->(o:Memory)" if direction == "out" else \
+            f"(m:Memory {{id: $id}})<-[x:{rel}]-(o:Memory)"
+        rows = self.executor.run(f"MATCH {pattern} RETURN o.id AS id, properties(x) AS props",
+                                 {"id": memory_id}, write=False)
+        return [(r["id"], dict(r.get("props") or {})) for r in rows]
+
+    def unlink(self, rel: str, pairs: Sequence[tuple[str, str]]) -> None:
+        if rel not in RELATIONS:
+            raise InvalidInputError(f"unknown relation {rel!r}")
+        self.executor.run(
+            f"UNWIND $rows AS r MATCH (a:Memory {{id: r[0]}})-[x:{rel}]->(b:Memory {{id: r[1]}}) DELETE x",
+            {"rows": [list(p) for p in pairs]},
+        )
+
+    # ------------------------------------------------------------------ reads
+    def get(self, ids: Sequence[str], scope: Scope) -> list[MemoryRecord]:
+        if not ids:
+            return []
+        rows = self.executor.run(q.GET_BY_IDS, {"ids": list(ids), **scope.as_params()}, write=False)
+        by_id = {r["id"]: props_to_record(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, str]:
+        rows = self.executor.run(
+            "MATCH (m:Memory) WHERE m.id IN $ids RETURN m.id AS id, m.embedding AS embedding",
+            {"ids": list(ids)}, write=False,
+        )
+        return {r["id"]: r["embedding"] for r in rows if r.get("embedding")}
+
+    def counter(self) -> int:
+        rows = self.executor.run(q.COUNTER_VALUE, write=False)
+        return int(rows[0]["value"]) if rows and rows[0]["value"] is not None else 0
+
+    def changes_since(self, since: int, upto: int, limit: int = 5000) -> list[Row]:
+        return self.executor.run(q.CHANGES_SINCE, {"since": since, "upto": upto, "limit": limit}, write=False)
+
+    def tombstones_since(self, since: int, upto: int) -> list[Row]:
+        return self.executor.run(q.TOMBSTONES_SINCE, {"since": since, "upto": upto}, write=False)
+
+    def fulltext(self, text: str, scope: Scope, limit: int = 50) -> list[tuple[str, float]]:
+        """The graph's own fulltext index (RediSearch / Lucene) — used for symbolic text filters."""
+        ft = fulltext_query_text(self.dialect, text)
+        if not ft:
+            return []
+        rows = self.executor.run(
+            f"{fulltext_query_call(self.dialect)} WITH node AS m, score WHERE {q.SCOPE_FILTER} "
+            "RETURN m.id AS id, score ORDER BY score DESC LIMIT $limit",
+            {"ft_query": ft, "limit": int(limit), **scope.as_params()},
+            write=False,
+        )
+        return [(r["id"], float(r["score"])) for r in rows]
+
+    def find_by_hash(self, scope: Scope, hashes: Sequence[str], statuses: Sequence[str]) -> dict[str, str]:
+        rows = self.executor.run(
+            f"MATCH (m:Memory) WHERE m.content_hash IN $hashes AND m.status IN $statuses AND {q.SCOPE_FILTER} "
+            "RETURN m.content_hash AS h, m.id AS id",
+            {"hashes": list(hashes), "statuses": list(statuses), **scope.as_params()}, write=False,
+        )
+        return {r["h"]: r["id"] for r in rows}
+
+    def read_only(self, cypher: str, params: Mapping[str, Any] | None = None, *, limit: int = 1000) -> list[Row]:
+        """Guarded raw Cypher: read clauses only, run through the backend's read-only path.
+
+        The guard is lexical (no write clauses, no procedures beyond index lookups) *and* the executor runs it
+        with ``write=False`` (FalkorDB ``GRAPH.RO_QUERY``, Neo4j read transaction), so a write slipping past the
+        regex still fails in the database.
+        """
+        if not isinstance(cypher, str) or not cypher.strip():
+            raise InvalidInputError("cypher must be a non-empty string")
+        stripped = re.sub(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"", "''", cypher)  # ignore string literals
+        if _WRITE_CLAUSES.search(stripped):
+            raise UnsafeQueryError("only read-only Cypher is allowed here (found a write clause)")
+        if re.search(r"\bCALL\b", stripped, re.IGNORECASE) and not _ALLOWED_CALLS.search(stripped):
+            raise UnsafeQueryError("procedure calls are not allowed in read-only Cypher")
+        try:
+            rows = self.executor.run(cypher, dict(params or {}), write=False)
+        except BackendError as err:
+            if "read-only" in str(err).lower() or "write" in str(err).lower():
+                raise UnsafeQueryError(str(err)) from err
+            raise
+        return rows[:limit]
+
+    # ------------------------------------------------------------------ audit
+    def audit(self, entries: Sequence[Mapping[str, Any]]) -> None:
+        rows = []
+        for e in entries:
+            row = {
+                "id": uuid.uuid4().hex,
+                "memory_id": e.get("memory_id"),
+                "action": e["action"],
+                "reason": e.get("reason", ""),
+                "actor": e.get("actor", "system"),
+                "at": float(e.get("at") or time.time()),
+                "user_id": e.get("user_id"),
+                "details_json": json.dumps(e.get("details") or {}, ensure_ascii=False, default=str),
+            }
+            rows.append({k: v for k, v in row.items() if v is not None})
+        if rows:
+            self.executor.run(q.AUDIT_APPEND, {"rows": rows})
+
+    def audit_for(self, memory_id: str, user_id: str | None) -> list[dict[str, Any]]:
+        rows = self.executor.run(q.AUDIT_FOR_MEMORY, {"memory_id": memory_id, "user_id": user_id}, write=False)
+        out = []
+        for r in rows:
+            d = dict(r)
+            d["details"] = json.loads(d.pop("details_json") or "{}")
+            out.append(d)
+        return out
+
+    # ------------------------------------------------------------------ stats
+    def stats(self, scope: Scope) -> dict[str, Any]:
+        rows = self.executor.run(
+            f"MATCH (m:Memory) WHERE {q.SCOPE_FILTER} RETURN m.status AS status, m.type AS type, count(m) AS n",
+            scope.as_params(), write=False,
+        )
+        by_status: dict[str, int] = {}
+        by_type: dict[str, int] = {}
+        for r in rows:
+            by_status[r["status"]] = by_status.get(r["status"], 0) + int(r["n"])
+            by_type[r["type"]] = by_type.get(r["type"], 0) + int(r["n"])
+        ns = entity_namespace(scope)
+        ent = self.executor.run(
+            "MATCH (e:Entity) WHERE ($ns = '' OR e.user_id = $ns) RETURN count(e) AS n", {"ns": ns}, write=False
+        )
+        return {
+            "memories": sum(by_status.values()),
+            "by_status": by_status,
+            "by_type": by_type,
+            "entities": int(ent[0]["n"]) if ent else 0,
+        }
