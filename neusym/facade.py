@@ -27,6 +27,7 @@ from neusym.governance import Decision, Governor
 from neusym.governance.api import GovernanceAPI
 from neusym.ingest import Turn, normalize_messages
 from neusym.reflection.api import ReflectionAPI
+from neusym.reflection.triggers import ReflectionPolicy
 from neusym.record import (
     MemoryRecord,
     MemoryStatus,
@@ -45,6 +46,7 @@ from neusym.retrieval.config import RetrievalConfig
 from neusym.retrieval.derived import DerivedIndexes
 from neusym.retrieval.pipeline import Reranker, StageTimings, run_search
 from neusym.retrieval.recipes import HYBRID_GRAPH, get_recipe
+from neusym.retrieval.rerank import as_reranker
 from neusym.symbolic.convert import entity_namespace, entity_uid
 from neusym.symbolic.executors.base import Executor
 from neusym.symbolic.rescoring import SymbolicFilters, symbolic_query_statement
@@ -120,7 +122,8 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         llm: Any = None,
         scope: Scope | dict[str, Any] | None = None,
         retrieval: RetrievalConfig | str = HYBRID_GRAPH,
-        reranker: Reranker | None = None,
+        reranker: Reranker | Any = None,
+        reflection: ReflectionPolicy | bool | None = None,
     ) -> None:
         cfg = config or NeuSymConfig.from_env(**({"data_dir": Path(data_dir)} if data_dir is not None else {}))
         if config is not None and data_dir is not None:
@@ -128,7 +131,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         self.config = cfg
         self.default_scope = Scope.coerce(scope) if scope is not None else _DEFAULT_SCOPE
         self.retrieval = get_recipe(retrieval) if isinstance(retrieval, str) else retrieval
-        self.reranker = reranker
+        self.reranker = as_reranker(reranker)
         self.llm = llm
         self.embedder: Embedder = as_embedder(embedder) if embedder is not None else default_embedder()
         if extractor is None and llm is not None:
@@ -156,6 +159,8 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         self.governor = Governor(self.store, self.derived)
         self._finalizer = weakref.finalize(self, NeuSymMemory._finalize, self.derived, self.executor)
         atexit.register(self._finalizer)
+        if reflection:  # background reflection (off by default): see neusym.reflection.triggers
+            self.enable_auto_reflection(reflection if isinstance(reflection, ReflectionPolicy) else None)
 
     # ------------------------------------------------------------------ lifecycle
     @staticmethod
@@ -170,6 +175,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         """Persist the derived indexes and release the graph (stopping an embedded server nobody else uses)."""
         if self._closed:
             return
+        self._shutdown_reflection()  # drain or persist pending reflections while the stores are still open
         self._closed = True
         self._finalizer()
 
@@ -246,14 +252,14 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         if sc.is_empty:
             raise ScopeError("a memory needs at least one of user_id, agent_id, session_id")
         if metadata is not None and not isinstance(metadata, dict):
-            raise InvalidInputError(f"metadata must be a dict, got {type(metadata).__name__}")
+            raise InvalidInputError(f"metadata must be a dict, got {metadata.__class__.__name__}")
         if isinstance(content, str | bytes):
             turns = [Turn(role="user" if origin == "user" else origin, content=validate_text(content),
                           speaker=speaker)]
         elif isinstance(content, Sequence) or hasattr(content, "__iter__"):
             turns = normalize_messages(content)
         else:
-            raise InvalidInputError(f"content must be a str or a list of messages, got {type(content).__name__}")
+            raise InvalidInputError(f"content must be a str or a list of messages, got {content.__class__.__name__}")
         ttl_s = ttl.total_seconds() if isinstance(ttl, timedelta) else ttl
         if ttl_s is not None and (not isinstance(ttl_s, int | float) or ttl_s <= 0):
             raise InvalidInputError("ttl must be a positive number of seconds or a timedelta")
@@ -330,7 +336,8 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
             expires_at=now + timedelta(seconds=expires_in) if expires_in else None,
             plan_state=PlanState.OPEN if rtype == MemoryType.PLAN else None,
             plan_due=ext.plan_due,
-            metadata={**(metadata or {}), **({"intent": ext.intent_signals} if ext.intent_signals else {})},
+            metadata=dict(metadata or {}),
+            intent=list(ext.intent_signals),
         )
 
     def add_batch(self, items: Sequence[dict[str, Any] | str], **common: Any) -> AddResult:
@@ -438,9 +445,10 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         time_to: datetime | float | None = None,
         min_score: float | None = None,
         recipe: RetrievalConfig | str | None = None,
-        reranker: Reranker | None = None,
+        reranker: Reranker | Any = None,
         all_tenants: bool = False,
         touch: bool = True,
+        rewrite_query: bool = False,
     ) -> list[SearchResult]:
         """Two-stage retrieval. Each result carries ``explanation`` with every score component and graph path.
 
@@ -459,13 +467,16 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         filters = self._filters(sc, types=types, tags=tags, entities=entities, plan_states=plan_states,
                                 statuses=statuses, valid_at=valid_at, time_from=time_from, time_to=time_to)
         timings = StageTimings()
+        if rewrite_query:  # resolve a vague follow-up from the scope's recent memories (reflection/rewrite.py)
+            query = self.rewrite_query(query, scope=sc).query
+            timings.extra["rewritten_query"] = query
         t0 = time.perf_counter()
         if cfg.catch_up_on_search:
             self.derived.catch_up(self.store)
         qvec = self.embedder.embed_query(query) if cfg.dense else None
         timings.embed_ms = (time.perf_counter() - t0) * 1000
         results = run_search(self.store, self.derived, query=query, qvec=qvec, scope=sc, k=k, filters=filters,
-                             cfg=cfg, reranker=reranker or self.reranker, timings=timings)
+                             cfg=cfg, reranker=as_reranker(reranker) or self.reranker, timings=timings)
         self.last_timings = timings
         if touch and results:
             self.store.touch([r.memory.nid for r in results])

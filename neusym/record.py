@@ -238,6 +238,7 @@ class MemoryRecord(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     content_hash: str = ""
     flags: list[str] = Field(default_factory=list)  # e.g. low_confidence, conflict_pending, injection
+    intent: list[str] = Field(default_factory=list)  # extractor's intent signals (question, hypothetical, ...)
     seq: int = 0  # graph write sequence of the last change (watermark for FAISS catch-up)
     nid: int = 0  # int64 id used by the FAISS index
 

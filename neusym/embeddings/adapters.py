@@ -53,7 +53,7 @@ def as_embedder(obj: Any, *, name: str | None = None, dimension: int | None = No
         raise InvalidInputError(f"dimension must be a positive int, got {dimension!r}")
     if obj is None:
         raise InvalidInputError("an embedder is required, got None")
-    if isinstance(obj, _NATIVE | _AdaptedEmbedder) and name is None:
+    if isinstance(obj, (*_NATIVE, _AdaptedEmbedder)) and name is None:
         if dimension is not None and dimension != obj.dimension:
             raise DimensionMismatchError(
                 f"{obj.name} produces {obj.dimension}-dimensional vectors, not {dimension}"

@@ -108,6 +108,9 @@ def to_unit_matrix(raw: Any, *, rows: int, dimension: int | None, source: str) -
         raise EmbeddingError(
             f"{source} returned an all-zero vector (row {bad}); cosine similarity is undefined"
         )
+    if np.all(np.abs(norms - 1.0) <= 1e-5):
+        # Already unit length: leave the bits alone so re-validation (e.g. by the cache) is exactly idempotent.
+        return np.ascontiguousarray(arr, dtype=np.float32)
     return np.ascontiguousarray(arr / norms, dtype=np.float32)
 
 

@@ -1,1 +1,44 @@
-"""Reflection: the slow path that consolidates memories into summaries, and the context builder."""
+"""Reflection: the slow path that consolidates memories into summaries, and the context builder.
+
+Public pieces: :class:`LLMReflector` / :class:`ExtractiveReflector` with :func:`reflect_records` (hierarchical,
+budgeted), :class:`ReflectionScheduler` + :class:`ReflectionPolicy` (background triggers), :class:`ContextBuilder`
+(prompt context within a token budget), :class:`QueryRewriter`, and the ``NeuSymMemory`` methods in
+:mod:`neusym.reflection.api` (``reflect``, ``session_end``, ``build_context``, ``rewrite_query``,
+``enable_auto_reflection``).
+"""
+
+from neusym.reflection.api import Reflection, ReflectionAPI
+from neusym.reflection.context import BuiltContext, ContextBuilder, ContextItem
+from neusym.reflection.extractive import ExtractiveReflector
+from neusym.reflection.prompts import PROMPT_VERSION, ReflectionOutput
+from neusym.reflection.quality import QualityReport, check_quality
+from neusym.reflection.reflector import LLMReflector, ReflectionDraft, ReflectionError, reflect_records
+from neusym.reflection.rewrite import QueryRewriter, RewriteResult, looks_vague
+from neusym.reflection.tokens import ReflectionBudget, TokenCounter, get_token_counter
+from neusym.reflection.triggers import ReflectionJob, ReflectionPolicy, ReflectionScheduler
+
+__all__ = [
+    "PROMPT_VERSION",
+    "BuiltContext",
+    "ContextBuilder",
+    "ContextItem",
+    "ExtractiveReflector",
+    "LLMReflector",
+    "QualityReport",
+    "QueryRewriter",
+    "Reflection",
+    "ReflectionAPI",
+    "ReflectionBudget",
+    "ReflectionDraft",
+    "ReflectionError",
+    "ReflectionJob",
+    "ReflectionOutput",
+    "ReflectionPolicy",
+    "ReflectionScheduler",
+    "RewriteResult",
+    "TokenCounter",
+    "check_quality",
+    "get_token_counter",
+    "looks_vague",
+    "reflect_records",
+]

@@ -1,9 +1,387 @@
-"""Reflection (slow path) and context-building methods of :class:`neusym.NeuSymMemory`."""
+"""Reflection (slow path) and context-building methods of :class:`neusym.NeuSymMemory`.
+
+Kept as a mixin so the facade stays a thin delegate. Reflections are written through the facade's normal write
+path (embedding, governance admission, graph node, derived indexes, ``add`` event), typed ``reflection`` with origin
+``reflection``, then linked to every source with ``DERIVED_FROM``. A reflection is scoped to its sources' common
+scope and never spans tenants: mixed sources raise :class:`~neusym.errors.ScopeError` before anything is written.
+"""
 
 from __future__ import annotations
 
-__all__ = ["ReflectionAPI"]
+import asyncio
+import atexit
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from neusym.errors import InvalidInputError, RecordNotFoundError, ScopeError
+from neusym.record import MemoryRecord, MemoryStatus, MemoryType, Scope, Source, utcnow
+from neusym.reflection.context import BuiltContext, ContextBuilder
+from neusym.reflection.extractive import ExtractiveReflector
+from neusym.reflection.quality import QualityReport, check_quality
+from neusym.reflection.reflector import (
+    LLMReflector,
+    ReflectionDraft,
+    ReflectionError,
+    reflect_records,
+)
+from neusym.reflection.rewrite import QueryRewriter, RewriteResult
+from neusym.reflection.tokens import ReflectionBudget, get_token_counter
+from neusym.reflection.triggers import ReflectionJob, ReflectionPolicy, ReflectionScheduler
+
+if TYPE_CHECKING:
+    from neusym.facade import NeuSymMemory
+
+__all__ = ["Reflection", "ReflectionAPI"]
+
+log = logging.getLogger(__name__)
+
+_UNSET: Any = object()
+_COOL_FLAG = "reflected"
+_PAGE = 1000
+_RECENT = 6
+
+
+@dataclass
+class Reflection:
+    """The outcome of one reflection: the stored memory (None if governance refused it) and how it was made."""
+
+    memory: MemoryRecord | None
+    draft: ReflectionDraft
+    scope: Scope
+    decision: Any = None
+    quality: QualityReport | None = None
+    reinforced: list[str] = field(default_factory=list)
+    cooled: list[str] = field(default_factory=list)
+
+    @property
+    def id(self) -> str | None:
+        return self.memory.id if self.memory is not None else None
+
+    @property
+    def summary(self) -> str:
+        return self.draft.summary
+
+    @property
+    def source_ids(self) -> list[str]:
+        return list(self.draft.source_ids)
+
+    @property
+    def stored(self) -> bool:
+        return self.memory is not None
+
+
+def _common_scope(request: Scope, sources: Sequence[MemoryRecord]) -> Scope:
+    """The narrowest scope every source shares (a session's reflection stays in the session)."""
+    tenants = {s.scope.user_id for s in sources}
+    if len(tenants) > 1:
+        raise ScopeError(f"a reflection never mixes tenants; sources belong to {len(tenants)} users")
+    if request.user_id is not None and tenants != {request.user_id}:
+        raise ScopeError("reflection sources are outside the requested tenant")
+    fields: dict[str, str | None] = {}
+    for name in ("user_id", "agent_id", "session_id"):
+        vals = {getattr(s.scope, name) for s in sources}
+        fields[name] = vals.pop() if len(vals) == 1 else None
+    target = Scope(**fields)
+    return target if not target.is_empty else request
 
 
 class ReflectionAPI:
     """Mixed into NeuSymMemory; relies on its ``store``, ``derived``, ``embedder``, ``llm`` attributes."""
+
+    reflection_budget: ReflectionBudget = ReflectionBudget()
+    _reflection_scheduler: ReflectionScheduler | None = None
+
+    def _mem(self) -> NeuSymMemory:
+        return cast("NeuSymMemory", self)
+
+    # ------------------------------------------------------------------ sources
+    def _reflection_sources(self, sc: Scope, *, ids: Sequence[str] | None, entity: str | None,
+                            only_unreflected: bool, limit: int) -> list[MemoryRecord]:
+        mem = self._mem()
+        if ids is not None:
+            wanted = list(dict.fromkeys(ids))
+            found = mem.store.get(wanted, sc)
+            if len(found) != len(wanted):
+                raise RecordNotFoundError(f"{len(wanted) - len(found)} of the ids are not visible in scope "
+                                          f"{sc.as_params()}")
+            return [r for r in found if r.status.value in ("active", "pending", "superseded")]
+        uids = None
+        if entity is not None:
+            from neusym.extraction import entity_key
+            from neusym.symbolic.convert import entity_namespace, entity_uid
+
+            uids = [entity_uid(entity_namespace(sc), entity_key(entity))]
+        out: list[MemoryRecord] = []
+        while len(out) < limit:
+            page = mem.store.scope_memories(sc, unreflected=only_unreflected, entity_uids=uids,
+                                            limit=min(_PAGE, limit - len(out)), offset=len(out))
+            out.extend(page)
+            if len(page) < _PAGE:
+                break
+        return out
+
+    # ------------------------------------------------------------------ reflect
+    def reflect(
+        self,
+        *,
+        scope: Scope | dict[str, Any] | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        ids: Sequence[str] | None = None,
+        entity: str | None = None,
+        goal: str | None = None,
+        llm: Any = _UNSET,
+        extractive: bool = False,
+        fallback: bool = False,
+        budget: ReflectionBudget | None = None,
+        quality_question: str | None = None,
+        cool: str = "demote",
+        only_unreflected: bool = False,
+        limit: int = 5000,
+    ) -> Reflection:
+        """Consolidate memories into one ``reflection`` memory linked ``DERIVED_FROM`` to every source.
+
+        Sources: ``ids`` (a retrieval result), ``entity`` (its neighbourhood), else everything in the scope (a
+        session with ``session_id``), or only memories no reflection covers yet (``only_unreflected``).
+        The model is ``llm`` (default: the memory's ``llm``); with none, or ``extractive=True``, the LLM-free
+        reflector runs. A model that never returns valid output raises :class:`ReflectionError` with nothing
+        changed, unless ``fallback=True`` (then the extractive reflector takes over).
+        ``cool``: what happens to observations the reflection fully covers: ``demote`` (strength halved, flagged
+        ``reflected``), ``archive`` (status archived: out of default search) or ``none``. ``quality_question``
+        runs the quality check: if the reflection lost a key fact for it, the raw memories are kept hot.
+        """
+        mem = self._mem()
+        mem._check_open()
+        if cool not in ("demote", "archive", "none"):
+            raise InvalidInputError("cool must be one of demote, archive, none")
+        sc = mem._read_scope(mem.scope_for(scope, user_id=user_id, agent_id=agent_id, session_id=session_id), False)
+        sources = self._reflection_sources(sc, ids=ids, entity=entity, only_unreflected=only_unreflected,
+                                           limit=limit)
+        if not sources:
+            raise InvalidInputError(f"nothing to reflect in scope {sc.as_params()}")
+        return self._reflect_sources(sc, sources, goal=goal, llm=llm, extractive=extractive, fallback=fallback,
+                                     budget=budget, quality_question=quality_question, cool=cool)
+
+    def _reflect_sources(self, sc: Scope, sources: list[MemoryRecord], *, goal: str | None, llm: Any,
+                         extractive: bool, fallback: bool, budget: ReflectionBudget | None,
+                         quality_question: str | None, cool: str) -> Reflection:
+        mem = self._mem()
+        target = _common_scope(sc, sources)
+        sources = sorted(sources, key=lambda r: ((r.valid_from or r.created_at).timestamp(), r.seq))
+        model = mem.llm if llm is _UNSET else llm
+        budget = budget or self.reflection_budget
+        counter = get_token_counter()
+        reflector: Any = ExtractiveReflector() if extractive or model is None else LLMReflector(model)
+        try:
+            draft = reflect_records(sources, reflector, goal=goal, budget=budget, counter=counter)
+        except ReflectionError:
+            if not fallback:
+                raise
+            log.warning("LLM reflection failed for %s; using the extractive reflector", target.as_params())
+            draft = reflect_records(sources, ExtractiveReflector(), goal=goal, budget=budget, counter=counter)
+            draft.method = "extractive-fallback"
+        quality = None
+        if quality_question:
+            quality = check_quality(draft.summary, sources, quality_question, llm=model, counter=counter,
+                                    input_tokens=budget.input_tokens)
+        return self._store_reflection(draft, sources, target, cool=cool, quality=quality)
+
+    def _store_reflection(self, draft: ReflectionDraft, sources: Sequence[MemoryRecord], target: Scope, *,
+                          cool: str, quality: QualityReport | None) -> Reflection:
+        mem = self._mem()
+        if any(s.scope.user_id != target.user_id for s in sources):  # belt and braces: never mix tenants
+            raise ScopeError("a reflection never mixes tenants")
+        low = draft.summary.casefold()
+        entities = list(dict.fromkeys(e for s in sources for e in s.entities if e.casefold() in low))
+        confidence = sum(s.confidence for s in sources) / len(sources)
+        meta = {"reflection": draft.metadata()}
+        if quality is not None:
+            meta["reflection"]["quality"] = {"question": quality.question, "lost_key_fact": quality.lost_key_fact,
+                                             "missing": quality.missing[:10], "method": quality.method}
+        record = MemoryRecord(
+            content=draft.summary, type=MemoryType.REFLECTION, entities=entities,
+            tags=list(dict.fromkeys(["reflection", *draft.tags])), scope=target,
+            source=Source(origin="reflection", session_id=target.session_id), created_at=utcnow(),
+            importance=draft.importance, confidence=round(min(confidence, 0.95), 3), metadata=meta,
+        )
+        res = mem._write([record], target, chain=[])
+        decision = res.decisions[0] if res.decisions else None
+        stored: MemoryRecord | None = res[0] if len(res) else None
+        if stored is None and decision is not None and decision.target_id:
+            found = mem.store.get([decision.target_id], target)  # identical reflection exists: reuse it
+            stored = found[0] if found else None
+        if stored is None:
+            log.warning("reflection for %s was not stored: %s", target.as_params(),
+                        decision.reason if decision is not None else "no decision")
+            return Reflection(None, draft, target, decision, quality)
+        reinforced, cooled = self._link_and_reweight(stored, draft, sources, target, cool=cool, quality=quality)
+        mem.store.audit([{"memory_id": stored.id, "action": "reflect", "actor": "reflection",
+                          "reason": f"{draft.method} reflection of {len(sources)} memories",
+                          "user_id": target.user_id,
+                          "details": {"sources": len(sources), "reinforced": len(reinforced), "cooled": cooled[:200],
+                                      "cool": cool, "prompt_version": draft.prompt_version}}])
+        mem._emit("reflect", {"scope": target, "record": stored, "source_ids": list(draft.source_ids)})
+        return Reflection(stored, draft, target, decision, quality, reinforced, cooled)
+
+    def _link_and_reweight(self, stored: MemoryRecord, draft: ReflectionDraft, sources: Sequence[MemoryRecord],
+                           target: Scope, *, cool: str, quality: QualityReport | None) -> tuple[list[str], list[str]]:
+        mem = self._mem()
+        cited, covered = set(draft.cited_ids), set(draft.covered_ids)
+        hot = set(quality.hot_ids) if quality is not None and quality.lost_key_fact else set()
+        now = time.time()
+        for group, props in (([s.id for s in sources if s.id in covered], {"cited": True, "covered": True}),
+                             ([s.id for s in sources if s.id in cited and s.id not in covered],
+                              {"cited": True, "covered": False}),
+                             ([s.id for s in sources if s.id not in cited and s.id not in covered],
+                              {"cited": False, "covered": False})):
+            linked = mem.store.link("DERIVED_FROM", [(stored.id, i) for i in group],
+                                    {**props, "at": now, "method": draft.method})
+            if linked != len(group):
+                raise ScopeError(f"linked {linked} of {len(group)} sources (a source outside the tenant?)")
+        cool_ids = [] if cool == "none" else [
+            s.id for s in sources
+            if s.id in covered and s.type is MemoryType.OBSERVATION and s.id not in hot and s.id != stored.id]
+        reinforce = [s.id for s in sources if (s.id in cited or s.id in hot) and s.id not in cool_ids]
+        changes: list[dict[str, Any]] = [{"id": i, "add": 0.25, "unflag": _COOL_FLAG} for i in reinforce]
+        if cool == "demote":
+            changes += [{"id": i, "factor": 0.5, "flag": _COOL_FLAG} for i in cool_ids]
+        mem.store.reweight(changes, target)
+        if cool == "archive" and cool_ids:
+            with mem._write_lock:
+                mem.store.set_props([(i, {"status": MemoryStatus.ARCHIVED.value}) for i in cool_ids], target)
+                mem.derived.catch_up(mem.store)
+        return reinforce, cool_ids
+
+    async def areflect(self, **kwargs: Any) -> Reflection:
+        return await asyncio.to_thread(lambda: self.reflect(**kwargs))
+
+    # ------------------------------------------------------------------ session end
+    def session_end(self, *, session_id: str, user_id: str | None = None, agent_id: str | None = None,
+                    scope: Scope | dict[str, Any] | None = None, goal: str | None = None,
+                    wait: bool = False) -> Reflection | None:
+        """Mark a session finished. With auto reflection on, a background job is queued (returns None at once);
+        otherwise, or with ``wait=True``, the session is reflected now. Returns None for an empty session."""
+        mem = self._mem()
+        mem._check_open()
+        if not isinstance(session_id, str) or not session_id:
+            raise InvalidInputError("session_end needs a session_id")
+        sc = mem._read_scope(mem.scope_for(scope, user_id=user_id, agent_id=agent_id, session_id=session_id), False)
+        sched = self._reflection_scheduler
+        if sched is not None and sched.running and sched.policy.on_session_end and not wait:
+            sched.submit("session_end", sc, goal=goal)
+            return None
+        sources = self._reflection_sources(sc, ids=None, entity=None, only_unreflected=False, limit=5000)
+        if not sources:
+            return None
+        return self._reflect_sources(sc, sources, goal=goal, llm=_UNSET, extractive=False, fallback=True,
+                                     budget=None, quality_question=None, cool="demote")
+
+    async def asession_end(self, **kwargs: Any) -> Reflection | None:
+        return await asyncio.to_thread(lambda: self.session_end(**kwargs))
+
+    # ------------------------------------------------------------------ context
+    def build_context(self, query: str, *, scope: Scope | dict[str, Any] | None = None, user_id: str | None = None,
+                      agent_id: str | None = None, session_id: str | None = None, budget_tokens: int = 2000,
+                      recent_messages: Sequence[Any] | None = None, rewrite: bool = False,
+                      builder: ContextBuilder | None = None) -> BuiltContext:
+        """Prompt context within ``budget_tokens``: reflections, the most relevant raw memories and the
+        short-term window (``recent_messages``), with careful-use marks. ``rewrite`` resolves a vague query
+        against ``recent_messages`` first."""
+        mem = self._mem()
+        mem._check_open()
+        from neusym.record import validate_text
+
+        query = validate_text(query, field="query")
+        sc = mem._read_scope(mem.scope_for(scope, user_id=user_id, agent_id=agent_id, session_id=session_id), False)
+        if rewrite:
+            query = self.rewrite_query(query, scope=sc, recent_messages=recent_messages).query
+        return (builder or ContextBuilder()).build(mem, query, sc, budget_tokens, recent_messages)
+
+    async def abuild_context(self, query: str, **kwargs: Any) -> BuiltContext:
+        return await asyncio.to_thread(lambda: self.build_context(query, **kwargs))
+
+    # ------------------------------------------------------------------ query rewriting
+    def rewrite_query(self, query: str, *, scope: Scope | dict[str, Any] | None = None, user_id: str | None = None,
+                      agent_id: str | None = None, session_id: str | None = None,
+                      recent_messages: Sequence[Any] | None = None, llm: Any = _UNSET,
+                      force: bool = False) -> RewriteResult:
+        """Make a vague follow-up self-contained. Without ``recent_messages`` the scope's latest memories stand
+        in for the conversation. With a model it rewrites; without one it appends recent entities and topics."""
+        mem = self._mem()
+        recent: Sequence[Any] | None = recent_messages
+        if recent is None:
+            sc = mem._read_scope(mem.scope_for(scope, user_id=user_id, agent_id=agent_id, session_id=session_id),
+                                 False)
+            recent = [r.content for r in reversed(mem.store.scope_memories(sc, newest_first=True, limit=_RECENT))]
+        rewriter = QueryRewriter(mem.llm if llm is _UNSET else llm, extractor=mem.extractor, only_vague=not force)
+        return rewriter.rewrite(query, recent)
+
+    # ------------------------------------------------------------------ background reflection
+    @property
+    def reflection_scheduler(self) -> ReflectionScheduler | None:
+        return self._reflection_scheduler
+
+    def enable_auto_reflection(self, policy: ReflectionPolicy | None = None, **overrides: Any) -> ReflectionScheduler:
+        """Start background reflection (triggers: session end, conflicts in results, every N writes, decay scan).
+
+        ``overrides`` are :class:`ReflectionPolicy` fields. Pending work is persisted next to the derived indexes
+        on close and resumed by the next scheduler.
+        """
+        mem = self._mem()
+        mem._check_open()
+        if self._reflection_scheduler is not None and self._reflection_scheduler.running:
+            return self._reflection_scheduler
+        pol = (policy or ReflectionPolicy()).model_copy(update=overrides)
+        pol = ReflectionPolicy.model_validate(pol.model_dump())
+        if pol.pending_path is None:
+            pol = pol.model_copy(update={"pending_path": mem.config.index_dir / "reflection-pending.json"})
+        sched = ReflectionScheduler(self._run_job, pol, scanner=self._decay_scan).start()
+        self._reflection_scheduler = sched
+        mem.on_event(sched.on_event)
+        atexit.register(sched.close, drain=False, timeout=5.0)  # an unclosed memory still persists its jobs
+        return sched
+
+    def disable_auto_reflection(self, *, drain: bool | None = None) -> list[ReflectionJob]:
+        """Stop the scheduler (draining per policy); returns the jobs persisted instead of run."""
+        mem = self._mem()
+        sched = self._reflection_scheduler
+        if sched is None:
+            return []
+        self._reflection_scheduler = None
+        atexit.unregister(sched.close)
+        if sched.on_event in mem._hooks:
+            mem._hooks.remove(sched.on_event)
+        return sched.close(drain=drain)
+
+    def _shutdown_reflection(self) -> None:
+        """Called by ``close()`` before the stores close: drains or persists pending reflection work."""
+        try:
+            self.disable_auto_reflection()
+        except Exception:  # noqa: BLE001 - closing must go on; the jobs were persisted or logged
+            log.exception("stopping background reflection failed")
+
+    def _run_job(self, job: ReflectionJob) -> Reflection | None:
+        mem = self._mem()
+        sc = job.scope
+        if job.kind == "conflict" and job.ids:
+            sources = mem.store.get(job.ids, sc)
+        else:
+            sources = self._reflection_sources(sc, ids=None, entity=None,
+                                               only_unreflected=job.kind in ("every_n", "decay"), limit=5000)
+        if not sources:
+            return None
+        return self._reflect_sources(sc, sources, goal=job.goal, llm=_UNSET, extractive=job.fallback,
+                                     fallback=False, budget=None, quality_question=None, cool="demote")
+
+    def _decay_scan(self) -> list[ReflectionJob]:
+        mem = self._mem()
+        sched = self._reflection_scheduler
+        if sched is None:
+            return []
+        pol = sched.policy
+        rows = mem.store.unreflected_scopes(before=time.time() - pol.decay_min_age_s, min_count=pol.decay_min_count)
+        return [ReflectionJob(kind="decay", scope=sc) for sc, _n in rows]

@@ -45,7 +45,7 @@ MEMORY_FIELDS = (
     "id", "nid", "seq", "content", "content_hash", "type", "status", "plan_state", "plan_due", "version",
     "user_id", "agent_id", "session_id", "created_at", "updated_at", "valid_from", "valid_to",
     "last_accessed_at", "access_count", "importance", "confidence", "strength", "expires_at",
-    "tags", "flags", "entity_names", "triples_json", "metadata_json", "source_origin", "source_session",
+    "tags", "flags", "intent", "entity_names", "triples_json", "metadata_json", "source_origin", "source_session",
     "source_turn", "speaker", "source_ref",
 )
 
@@ -93,6 +93,7 @@ def record_to_props(record: MemoryRecord) -> dict[str, Any]:
         "strength": float(record.strength),
         "tags": list(record.tags),
         "flags": list(record.flags),
+        "intent": list(record.intent),
         "entity_names": list(record.entities),
         "triples_json": _json([t.model_dump() for t in record.triples], "triples"),
         "metadata_json": _json(record.metadata, "metadata"),
@@ -135,6 +136,7 @@ def props_to_record(row: dict[str, Any]) -> MemoryRecord:
         plan_due=from_epoch(row.get("plan_due")),
         tags=list(row.get("tags") or []),
         flags=list(row.get("flags") or []),
+        intent=list(row.get("intent") or []),
         entities=list(row.get("entity_names") or []),
         triples=[Triple(**t) for t in triples_raw],
         metadata=json.loads(row.get("metadata_json") or "{}"),

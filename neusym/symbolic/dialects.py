@@ -16,6 +16,7 @@ __all__ = [
     "fulltext_query_text",
     "index_statements",
     "is_duplicate_schema_error",
+    "vector_index_dimension_query",
     "vector_index_statement",
     "vector_query_call",
 ]
@@ -89,7 +90,9 @@ def fulltext_query_text(dialect: Dialect, text: str, *, max_terms: int = 32) -> 
     if not terms:
         return ""
     if dialect is Dialect.NEO4J:
-        return " OR ".join(terms)
+        # Lucene reads upper-case AND/OR/NOT as operators ("cats AND" is a parse error); the index's analyzer
+        # lower-cases anyway, so lower-casing the terms changes nothing else.
+        return " OR ".join(t.lower() for t in terms)
     return "|".join(terms)
 
 
@@ -111,6 +114,21 @@ def vector_index_statement(dialect: Dialect, dimension: int) -> str:
         "CREATE VECTOR INDEX FOR (m:Memory) ON (m.embedding_vec) "
         f"OPTIONS {{dimension: {int(dimension)}, similarityFunction: 'cosine'}}"
     )
+
+
+def vector_index_dimension_query(dialect: Dialect) -> str | None:
+    """A read query returning one row ``{dimension}`` for the existing vector index, or no row if there is none.
+
+    Needed on Neo4j because ``CREATE VECTOR INDEX ... IF NOT EXISTS`` silently keeps an index of another dimension,
+    after which vectors of the new size are skipped by the index without any error. ``None`` where the backend
+    offers no such query.
+    """
+    if dialect is Dialect.NEO4J:
+        return (
+            "SHOW VECTOR INDEXES YIELD name, options WHERE name = 'neusym_memory_embedding' "
+            "RETURN options.indexConfig.`vector.dimensions` AS dimension"
+        )
+    return None
 
 
 def vector_query_call(dialect: Dialect) -> str:

@@ -47,6 +47,8 @@ class SymbolicFilters:
             "f_entity_uids": self.entity_uids,
             "f_predicate": self.predicate,
             "f_object_uids": self.object_uids,
+            "f_po_keys": [f"{self.predicate}\x1f{o}" for o in self.object_uids] if self.predicate and self.object_uids
+            else None,
             "valid_at": self.valid_at,
             "time_from": self.time_from,
             "time_to": self.time_to,
@@ -76,18 +78,20 @@ def filter_clause(var: str = "m") -> str:
             f"($due_to IS NULL OR {v}.plan_due <= $due_to)",
             f"($include_expired OR {v}.expires_at IS NULL OR {v}.expires_at > $now)",
             f"($min_confidence IS NULL OR {v}.confidence >= $min_confidence)",
-            f"($f_entity_uids IS NULL OR any(u IN [({v})-[:MENTIONS]->(fe:Entity) | fe.uid] WHERE u IN $f_entity_uids))",
+            f"($f_entity_uids IS NULL OR any(u IN coalesce({v}.entity_uids, []) WHERE u IN $f_entity_uids))",
         ]
     )
 
 
 def _relation_clause(var: str = "m") -> str:
-    # predicate/object constraints go through the RELATES edges the memory produced
+    # Predicate/object constraints read the memory's denormalised fact keys (written with its RELATES edges), so
+    # the filter is a list lookup on the node in every dialect rather than a pattern inside WHERE.
+    v = var
     return (
-        f"($f_predicate IS NULL OR any(p IN [(:Entity)-[r:RELATES]->(o:Entity) WHERE r.memory_id = {var}.id "
-        f"AND ($f_object_uids IS NULL OR o.uid IN $f_object_uids) | r.predicate] WHERE p = $f_predicate)) "
-        f"AND ($f_object_uids IS NULL OR $f_predicate IS NOT NULL OR any(u IN [(:Entity)-[r:RELATES]->(o:Entity) "
-        f"WHERE r.memory_id = {var}.id | o.uid] WHERE u IN $f_object_uids))"
+        f"($f_predicate IS NULL OR ($f_object_uids IS NULL AND $f_predicate IN coalesce({v}.predicates, [])) "
+        f"OR ($f_object_uids IS NOT NULL AND any(x IN coalesce({v}.po_keys, []) WHERE x IN $f_po_keys))) "
+        f"AND ($f_object_uids IS NULL OR $f_predicate IS NOT NULL "
+        f"OR any(x IN coalesce({v}.object_uids, []) WHERE x IN $f_object_uids))"
     )
 
 

@@ -122,8 +122,21 @@ class SymbolicStore:
                     "predicate": t.predicate, "polarity": t.polarity, "confidence": t.confidence, "ns": ns,
                 }
             )
-        return {"props": record_to_props(record), "embedding": encode_embedding(vector), "entities": ents,
-                "triples": triples}
+        props = record_to_props(record)
+        props.update(self._fact_keys(ents, triples))
+        return {"props": props, "embedding": encode_embedding(vector), "entities": ents, "triples": triples}
+
+    @staticmethod
+    def _fact_keys(ents: list[dict[str, Any]], triples: list[dict[str, Any]]) -> dict[str, list[str]]:
+        """Denormalised lookup keys of a memory's entities and facts (see rescoring._relation_clause)."""
+        uids = list(dict.fromkeys([e["uid"] for e in ents] + [t["s_uid"] for t in triples]
+                                  + [t["o_uid"] for t in triples]))
+        return {
+            "entity_uids": uids,
+            "predicates": list(dict.fromkeys(t["predicate"] for t in triples)),
+            "object_uids": list(dict.fromkeys(t["o_uid"] for t in triples)),
+            "po_keys": list(dict.fromkeys(f"{t['predicate']}\x1f{t['o_uid']}" for t in triples)),
+        }
 
     def update(
         self, memory_id: str, scope: Scope, props: Mapping[str, Any], *, embedding: np.ndarray | None = None
@@ -161,7 +174,7 @@ class SymbolicStore:
         self.executor.run("MATCH ()-[x:RELATES {memory_id: $id}]->() DELETE x", {"id": record.id})
         row = self._row(record, np.zeros(1, dtype=np.float32))
         self.executor.run(
-            "MATCH (m:Memory {id: $id}) "
+            "MATCH (m:Memory {id: $id}) SET m += $keys "
             "FOREACH (ent IN $entities | "
             "  MERGE (e:Entity {uid: ent.uid}) ON CREATE SET e.key = ent.key, e.name = ent.name, e.user_id = ent.ns "
             "  MERGE (m)-[:MENTIONS]->(e)) "
@@ -171,7 +184,8 @@ class SymbolicStore:
             "  MERGE (m)-[:MENTIONS]->(a) MERGE (m)-[:MENTIONS]->(b) "
             "  CREATE (a)-[:RELATES {predicate: t.predicate, polarity: t.polarity, confidence: t.confidence, "
             "    memory_id: m.id, valid_from: m.valid_from, created_at: m.created_at}]->(b))",
-            {"id": record.id, "entities": row["entities"], "triples": row["triples"]},
+            {"id": record.id, "entities": row["entities"], "triples": row["triples"],
+             "keys": self._fact_keys(row["entities"], row["triples"])},
         )
 
     def touch(self, nids: Iterable[int], now: float | None = None) -> None:
@@ -287,6 +301,93 @@ class SymbolicStore:
                 raise UnsafeQueryError(str(err)) from err
             raise
         return rows[:limit]
+
+    # ------------------------------------------------------------------ reflection (slow path)
+    def scope_memories(self, scope: Scope, *, unreflected: bool = False, entity_uids: Sequence[str] | None = None,
+                       before: float | None = None, statuses: Sequence[str] = ("active", "pending"),
+                       exclude_types: Sequence[str] = ("reflection",), newest_first: bool = False,
+                       limit: int = 1000, offset: int = 0) -> list[MemoryRecord]:
+        """Memories in ``scope`` in event-time order (oldest first unless ``newest_first``): reflection sources.
+
+        ``unreflected`` keeps only memories no reflection was derived from yet; ``entity_uids`` keeps those that
+        mention one of the entities (an entity's neighbourhood); ``before`` bounds ``created_at``.
+        """
+        where = [q.SCOPE_FILTER, "m.status IN $statuses", "NOT m.type IN $exclude_types",
+                 "($before IS NULL OR m.created_at <= $before)"]
+        if unreflected:
+            where.append("NOT (m)<-[:DERIVED_FROM]-(:Memory)")
+        pattern = "(m:Memory)"
+        if entity_uids is not None:
+            pattern = "(m:Memory)-[:MENTIONS]->(fe:Entity)"
+            where.append("fe.uid IN $entity_uids")
+        direction = "DESC" if newest_first else "ASC"
+        rows = self.executor.run(
+            f"MATCH {pattern} WHERE {' AND '.join(where)} WITH DISTINCT m RETURN {q.RETURN_MEMORY} "
+            f"ORDER BY coalesce(m.valid_from, m.created_at) {direction}, m.seq {direction} "
+            "SKIP $offset LIMIT $limit",
+            {**scope.as_params(), "statuses": list(statuses), "exclude_types": list(exclude_types),
+             "before": before, "entity_uids": list(entity_uids or []), "limit": int(limit), "offset": int(offset)},
+            write=False,
+        )
+        return [props_to_record(r) for r in rows]
+
+    def unreflected_scopes(self, *, before: float, min_count: int, limit: int = 100,
+                           statuses: Sequence[str] = ("active", "pending")) -> list[tuple[Scope, int]]:
+        """(user, agent) scopes holding at least ``min_count`` unreflected memories older than ``before``: the
+        periodic decay scan's work list. Returns scope keys and counts only, never content."""
+        rows = self.executor.run(
+            "MATCH (m:Memory) WHERE m.status IN $statuses AND m.type <> 'reflection' AND m.created_at <= $before "
+            "AND NOT (m)<-[:DERIVED_FROM]-(:Memory) "
+            "WITH m.user_id AS user_id, m.agent_id AS agent_id, count(m) AS n WHERE n >= $min_count "
+            "RETURN user_id, agent_id, n ORDER BY n DESC LIMIT $limit",
+            {"statuses": list(statuses), "before": float(before), "min_count": int(min_count), "limit": int(limit)},
+            write=False,
+        )
+        out = []
+        for r in rows:
+            sc = Scope(user_id=r.get("user_id"), agent_id=r.get("agent_id"))
+            if not sc.is_empty:
+                out.append((sc, int(r["n"])))
+        return out
+
+    def reweight(self, changes: Sequence[Mapping[str, Any]], scope: Scope) -> int:
+        """Adjust strength (``m.strength * factor + add``) and add/remove one flag per memory, inside ``scope``.
+
+        Strength and flags feed stage-2 scoring only (not FAISS/BM25), so no sequence bump is needed.
+        Each change: ``{"id", "factor"=1.0, "add"=0.0, "flag"=None, "unflag"=None}``.
+        """
+        rows = [{"id": c["id"], "factor": float(c.get("factor", 1.0)), "add": float(c.get("add", 0.0)),
+                 "flag": c.get("flag") or "", "unflag": c.get("unflag") or ""} for c in changes]
+        if not rows:
+            return 0
+        out = self.executor.run(
+            f"UNWIND $rows AS r MATCH (m:Memory {{id: r.id}}) WHERE {q.SCOPE_FILTER} "
+            "WITH m, r, [f IN coalesce(m.flags, []) WHERE f <> r.unflag] AS fl "
+            "SET m.strength = coalesce(m.strength, 1.0) * r.factor + r.add, "
+            "m.flags = CASE WHEN r.flag = '' OR r.flag IN fl THEN fl ELSE fl + [r.flag] END "
+            "RETURN count(m) AS n",
+            {"rows": rows, **scope.as_params()},
+        )
+        return int(out[0]["n"]) if out else 0
+
+    def relations_among(self, ids: Sequence[str], rels: Iterable[str], scope: Scope) -> list[tuple[str, str, str]]:
+        """(src, REL, dst) edges of the given types touching ``ids``, both ends inside ``scope``'s tenant."""
+        types = sorted(set(rels))
+        bad = [r for r in types if r not in RELATIONS]
+        if bad:
+            raise InvalidInputError(f"unknown relation(s) {bad}; use {sorted(RELATIONS)}")
+        if not ids or not types:
+            return []
+        params = {"ids": list(ids), "rels": types, **scope.as_params()}
+        tenant = "($user_id IS NULL OR (a.user_id = $user_id AND b.user_id = $user_id))"
+        rows = self.executor.run(
+            f"UNWIND $ids AS mid MATCH (a:Memory {{id: mid}})-[x]->(b:Memory) WHERE type(x) IN $rels AND {tenant} "
+            "RETURN a.id AS src, type(x) AS rel, b.id AS dst "
+            f"UNION UNWIND $ids AS mid MATCH (a:Memory)-[x]->(b:Memory {{id: mid}}) WHERE type(x) IN $rels "
+            f"AND {tenant} RETURN a.id AS src, type(x) AS rel, b.id AS dst",
+            params, write=False,
+        )
+        return [(r["src"], r["rel"], r["dst"]) for r in rows]
 
     # ------------------------------------------------------------------ audit
     def audit(self, entries: Sequence[Mapping[str, Any]]) -> None:

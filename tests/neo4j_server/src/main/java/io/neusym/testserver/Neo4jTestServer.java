@@ -81,6 +81,9 @@ public final class Neo4jTestServer {
                     // No TLS: skips generating a self-signed certificate at every start.
                     .withConfig(BoltConnector.encryption_level, BoltConnector.EncryptionLevel.DISABLED)
                     .withConfig(GraphDatabaseSettings.auth_enabled, auth)
+                    // Tests try wrong passwords on purpose; the default lock-out (3 failures) would then refuse the
+                    // right password to every other test for a few seconds.
+                    .withConfig(GraphDatabaseSettings.auth_max_failed_attempts, 0)
                     .withConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(64))
                     // Netty's default 5 s quiet period, paid twice, made every stop take 10 s; nothing here needs it.
                     .withConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0)

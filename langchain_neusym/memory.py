@@ -1,0 +1,178 @@
+"""``NeuSymMemory`` for classic ``langchain_classic`` chains (``ConversationChain``, ``LLMChain``).
+
+Classic memory is deprecated upstream (``langchain_classic.base_memory.BaseMemory``, removal in 2.0) but still what
+those chains take. This class only converts: the turn goes through NeuSym's write path (extraction + governance),
+and the prompt variable is NeuSym's two-stage search on the current input, cut to a token budget.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_classic.base_memory import BaseMemory
+from langchain_classic.memory.utils import get_prompt_input_key
+from langchain_core.messages import BaseMessage, SystemMessage
+from pydantic import ConfigDict, Field, field_validator
+
+from langchain_neusym._common import (
+    ReadScope,
+    abuild_context,
+    bound_ids,
+    build_context,
+    check_memory,
+    read_scope,
+    resolve_scope,
+)
+from neusym import InvalidInputError, MemoryStatus, Scope
+from neusym import NeuSymMemory as _Engine
+
+__all__ = ["NeuSymMemory", "clear_scope"]
+
+_ALL_STATUSES = [s.value for s in MemoryStatus if s is not MemoryStatus.DELETED]
+
+
+def clear_scope(memory: _Engine, scope: Scope, *, reason: str) -> int:
+    """Delete every memory inside ``scope`` (all statuses); returns how many. Refuses an empty scope."""
+    if scope.is_empty:
+        raise InvalidInputError("refusing to clear an empty scope")
+    total = 0
+    while True:
+        ids = [r.id for r in memory.query(scope=scope, statuses=_ALL_STATUSES, limit=1000)]
+        if not ids:
+            return total
+        deleted = memory.delete(ids, scope=scope, reason=reason)
+        total += deleted
+        if deleted == 0:  # nothing visible could be deleted: stop rather than loop
+            return total
+
+
+class NeuSymMemory(BaseMemory):
+    """Classic chain memory backed by NeuSym.
+
+    ``load_memory_variables`` runs NeuSym's context builder on the chain's input (two-stage search for
+    reflections and raw memories, careful-use marks) and returns the text, at most ``max_tokens`` tiktoken
+    ``encoding`` tokens, under ``memory_key``.
+    ``save_context`` stores the user input and the chain's output as one conversation turn through the write
+    path (extraction and governance). ``clear`` deletes the memories of this memory's scope.
+
+    Args:
+        memory: an open :class:`neusym.NeuSymMemory`.
+        user_id / agent_id / session_id / scope: where turns are written (at least one id, else the engine's
+            default scope). ``read_scope`` says how far reads reach: ``"user"`` (default: every session of the
+            user, which is what makes a chain remember across sessions), ``"agent"`` or ``"session"``.
+        memory_key: the prompt variable (``history`` for ``ConversationChain``).
+        input_key / output_key: which input/output to use when a chain has several.
+        k / max_tokens / encoding / header: how many memories are fetched, the token budget the context (header
+            included) must fit in, and an optional heading line.
+        return_messages: return ``[SystemMessage(context)]`` instead of a string (for chat prompts).
+        infer: run extraction on saved turns (``False`` stores them verbatim).
+
+    Example::
+
+        chain = ConversationChain(llm=llm, memory=NeuSymMemory(memory=mem, user_id="ana", session_id="s1"))
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    memory: _Engine = Field(exclude=True)
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    scope: Scope | None = None
+    read_scope: ReadScope = "user"
+    memory_key: str = "history"
+    input_key: str | None = None
+    output_key: str | None = None
+    k: int = Field(default=8, ge=1, le=1000)
+    max_tokens: int = Field(default=1000, ge=0)
+    encoding: str = "cl100k_base"
+    header: str = ""
+    return_messages: bool = False
+    infer: bool = True
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _check_memory(cls, value: Any) -> _Engine:
+        return check_memory(value)
+
+    # ------------------------------------------------------------------ scopes
+    @property
+    def write_scope(self) -> Scope:
+        """Where this memory writes (and what ``clear`` deletes)."""
+        bound = bound_ids(self.scope, user_id=self.user_id, agent_id=self.agent_id, session_id=self.session_id)
+        return resolve_scope(self.memory, bound)
+
+    @property
+    def search_scope(self) -> Scope:
+        """Where this memory reads."""
+        return read_scope(self.write_scope, self.read_scope)
+
+    # ------------------------------------------------------------------ BaseMemory
+    @property
+    def memory_variables(self) -> list[str]:
+        return [self.memory_key]
+
+    def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        context = build_context(self.memory, self._input_text(inputs), self.search_scope, max_tokens=self.max_tokens,
+                                k=self.k, encoding=self.encoding, header=self.header)
+        return {self.memory_key: self._shape(context)}
+
+    async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        context = await abuild_context(self.memory, self._input_text(inputs), self.search_scope,
+                                       max_tokens=self.max_tokens, k=self.k, encoding=self.encoding,
+                                       header=self.header)
+        return {self.memory_key: self._shape(context)}
+
+    def save_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
+        turns = self._turns(inputs, outputs)
+        if turns:
+            self.memory.add(turns, scope=self.write_scope, infer=self.infer)
+
+    async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
+        turns = self._turns(inputs, outputs)
+        if turns:
+            await self.memory.aadd(turns, scope=self.write_scope, infer=self.infer)
+
+    def clear(self) -> None:
+        """Delete this memory's scope (``write_scope``): the session if ``session_id`` is set, else the user."""
+        clear_scope(self.memory, self.write_scope, reason="langchain memory clear()")
+
+    async def aclear(self) -> None:
+        import asyncio
+
+        await asyncio.to_thread(self.clear)
+
+    # ------------------------------------------------------------------ helpers
+    def _input_text(self, inputs: dict[str, Any]) -> str:
+        key = self.input_key or get_prompt_input_key(inputs, self.memory_variables)
+        value = inputs.get(key)
+        if isinstance(value, BaseMessage):
+            return value.text.strip()
+        return str(value).strip() if value is not None else ""
+
+    def _output_text(self, outputs: dict[str, Any]) -> str:
+        if self.output_key is not None:
+            key = self.output_key
+        elif len(outputs) == 1:
+            key = next(iter(outputs))
+        elif "response" in outputs:
+            key = "response"
+        else:
+            raise InvalidInputError(f"several outputs {sorted(outputs)}; set output_key")
+        value = outputs.get(key)
+        if isinstance(value, BaseMessage):
+            return value.text.strip()
+        return str(value).strip() if value is not None else ""
+
+    def _turns(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> list[dict[str, str]]:
+        turns = []
+        if text := self._input_text(inputs):
+            turns.append({"role": "user", "content": text})
+        if text := self._output_text(outputs):
+            turns.append({"role": "assistant", "content": text})
+        return turns
+
+    def _shape(self, context: str) -> str | list[BaseMessage]:
+        if self.return_messages:
+            return [SystemMessage(content=context)] if context else []
+        return context

@@ -1,0 +1,216 @@
+"""NeuSym steps as LCEL Runnables: retrieval (context for a prompt), saving a turn, and reflection.
+
+    chain = (
+        RunnablePassthrough.assign(context=NeuSymRetrievalRunnable(memory=mem))
+        | RunnablePassthrough.assign(output=prompt | model | StrOutputParser())
+        | NeuSymSaveRunnable(memory=mem)
+    )
+    chain.invoke({"input": "..."}, config={"configurable": {"user_id": "ana", "session_id": "s2"}})
+
+Scope ids come from the runnable's fields (bound) and, for ids left open, from ``config["configurable"]``
+(``user_id``/``agent_id``/``session_id``; ``thread_id`` as the session) or the LangGraph runtime context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from langchain_core.documents import Document
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig, RunnableSerializable
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from langchain_neusym._common import (
+    ReadScope,
+    abuild_context,
+    bound_ids,
+    build_context,
+    check_memory,
+    check_search_kwargs,
+    config_ids,
+    last_human_text,
+    message_text,
+    read_scope,
+    resolve_scope,
+    result_to_document,
+    runtime_ids,
+)
+from neusym import InvalidInputError, NeuSymMemory, Scope, SearchResult
+
+__all__ = ["NeuSymReflectionRunnable", "NeuSymRetrievalRunnable", "NeuSymSaveRunnable"]
+
+
+class _ScopedRunnable(RunnableSerializable[Any, Any]):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    memory: NeuSymMemory = Field(exclude=True)
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    scope: Scope | None = None
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _check_memory(cls, value: Any) -> NeuSymMemory:
+        return check_memory(value)
+
+    def _resolve(self, config: RunnableConfig | None) -> Scope:
+        bound = bound_ids(self.scope, user_id=self.user_id, agent_id=self.agent_id, session_id=self.session_id)
+        return resolve_scope(self.memory, bound, config_ids(config, thread_as_session=True), runtime_ids())
+
+
+class NeuSymRetrievalRunnable(_ScopedRunnable):
+    """Two-stage retrieval as a Runnable.
+
+    Input: a query string, a dict (``input_key``, default ``"input"``) or a list of messages (the last user
+    message is the query). Output (``output``): ``"context"`` (default) - NeuSym's context builder text
+    (reflections and memories with careful-use marks) within ``max_tokens`` tiktoken tokens, ready for a prompt
+    variable; ``"documents"`` - ``Document`` objects as :class:`NeuSymRetriever` returns them; ``"results"`` -
+    raw :class:`neusym.SearchResult` objects. ``search_kwargs`` (filters) apply to the last two.
+    """
+
+    name: str | None = "NeuSymRetrieval"
+    read_scope: ReadScope = "user"
+    k: int = Field(default=5, ge=0, le=1000)
+    max_tokens: int = Field(default=1000, ge=0)
+    encoding: str = "cl100k_base"
+    header: str = ""
+    input_key: str = "input"
+    output: Literal["context", "documents", "results"] = "context"
+    search_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("search_kwargs")
+    @classmethod
+    def _check_search_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return check_search_kwargs(value)
+
+    @model_validator(mode="after")
+    def _filters_need_hits(self) -> NeuSymRetrievalRunnable:
+        if self.search_kwargs and self.output == "context":
+            raise InvalidInputError("search_kwargs filter hits; use output='documents' or 'results' with them")
+        return self
+
+    def _query(self, value: Any) -> str:
+        if isinstance(value, str):
+            return value.strip()
+        if isinstance(value, Mapping):
+            if self.input_key not in value:
+                raise InvalidInputError(f"retrieval input has no {self.input_key!r} key (keys: {sorted(value)})")
+            inner = value[self.input_key]
+            return self._query(inner) if not isinstance(inner, Mapping) else ""
+        if isinstance(value, BaseMessage):
+            return value.text.strip()
+        if isinstance(value, Sequence):
+            return last_human_text(value)
+        if hasattr(value, "to_messages"):  # a PromptValue
+            return last_human_text(value.to_messages())
+        raise InvalidInputError(f"cannot read a query from {type(value).__name__}")
+
+    def _shape(self, results: list[SearchResult]) -> list[Document] | list[SearchResult]:
+        return results if self.output == "results" else [result_to_document(r) for r in results]
+
+    def _run(self, value: Any, config: RunnableConfig) -> Any:
+        query = self._query(value)
+        scope = read_scope(self._resolve(config), self.read_scope)
+        if self.output == "context":
+            return build_context(self.memory, query, scope, max_tokens=self.max_tokens, k=self.k,
+                                 encoding=self.encoding, header=self.header)
+        return self._shape(self.memory.search(query, scope=scope, k=self.k, **self.search_kwargs) if query else [])
+
+    async def _arun(self, value: Any, config: RunnableConfig) -> Any:
+        query = self._query(value)
+        scope = read_scope(self._resolve(config), self.read_scope)
+        if self.output == "context":
+            return await abuild_context(self.memory, query, scope, max_tokens=self.max_tokens, k=self.k,
+                                        encoding=self.encoding, header=self.header)
+        return self._shape(await self.memory.asearch(query, scope=scope, k=self.k, **self.search_kwargs)
+                           if query else [])
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
+        return self._call_with_config(self._run, input, config, **kwargs)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
+        return await self._acall_with_config(self._arun, input, config, **kwargs)
+
+
+class NeuSymSaveRunnable(_ScopedRunnable):
+    """Save a conversation turn through NeuSym's write path and pass the input through unchanged.
+
+    Input: a dict with ``input_key`` (the user's message, default ``"input"``) and ``output_key`` (the answer,
+    default ``"output"``; a message or a string), or a list of messages saved as they are.
+    """
+
+    name: str | None = "NeuSymSave"
+    input_key: str = "input"
+    output_key: str = "output"
+    infer: bool = True
+
+    def _turns(self, value: Any) -> list[dict[str, str]]:
+        if isinstance(value, Mapping):
+            turns = []
+            for key, role in ((self.input_key, "user"), (self.output_key, "assistant")):
+                if key in value and (text := message_text(value[key]) if value[key] is not None else ""):
+                    turns.append({"role": role, "content": text})
+            if not turns:
+                raise InvalidInputError(f"nothing to save: no text under {self.input_key!r}/{self.output_key!r}")
+            return turns
+        if isinstance(value, Sequence) and not isinstance(value, str):
+            return [{"role": m.type if isinstance(m, BaseMessage) else str(m.get("role", "user")),
+                     "content": message_text(m)} for m in value if message_text(m)]
+        raise InvalidInputError(f"cannot save {type(value).__name__}; pass a dict or a list of messages")
+
+    def _run(self, value: Any, config: RunnableConfig) -> Any:
+        self.memory.add(self._turns(value), scope=self._resolve(config), infer=self.infer)
+        return value
+
+    async def _arun(self, value: Any, config: RunnableConfig) -> Any:
+        await self.memory.aadd(self._turns(value), scope=self._resolve(config), infer=self.infer)
+        return value
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
+        return self._call_with_config(self._run, input, config, **kwargs)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
+        return await self._acall_with_config(self._arun, input, config, **kwargs)
+
+
+class NeuSymReflectionRunnable(_ScopedRunnable):
+    """NeuSym's reflection step (consolidation into higher-level memories) as a Runnable.
+
+    Input: ``None`` or a dict of extra keyword arguments for ``NeuSymMemory.reflect``; output: its report.
+    Raises ``NotImplementedError`` on an engine without reflection.
+    """
+
+    name: str | None = "NeuSymReflection"
+
+    def _reflect(self) -> Any:
+        reflect = getattr(self.memory, "reflect", None)
+        if not callable(reflect):
+            raise NotImplementedError("this NeuSym engine has no reflect(); upgrade neusym")
+        return reflect
+
+    @staticmethod
+    def _kwargs(value: Any) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if isinstance(value, Mapping):
+            return dict(value)
+        raise InvalidInputError(f"reflection input must be None or a dict of reflect() arguments, got "
+                                f"{type(value).__name__}")
+
+    def _run(self, value: Any, config: RunnableConfig) -> Any:
+        return self._reflect()(scope=self._resolve(config), **self._kwargs(value))
+
+    async def _arun(self, value: Any, config: RunnableConfig) -> Any:
+        reflect = getattr(self.memory, "areflect", None)
+        if callable(reflect):
+            return await reflect(scope=self._resolve(config), **self._kwargs(value))
+        return await asyncio.to_thread(self._run, value, config)
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
+        return self._call_with_config(self._run, input, config, **kwargs)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
+        return await self._acall_with_config(self._arun, input, config, **kwargs)

@@ -1,0 +1,412 @@
+"""``NeuSymStore``: NeuSym as LangGraph's long-term memory store (``langgraph.store.base.BaseStore``).
+
+How namespaces map to NeuSym (one memory per item)::
+
+    item (namespace, key, value)          NeuSym memory
+    --------------------------------      ------------------------------------------------------------------
+    tenant                                scope.user_id  = the store's ``user_id``, else namespace[user_index]
+    namespace                             scope.agent_id = 'lg:["memories","ana"]' (the tuple as JSON; a digest
+                                          if that is over 500 characters), and tags 'lgns:<prefix JSON>' for
+                                          every prefix plus 'lgsub:<prefix JSON>' for every strict prefix
+    key                                   scope.session_id = 'lgk:<digest of namespace and key>'
+    value                                 metadata["langgraph"] = {namespace, key, value, index, ttl}
+    indexed text (``index`` fields)       content, which NeuSym embeds, indexes for BM25 and links in the graph
+    ttl (minutes)                         expires_at
+
+Why the key is a session: each item then has its own scope, so ``get``/``put`` find an item with one scoped
+lookup, and governance's duplicate merge (which works inside a scope) never folds two keys into one memory.
+Admission still runs on every new item; a refused put raises :class:`neusym.PolicyViolationError`.
+Because items are ordinary memories of their tenant, ``NeuSymRetriever(user_id=...)`` and the other adapters
+see what an agent saved through the store; the store itself only ever returns its own items.
+
+Semantics follow ``InMemoryStore``: in one ``batch`` every read sees the state before the batch's puts, the last
+put of a (namespace, key) wins, ``put(..., None)`` deletes, filters support ``$eq $ne $gt $gte $lt $lte`` and
+nested dicts, ``list_namespaces`` supports prefix/suffix (with ``*``), ``max_depth``, ``limit``, ``offset``.
+``search(prefix, query=...)`` is NeuSym's two-stage search; without ``query`` it lists items oldest first.
+Differences: every item is searchable (``index=False`` items by their JSON text); every read needs a tenant
+(a prefix that names the user, or the store's ``user_id``), except ``list_namespaces`` on a store opened with
+``all_tenants=True``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    InvalidNamespaceError,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+    get_text_at_path,
+    tokenize_path,
+    validate_op_namespace,
+)
+
+from langchain_neusym._common import check_memory
+from neusym import (
+    InvalidInputError,
+    MemoryRecord,
+    NeuSymMemory,
+    PolicyViolationError,
+    Scope,
+    ScopeError,
+    SearchResult,
+)
+
+__all__ = ["NeuSymStore"]
+
+_META = "langgraph"
+_NS_TAG = "lgns:"
+_SUB_TAG = "lgsub:"
+_LIVE = ["active", "pending"]
+_ANY = ["active", "pending", "quarantined", "archived", "superseded"]
+_PAGE = 1000
+_ACTOR = "langgraph-store"
+
+
+def _js(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _ns_tag(prefix: Sequence[str]) -> str:
+    return _NS_TAG + _js(list(prefix))
+
+
+def _sub_tag(prefix: Sequence[str]) -> str:
+    return _SUB_TAG + _js(list(prefix))
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(_js(value).encode("utf-8")).hexdigest()
+
+
+def _ns_agent(namespace: Sequence[str]) -> str:
+    text = "lg:" + _js(list(namespace))
+    return text if len(text) <= 500 else "lg#" + _digest(list(namespace))
+
+
+class NeuSymStore(BaseStore):
+    """A LangGraph ``BaseStore`` whose items are NeuSym memories (see the module docstring for the mapping).
+
+    Args:
+        memory: an open :class:`neusym.NeuSymMemory`.
+        user_id: put every namespace inside this tenant. Without it the tenant is ``namespace[user_index]``.
+        user_index: which namespace element names the tenant (``0`` for ``(user_id, "memories")``, ``1`` for
+            LangMem's ``("memories", "{user_id}")``).
+        index: ``IndexConfig``; only ``fields`` is used (default: a ``"content"`` or ``"text"`` string field, else
+            the whole value as JSON). Embeddings are always the memory's own embedder.
+        ttl: ``TTLConfig`` (``default_ttl`` minutes, ``refresh_on_read``). Expired items disappear from every read
+            at once; NeuSym's governance purges them later.
+        all_tenants: allow ``list_namespaces`` without a tenant (an operator view across users).
+        origin: the provenance recorded on stored items (governance trusts ``user`` more than ``agent``).
+
+    Example::
+
+        store = NeuSymStore(mem, user_index=1)
+        agent = create_agent(model, tools, store=store)
+        store.put(("memories", "ana"), "food", {"content": "Ana is vegetarian"})
+        store.search(("memories", "ana"), query="what does Ana eat?")
+    """
+
+    supports_ttl = True
+
+    def __init__(
+        self,
+        memory: NeuSymMemory,
+        *,
+        user_id: str | None = None,
+        user_index: int = 0,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        all_tenants: bool = False,
+        origin: str = "agent",
+    ) -> None:
+        self.memory = check_memory(memory)
+        if user_id is not None:
+            Scope.coerce(None, user_id=user_id)
+        if isinstance(user_index, bool) or not isinstance(user_index, int) or user_index < 0:
+            raise InvalidInputError(f"user_index must be a non-negative int, got {user_index!r}")
+        self.user_id = user_id
+        self.user_index = user_index
+        self.all_tenants = all_tenants
+        self.origin = origin
+        self.index_config = dict(index) if index else None
+        if index and (index.get("embed") is not None or index.get("dims") is not None):
+            warnings.warn("NeuSymStore embeds with the memory's own embedder; index['embed'] and index['dims'] "
+                          "are ignored", UserWarning, stacklevel=2)
+        self.index_fields: list[str] | None = list(index["fields"]) if index and index.get("fields") else None
+        self.ttl_config = ttl
+
+    # ------------------------------------------------------------------ BaseStore
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        results: list[Result] = []
+        puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        for op in ops:  # reads see the state before this batch's writes, as in InMemoryStore
+            validate_op_namespace(op)
+            if isinstance(op, GetOp):
+                results.append(self._get(op))
+            elif isinstance(op, SearchOp):
+                results.append(self._search(op))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._list_namespaces(op))
+            elif isinstance(op, PutOp):
+                if not op.namespace:
+                    raise InvalidNamespaceError("Namespace cannot be empty.")
+                puts[(tuple(op.namespace), str(op.key))] = op
+                results.append(None)
+            else:
+                raise InvalidInputError(f"unknown store operation {type(op).__name__}")
+        for op in puts.values():
+            self._put(op)
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    # ------------------------------------------------------------------ scope mapping
+    def _tenant(self, path: Sequence[str]) -> str:
+        if self.user_id is not None:
+            return self.user_id
+        if len(path) > self.user_index and path[self.user_index] != "*":
+            return path[self.user_index]
+        raise ScopeError(f"namespace {tuple(path)} does not name a tenant (element {self.user_index}); pass a "
+                         "longer prefix or open the store with user_id=...")
+
+    def _item_scope(self, namespace: Sequence[str], key: str) -> Scope:
+        return Scope(user_id=self._tenant(namespace), agent_id=_ns_agent(namespace),
+                     session_id="lgk:" + _digest([list(namespace), key])[:40])
+
+    @staticmethod
+    def _tags(namespace: Sequence[str]) -> list[str]:
+        prefixes = [tuple(namespace[:i]) for i in range(len(namespace) + 1)]
+        return [_ns_tag(p) for p in prefixes] + [_sub_tag(p) for p in prefixes[:-1]]
+
+    # ------------------------------------------------------------------ conversions
+    @staticmethod
+    def _info(rec: MemoryRecord) -> dict[str, Any] | None:
+        info = rec.metadata.get(_META)
+        return info if isinstance(info, dict) and "key" in info and "namespace" in info else None
+
+    def _to_item(self, rec: MemoryRecord, score: float | None = None, *, search: bool = False) -> Item:
+        info = self._info(rec) or {}
+        fields = {"value": dict(info.get("value") or {}), "key": str(info.get("key")),
+                  "namespace": tuple(info.get("namespace") or ()), "created_at": rec.created_at,
+                  "updated_at": rec.updated_at or rec.created_at}
+        return SearchItem(**fields, score=score) if search else Item(**fields)
+
+    def _index_text(self, value: dict[str, Any], index: Literal[False] | list[str] | None) -> str:
+        fields = self.index_fields if index is None else (["$"] if index is False else list(index))
+        if fields is None:
+            for name in ("content", "text"):
+                if isinstance(value.get(name), str) and value[name].strip():
+                    return str(value[name])
+            fields = ["$"]
+        texts = [t for f in fields for t in get_text_at_path(value, "$" if f == "$" else tokenize_path(f))
+                 if t and t.strip()]
+        return "\n".join(texts) if texts else get_text_at_path(value, "$")[0]
+
+    # ------------------------------------------------------------------ ops
+    def _lookup(self, namespace: Sequence[str], key: str, statuses: list[str]) -> list[MemoryRecord]:
+        scope = self._item_scope(namespace, key)
+        recs = self.memory.query(scope=scope, statuses=statuses, order="recent", limit=20)
+        return [r for r in recs if (i := self._info(r)) and i["key"] == key and list(i["namespace"]) == list(namespace)]
+
+    def _refresh(self, recs: Iterable[MemoryRecord], refresh: bool) -> None:
+        if not refresh:
+            return
+        for rec in recs:
+            ttl = (self._info(rec) or {}).get("ttl")
+            if ttl:
+                self.memory.update(rec.id, scope=rec.scope, expires_at=datetime.fromtimestamp(
+                    time.time() + float(ttl) * 60, tz=UTC), actor=_ACTOR, reason="ttl refreshed on read")
+
+    def _refresh_flag(self, requested: bool) -> bool:
+        if self.ttl_config is not None and "refresh_on_read" in self.ttl_config:
+            return requested and bool(self.ttl_config["refresh_on_read"])
+        return requested
+
+    def _get(self, op: GetOp) -> Item | None:
+        recs = self._lookup(op.namespace, op.key, _LIVE)
+        if not recs:
+            return None
+        self._refresh(recs[:1], self._refresh_flag(op.refresh_ttl))
+        return self._to_item(recs[0])
+
+    def _put(self, op: PutOp) -> None:
+        namespace, key = tuple(op.namespace), str(op.key)
+        scope = self._item_scope(namespace, key)
+        existing = self._lookup(namespace, key, _ANY)
+        if op.value is None:
+            if existing:
+                self.memory.delete([r.id for r in existing], scope=scope, actor=_ACTOR, reason="store delete")
+            return
+        if not isinstance(op.value, Mapping):
+            raise InvalidInputError(f"a store value must be a dict, got {type(op.value).__name__}")
+        value = dict(op.value)
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as err:
+            raise InvalidInputError(f"store values must be JSON-serialisable: {err}") from err
+        text = self._index_text(value, op.index)
+        info = {"namespace": list(namespace), "key": key, "value": value,
+                "index": op.index if op.index is not None else None, "ttl": op.ttl}
+        fields: dict[str, Any] = {"metadata": {_META: info}, "tags": self._tags(namespace),
+                                  "expires_at": datetime.fromtimestamp(time.time() + float(op.ttl) * 60, tz=UTC)
+                                  if op.ttl else None}
+        live = [r for r in existing if r.status.value in _LIVE]
+        stale = [r.id for r in existing if r.status.value not in _LIVE] + [r.id for r in live[1:]]
+        if stale:  # earlier versions governance set aside: the new value replaces them
+            self.memory.delete(stale, scope=scope, actor=_ACTOR, reason="replaced by store put")
+        if live:
+            self._overwrite(live[0], text, scope, fields)
+            return
+        added = self.memory.add(text, scope=scope, infer=False, origin=self.origin, tags=fields["tags"],
+                                metadata=fields["metadata"], ttl=float(op.ttl) * 60 if op.ttl else None)
+        if added:
+            return
+        decision = added.decisions[0] if added.decisions else None
+        if decision is not None and decision.action.value == "merge" and decision.target_id:
+            # the same text already exists under this key's scope (an expired earlier version): revive it
+            target = self.memory.get(decision.target_id, scope=scope)
+            self._overwrite(target, text, scope, fields)
+            return
+        reason = decision.reason if decision is not None else "nothing stored"
+        raise PolicyViolationError(f"governance did not store {namespace}/{key}: {reason}")
+
+    def _overwrite(self, rec: MemoryRecord, text: str, scope: Scope, fields: dict[str, Any]) -> None:
+        self.memory.update(rec.id, text if text != rec.content else None, scope=scope, actor=_ACTOR,
+                           reason="store put", **fields)
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        prefix = tuple(op.namespace_prefix)
+        user = self._tenant(prefix)
+        limit, offset = max(int(op.limit), 0), max(int(op.offset), 0)
+        need = offset + limit
+        if need == 0:
+            return []
+        if op.query:
+            hits = self._ranked(op.query, prefix, user, need, bool(op.filter))
+            items = [(r.memory, float(r.score)) for r in hits]
+        else:
+            items = [(rec, None) for rec in self._listing(prefix, user, need, bool(op.filter))]
+        items = [(rec, s) for rec, s in items if self._info(rec) and _matches(self._info(rec), prefix, op.filter)]
+        page = items[offset:need]
+        self._refresh([rec for rec, _ in page], self._refresh_flag(op.refresh_ttl))
+        return [self._to_item(rec, s, search=True) for rec, s in page]  # type: ignore[misc]
+
+    def _ranked(self, query: str, prefix: tuple[str, ...], user: str, need: int,
+                filtered: bool) -> list[SearchResult]:
+        k = min(_PAGE, max(need * 4, 50) if filtered else need)
+        hits: dict[str, SearchResult] = {}
+        if prefix:  # items directly in the namespace: a precise stage 1 (their own agent scope)
+            for r in self.memory.search(query, scope=Scope(user_id=user, agent_id=_ns_agent(prefix)), k=k):
+                hits[r.id] = r
+        sub = _sub_tag(prefix)
+        if self.memory.query(scope=Scope(user_id=user), tags=[sub], limit=1):
+            # deeper namespaces exist: search the tenant, keep items under the prefix, recall deeper in stage 1
+            recipe = self.memory.retrieval.with_(candidates=max(self.memory.retrieval.candidates, 4 * k, 200))
+            for r in self.memory.search(query, scope=Scope(user_id=user), tags=[sub], k=k, recipe=recipe):
+                if r.id not in hits or r.score > hits[r.id].score:
+                    hits[r.id] = r
+        return sorted(hits.values(), key=lambda r: -r.score)
+
+    def _listing(self, prefix: tuple[str, ...], user: str, need: int, filtered: bool) -> list[MemoryRecord]:
+        out: list[MemoryRecord] = []
+        offset = 0
+        while True:
+            page = self.memory.query(scope=Scope(user_id=user), tags=[_ns_tag(prefix)], order="oldest",
+                                     limit=_PAGE, offset=offset)
+            out.extend(page)
+            offset += len(page)
+            if len(page) < _PAGE or (not filtered and len(out) >= need):
+                return out
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        conditions = tuple(op.match_conditions or ())
+        user = self.user_id
+        if user is None:
+            for cond in conditions:
+                if cond.match_type == "prefix" and len(cond.path) > self.user_index \
+                        and cond.path[self.user_index] != "*":
+                    user = cond.path[self.user_index]
+                    break
+        if user is None and not self.all_tenants:
+            raise ScopeError("list_namespaces needs a prefix that names the tenant (or a store opened with "
+                             "user_id=... or all_tenants=True)")
+        scope = Scope(user_id=user) if user is not None else None
+        seen: set[tuple[str, ...]] = set()
+        offset = 0
+        while True:
+            page = self.memory.query(scope=scope, all_tenants=scope is None, tags=[_ns_tag(())], limit=_PAGE,
+                                     offset=offset)
+            seen.update(tuple(info["namespace"]) for rec in page if (info := self._info(rec)))
+            offset += len(page)
+            if len(page) < _PAGE:
+                break
+        names = [ns for ns in seen if all(_does_match(c, ns) for c in conditions)]
+        if op.max_depth is not None:
+            names = list({ns[: op.max_depth] for ns in names})
+        return sorted(names)[op.offset : op.offset + op.limit]
+
+
+def _does_match(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    path = tuple(condition.path)
+    if len(namespace) < len(path):
+        return False
+    pairs = zip(namespace, path, strict=False) if condition.match_type == "prefix" else \
+        zip(reversed(namespace), reversed(path), strict=False)
+    if condition.match_type not in ("prefix", "suffix"):
+        raise InvalidInputError(f"unsupported match type {condition.match_type!r}")
+    return all(p == "*" or n == p for n, p in pairs)
+
+
+def _matches(info: dict[str, Any], prefix: tuple[str, ...], flt: dict[str, Any] | None) -> bool:
+    if tuple(info["namespace"][: len(prefix)]) != prefix:
+        return False
+    value = info.get("value") or {}
+    return all(_compare(value.get(k), v) for k, v in (flt or {}).items())
+
+
+def _compare(item_value: Any, filter_value: Any) -> bool:
+    """InMemoryStore's JSONB-like comparison: operator dicts, nested dicts, element-wise lists, equality."""
+    if isinstance(filter_value, dict):
+        if any(k.startswith("$") for k in filter_value):
+            return all(_apply(item_value, op, arg) for op, arg in filter_value.items())
+        if not isinstance(item_value, dict):
+            return False
+        return all(_compare(item_value.get(k), v) for k, v in filter_value.items())
+    if isinstance(filter_value, list | tuple):
+        return (isinstance(item_value, list | tuple) and len(item_value) == len(filter_value)
+                and all(_compare(i, f) for i, f in zip(item_value, filter_value, strict=False)))
+    return bool(item_value == filter_value)
+
+
+def _apply(value: Any, operator: str, arg: Any) -> bool:
+    if operator == "$eq":
+        return bool(value == arg)
+    if operator == "$ne":
+        return bool(value != arg)
+    if operator in ("$gt", "$gte", "$lt", "$lte"):
+        try:
+            a, b = float(value), float(arg)
+        except (TypeError, ValueError):
+            return False
+        return {"$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[operator]
+    raise InvalidInputError(f"unsupported filter operator {operator!r}; use $eq $ne $gt $gte $lt $lte")

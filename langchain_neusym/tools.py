@@ -1,0 +1,288 @@
+"""Memory tools for any tool-calling agent: ``remember``, ``recall``, ``forget``, ``update_memory``.
+
+The model chooses only *what* to remember, find, forget or correct, never *whose* memory it is: the scope comes
+from the tool's construction (bound ids), then from ``config["configurable"]`` (``user_id``, ``agent_id``,
+``session_id``; LangGraph's ``thread_id`` as the session) and the LangGraph runtime context. Engine errors the
+model can fix (unknown id, empty text) come back as the tool's answer; scope errors are raised to the program.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
+from langchain_core.documents import Document
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, BaseToolkit, ToolException
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from langchain_neusym._common import (
+    ReadScope,
+    bound_ids,
+    check_memory,
+    config_ids,
+    read_scope,
+    resolve_scope,
+    result_to_document,
+    runtime_ids,
+)
+from neusym import NeuSymError, NeuSymMemory, Scope, ScopeError, SearchResult
+from neusym.governance.decisions import Decision
+
+__all__ = [
+    "NeuSymForgetTool",
+    "NeuSymRecallTool",
+    "NeuSymRememberTool",
+    "NeuSymToolkit",
+    "NeuSymUpdateTool",
+]
+
+MemoryKind = Literal["fact", "preference", "instruction", "plan", "emotion", "observation", "knowledge"]
+
+
+class _ScopedTool(BaseTool):
+    """Shared fields: the memory, the bound scope and how far reads reach."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    memory: NeuSymMemory = Field(exclude=True)
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    scope: Scope | None = None
+    read_scope: ReadScope = "user"
+    handle_tool_error: bool | str | Callable[[ToolException], str] | None = True
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _check_memory(cls, value: Any) -> NeuSymMemory:
+        return check_memory(value)
+
+    def _write_scope(self, config: RunnableConfig | None) -> Scope:
+        bound = bound_ids(self.scope, user_id=self.user_id, agent_id=self.agent_id, session_id=self.session_id)
+        return resolve_scope(self.memory, bound, config_ids(config, thread_as_session=True), runtime_ids())
+
+    def _read_scope(self, config: RunnableConfig | None) -> Scope:
+        return read_scope(self._write_scope(config), self.read_scope)
+
+
+def _fail(err: NeuSymError) -> ToolException:
+    if isinstance(err, ScopeError):
+        raise err
+    return ToolException(str(err))
+
+
+# ---------------------------------------------------------------------- remember
+class _RememberInput(BaseModel):
+    content: str = Field(description="One self-contained statement to remember, e.g. 'Ana is allergic to nuts'.")
+    type: MemoryKind | None = Field(default=None, description="Kind of memory; leave empty to infer it.")
+
+
+def _remember_answer(decisions: list[Decision]) -> str:
+    parts = []
+    for d in decisions:
+        if d.stored:
+            parts.append(f"Stored memory {d.memory_id}: {d.record.content}")
+        elif d.action.value == "merge":
+            parts.append(f"Already known as memory {d.target_id}; reinforced it.")
+        else:
+            parts.append(f"Not stored ({d.action.value}): {d.reason}")
+    return "\n".join(parts) or "Nothing to remember."
+
+
+class NeuSymRememberTool(_ScopedTool):
+    """Store a statement through NeuSym's write path (extraction and governance)."""
+
+    name: str = "remember"
+    description: str = ("Save a durable fact, preference, instruction or plan about the user for later "
+                        "conversations. One self-contained statement per call.")
+    args_schema: type[BaseModel] = _RememberInput
+    origin: str = "agent"
+
+    def _run(self, content: str, type: str | None = None, *,  # noqa: A002
+             config: RunnableConfig, run_manager: CallbackManagerForToolRun | None = None) -> str:
+        scope = self._write_scope(config)
+        try:
+            res = self.memory.add(content, scope=scope, type=type, origin=self.origin)
+        except NeuSymError as err:
+            raise _fail(err) from err
+        return _remember_answer(res.decisions)
+
+    async def _arun(self, content: str, type: str | None = None, *,  # noqa: A002
+                    config: RunnableConfig, run_manager: AsyncCallbackManagerForToolRun | None = None) -> str:
+        scope = self._write_scope(config)
+        try:
+            res = await self.memory.aadd(content, scope=scope, type=type, origin=self.origin)
+        except NeuSymError as err:
+            raise _fail(err) from err
+        return _remember_answer(res.decisions)
+
+
+# ---------------------------------------------------------------------- recall
+class _RecallInput(BaseModel):
+    query: str = Field(description="What to look for, in natural language.")
+    k: int = Field(default=5, ge=1, le=50, description="How many memories to return.")
+
+
+def _recall_answer(results: list[SearchResult]) -> tuple[str, list[Document]]:
+    if not results:
+        return "No relevant memories.", []
+    lines = [f"[{r.id}] {r.content} ({r.memory.type.value}, {r.memory.created_at.date().isoformat()}, "
+             f"score {r.score:.2f})" for r in results]
+    return "\n".join(lines), [result_to_document(r) for r in results]
+
+
+class NeuSymRecallTool(_ScopedTool):
+    """Search the memory (two-stage retrieval); the answer lists ids the model can pass to forget/update.
+
+    The tool message's ``artifact`` holds the hits as ``Document`` objects with the score explanation.
+    """
+
+    name: str = "recall"
+    description: str = ("Search long-term memory about the user. Returns matching memories with their ids, "
+                        "newest knowledge first by relevance.")
+    args_schema: type[BaseModel] = _RecallInput
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
+    search_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    def _run(self, query: str, k: int = 5, *, config: RunnableConfig,
+             run_manager: CallbackManagerForToolRun | None = None) -> tuple[str, list[Document]]:
+        scope = self._read_scope(config)
+        try:
+            results = self.memory.search(query, scope=scope, k=k, **self.search_kwargs)
+        except NeuSymError as err:
+            raise _fail(err) from err
+        return _recall_answer(results)
+
+    async def _arun(self, query: str, k: int = 5, *, config: RunnableConfig,
+                    run_manager: AsyncCallbackManagerForToolRun | None = None) -> tuple[str, list[Document]]:
+        scope = self._read_scope(config)
+        try:
+            results = await self.memory.asearch(query, scope=scope, k=k, **self.search_kwargs)
+        except NeuSymError as err:
+            raise _fail(err) from err
+        return _recall_answer(results)
+
+
+# ---------------------------------------------------------------------- forget
+class _ForgetInput(BaseModel):
+    memory_id: str = Field(description="Id of the memory to forget (from recall).")
+    reason: str = Field(default="the user asked to forget it", description="Why it is forgotten (audited).")
+
+
+class NeuSymForgetTool(_ScopedTool):
+    """Forget one memory by id, inside the tool's scope (NeuSym governance ``forget`` when available, else a
+    hard delete; both are audited)."""
+
+    name: str = "forget"
+    description: str = "Forget a memory by its id (find ids with recall first). Use when the user asks to forget."
+    args_schema: type[BaseModel] = _ForgetInput
+
+    def _forget(self, memory_id: str, reason: str, scope: Scope) -> str:
+        forget = getattr(self.memory, "forget", None)
+        if callable(forget):
+            report = forget(ids=[memory_id], scope=scope, reason=reason, actor="agent", confirm=True)
+            n = _count(report)
+        else:
+            n = self.memory.delete(memory_id, scope=scope, actor="agent", reason=reason)
+        return f"Forgot memory {memory_id}." if n else f"No memory {memory_id} to forget."
+
+    def _run(self, memory_id: str, reason: str = "the user asked to forget it", *, config: RunnableConfig,
+             run_manager: CallbackManagerForToolRun | None = None) -> str:
+        scope = self._read_scope(config)
+        try:
+            return self._forget(memory_id, reason, scope)
+        except NeuSymError as err:
+            raise _fail(err) from err
+
+    async def _arun(self, memory_id: str, reason: str = "the user asked to forget it", *,
+                    config: RunnableConfig, run_manager: AsyncCallbackManagerForToolRun | None = None) -> str:
+        import asyncio
+
+        scope = self._read_scope(config)
+        try:
+            return await asyncio.to_thread(self._forget, memory_id, reason, scope)
+        except NeuSymError as err:
+            raise _fail(err) from err
+
+
+def _count(report: Any) -> int:
+    """How many memories a governance ``forget`` report says were forgotten (int, list or an object)."""
+    if isinstance(report, int):
+        return report
+    if isinstance(report, list | tuple | set):
+        return len(report)
+    for attr in ("count", "forgotten", "deleted", "ids", "memory_ids"):
+        value = getattr(report, attr, None)
+        if value is not None and not callable(value):
+            return value if isinstance(value, int) else len(value)
+    return 1
+
+
+# ---------------------------------------------------------------------- update
+class _UpdateInput(BaseModel):
+    memory_id: str = Field(description="Id of the memory to correct (from recall).")
+    content: str = Field(description="The corrected statement, replacing the old text.")
+
+
+class NeuSymUpdateTool(_ScopedTool):
+    """Correct a memory's text in place (versioned and audited)."""
+
+    name: str = "update_memory"
+    description: str = "Correct an existing memory by id with the new statement (find ids with recall first)."
+    args_schema: type[BaseModel] = _UpdateInput
+
+    def _run(self, memory_id: str, content: str, *, config: RunnableConfig,
+             run_manager: CallbackManagerForToolRun | None = None) -> str:
+        scope = self._read_scope(config)
+        try:
+            rec = self.memory.update(memory_id, content, scope=scope, actor="agent", reason="agent correction")
+        except NeuSymError as err:
+            raise _fail(err) from err
+        return f"Updated memory {rec.id} (version {rec.version}): {rec.content}"
+
+    async def _arun(self, memory_id: str, content: str, *, config: RunnableConfig,
+                    run_manager: AsyncCallbackManagerForToolRun | None = None) -> str:
+        scope = self._read_scope(config)
+        try:
+            rec = await self.memory.aupdate(memory_id, content, scope=scope, actor="agent",
+                                            reason="agent correction")
+        except NeuSymError as err:
+            raise _fail(err) from err
+        return f"Updated memory {rec.id} (version {rec.version}): {rec.content}"
+
+
+# ---------------------------------------------------------------------- toolkit
+class NeuSymToolkit(BaseToolkit):
+    """The four memory tools sharing one memory and scope.
+
+    Example::
+
+        tools = NeuSymToolkit(memory=mem).get_tools()          # scope per run from config/context
+        agent = create_agent(model, tools)
+        agent.invoke({"messages": [...]}, config={"configurable": {"user_id": "ana"}})
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    memory: NeuSymMemory = Field(exclude=True)
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    scope: Scope | None = None
+    read_scope: ReadScope = "user"
+    include: tuple[Literal["remember", "recall", "forget", "update"], ...] = ("remember", "recall", "forget",
+                                                                              "update")
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _check_memory(cls, value: Any) -> NeuSymMemory:
+        return check_memory(value)
+
+    def get_tools(self) -> list[BaseTool]:
+        common = {"memory": self.memory, "user_id": self.user_id, "agent_id": self.agent_id,
+                  "session_id": self.session_id, "scope": self.scope, "read_scope": self.read_scope}
+        classes: dict[str, type[_ScopedTool]] = {"remember": NeuSymRememberTool, "recall": NeuSymRecallTool,
+                                                 "forget": NeuSymForgetTool, "update": NeuSymUpdateTool}
+        return [classes[name](**common) for name in self.include]

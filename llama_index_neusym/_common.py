@@ -1,0 +1,254 @@
+"""Conversions shared by the LlamaIndex adapters: opening a memory, scopes, filters, messages, nodes, context text.
+
+Everything here is a pure function of its arguments, so the adapters built on it keep no per-call state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from llama_index.core.base.llms.types import ChatMessage, TextBlock
+from llama_index.core.schema import NodeWithScore, TextNode
+from llama_index.core.vector_stores.types import (
+    FilterCondition,
+    FilterOperator,
+    MetadataFilter,
+    MetadataFilters,
+)
+
+from neusym import InvalidInputError, NeuSymMemory, Scope, ScopeError, SearchResult
+
+ReadScope = Literal["user", "agent", "session"]
+
+_SCOPE_KEYS = frozenset({"scope", "user_id", "agent_id", "session_id", "all_tenants"})
+_SEARCH_KEYS = frozenset({"types", "tags", "entities", "plan_states", "statuses", "valid_at", "time_from",
+                          "time_to", "min_score", "recipe", "reranker", "touch"})
+# metadata filter key -> NeuSymMemory.search keyword (all of them are "any of" lists in the engine)
+_LIST_FILTERS = {"type": "types", "types": "types", "tag": "tags", "tags": "tags", "entity": "entities",
+                 "entities": "entities", "status": "statuses", "statuses": "statuses", "plan_state": "plan_states",
+                 "plan_states": "plan_states"}
+_ANY_OPS = (FilterOperator.EQ, FilterOperator.IN, FilterOperator.ANY, FilterOperator.CONTAINS)
+_TIME_KEYS = frozenset({"created_at", "time", "event_time"})
+# shown to the LLM / embedder by default; everything else stays in metadata for programs, not prompts
+_LLM_VISIBLE = frozenset({"type", "created_at"})
+
+
+def open_memory(
+    memory: NeuSymMemory | None = None,
+    *,
+    data_dir: str | Path | None = None,
+    embed_model: Any = None,
+    llm: Any = None,
+    **memory_kwargs: Any,
+) -> NeuSymMemory:
+    """Return ``memory`` or open a :class:`NeuSymMemory` in ``data_dir``.
+
+    ``embed_model`` (a LlamaIndex ``BaseEmbedding`` or any NeuSym-accepted embedder) and ``llm`` (a LlamaIndex
+    ``LLM``) are handed to the engine, which adapts them itself; they are refused next to a ready memory because
+    they would be silently ignored there.
+    """
+    if memory is not None:
+        if not isinstance(memory, NeuSymMemory):
+            raise InvalidInputError(f"memory must be a neusym.NeuSymMemory, got {type(memory).__name__}")
+        extra = [n for n, v in (("data_dir", data_dir), ("embed_model", embed_model), ("llm", llm)) if v is not None]
+        if extra or memory_kwargs:
+            raise InvalidInputError(
+                f"pass either an existing memory or the arguments to open one, not both ({extra + list(memory_kwargs)})"
+            )
+        return memory
+    if embed_model is not None:
+        memory_kwargs["embedder"] = embed_model
+    if llm is not None:
+        memory_kwargs["llm"] = llm
+    return NeuSymMemory(data_dir, **memory_kwargs)
+
+
+def make_scope(user_id: str | None, agent_id: str | None = None, session_id: str | None = None) -> Scope:
+    """A read/write scope; at least one id is required so no call can silently span tenants."""
+    scope = Scope.coerce(None, user_id=user_id, agent_id=agent_id, session_id=session_id)
+    if scope.is_empty:
+        raise ScopeError("a scope needs at least one of user_id, agent_id, session_id")
+    return scope
+
+
+def read_scope(mode: ReadScope, user_id: str, agent_id: str | None, session_id: str | None) -> Scope:
+    """The scope a memory block reads: the tenant, optionally narrowed to its agent or to the current session."""
+    if mode == "user":
+        return make_scope(user_id)
+    if mode == "agent":
+        return make_scope(user_id, agent_id)
+    if mode == "session":
+        return make_scope(user_id, agent_id, session_id)
+    raise InvalidInputError(f"read_scope must be 'user', 'agent' or 'session', got {mode!r}")
+
+
+def check_search_kwargs(kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Validate extra ``NeuSymMemory.search`` arguments. Scope keys are refused: the tenant is fixed at
+    construction and a filter must never be able to widen it."""
+    out = dict(kwargs or {})
+    scoped = sorted(set(out) & _SCOPE_KEYS)
+    if scoped:
+        raise ScopeError(f"search_kwargs cannot set {scoped}; set the scope on the adapter itself")
+    unknown = sorted(set(out) - _SEARCH_KEYS)
+    if unknown:
+        raise InvalidInputError(f"unknown search_kwargs {unknown}; allowed: {sorted(_SEARCH_KEYS)}")
+    return out
+
+
+def filters_to_search_kwargs(filters: MetadataFilters | Mapping[str, Any] | None) -> dict[str, Any]:
+    """Translate LlamaIndex ``MetadataFilters`` (AND of simple filters) into ``NeuSymMemory.search`` arguments.
+
+    Supported keys: ``type``, ``tags``, ``entities``, ``status``, ``plan_state`` (``==``, ``in``, ``any``,
+    ``contains``: the memory must match one of the values) and ``created_at`` (``>``/``>=``/``<``/``<=`` on the
+    event time, epoch seconds or ``datetime``). Anything else is refused rather than ignored, because a filter
+    that silently does nothing returns memories the caller meant to exclude. A plain dict is read as
+    ``{key: value}`` equality filters.
+    """
+    if filters is None:
+        return {}
+    if isinstance(filters, Mapping):
+        filters = MetadataFilters(filters=[MetadataFilter(key=k, value=v) for k, v in filters.items()])
+    if not isinstance(filters, MetadataFilters):
+        raise InvalidInputError(f"filters must be MetadataFilters or a dict, got {type(filters).__name__}")
+    if filters.condition not in (None, FilterCondition.AND) and len(filters.filters) > 1:
+        raise InvalidInputError("only AND-combined metadata filters are supported")
+    out: dict[str, Any] = {}
+    for f in filters.filters:
+        if isinstance(f, MetadataFilters):
+            for key, value in filters_to_search_kwargs(f).items():
+                _merge(out, key, value)
+            continue
+        op = FilterOperator(f.operator)
+        if f.key in _LIST_FILTERS and op in _ANY_OPS:
+            values = f.value if isinstance(f.value, list | tuple) else [f.value]
+            _merge(out, _LIST_FILTERS[f.key], [str(v) for v in values])
+        elif f.key in _TIME_KEYS and op in (FilterOperator.GT, FilterOperator.GTE):
+            out["time_from"] = _as_time(f.value)
+        elif f.key in _TIME_KEYS and op in (FilterOperator.LT, FilterOperator.LTE):
+            out["time_to"] = _as_time(f.value)
+        else:
+            raise InvalidInputError(
+                f"unsupported metadata filter {f.key!r} {op.value!r}; supported: type/tags/entities/status/"
+                "plan_state with ==, in, any, contains; created_at with >, >=, <, <="
+            )
+    return out
+
+
+def _merge(out: dict[str, Any], key: str, values: list[str]) -> None:
+    if key in out:  # two filters on one key under AND: the memory must satisfy both, i.e. the intersection
+        values = [v for v in out[key] if v in values]
+        if not values:
+            raise InvalidInputError(f"filters on {key!r} exclude each other")
+    out[key] = values
+
+
+def _as_time(value: Any) -> float | datetime:
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError as err:
+            raise InvalidInputError(f"cannot read {value!r} as a time") from err
+    raise InvalidInputError(f"cannot read {value!r} as a time")
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def result_to_node(result: SearchResult) -> NodeWithScore:
+    """One search hit as a ``NodeWithScore`` whose node id is the memory id and whose metadata explains the score."""
+    rec, exp = result.memory, result.explanation
+    metadata: dict[str, Any] = {
+        "memory_id": rec.id,
+        "type": rec.type.value,
+        "created_at": _iso(rec.created_at),
+        "updated_at": _iso(rec.updated_at),
+        "valid_from": _iso(rec.valid_from),
+        "valid_to": _iso(rec.valid_to),
+        "status": rec.status.value,
+        "user_id": rec.scope.user_id,
+        "agent_id": rec.scope.agent_id,
+        "session_id": rec.scope.session_id,
+        "tags": list(rec.tags),
+        "entities": list(rec.entities),
+        "importance": rec.importance,
+        "confidence": rec.confidence,
+        "score_explanation": exp.summary(),
+        "score_components": exp.model_dump(mode="json"),
+    }
+    hidden = [k for k in metadata if k not in _LLM_VISIBLE]
+    node = TextNode(id_=rec.id, text=rec.content, metadata=metadata, excluded_llm_metadata_keys=hidden,
+                    excluded_embed_metadata_keys=hidden)
+    return NodeWithScore(node=node, score=float(result.score))
+
+
+def message_text(message: ChatMessage) -> str:
+    """The text blocks of a message (images, tool calls and the like carry nothing a memory can store)."""
+    return "\n".join(b.text for b in message.blocks if isinstance(b, TextBlock) and b.text.strip()).strip()
+
+
+def role_of(message: ChatMessage) -> str:
+    role = message.role
+    return str(getattr(role, "value", role))
+
+
+def messages_to_turns(messages: Iterable[ChatMessage], roles: Sequence[str]) -> list[dict[str, Any]]:
+    """Chat messages as NeuSym turns, keeping only the wanted roles and messages that have text."""
+    turns: list[dict[str, Any]] = []
+    for m in messages:
+        role, text = role_of(m), message_text(m)
+        if role in roles and text:
+            turns.append({"role": role, "content": text})
+    return turns
+
+
+def query_text(messages: Sequence[ChatMessage] | None, window: int, input_text: str | None = None) -> str:
+    """The retrieval query: the explicit input if any, else the text of the last ``window`` user/assistant turns."""
+    if input_text and input_text.strip():
+        return input_text.strip()
+    recent = [t for m in (messages or []) if role_of(m) in ("user", "assistant") and (t := message_text(m))]
+    return "\n".join(recent[-max(window, 1):])
+
+
+def format_context(
+    results: Sequence[SearchResult],
+    *,
+    budget_tokens: int,
+    tokenizer_fn: Callable[[str], Sequence[Any]],
+    already_shown: Sequence[str] = (),
+) -> str:
+    """Render hits best-first as ``- text (type, date)`` lines until ``budget_tokens`` is spent.
+
+    Hits whose text is already in the visible chat history are skipped: repeating them costs tokens and adds
+    nothing. A hit that alone exceeds the budget is skipped rather than cut mid-sentence.
+    """
+    lines: list[str] = []
+    used = 0
+    shown = [s.casefold() for s in already_shown if s]
+    for r in results:
+        text = " ".join(r.memory.content.split())
+        if any(text.casefold() in s for s in shown):
+            continue
+        line = f"- {text} ({r.memory.type.value}, {r.memory.created_at.date().isoformat()})"
+        cost = len(tokenizer_fn(line + "\n"))
+        if used + cost > budget_tokens:
+            continue
+        lines.append(line)
+        used += cost
+    return "\n".join(lines)
+
+
+def truncate_lines(content: str, tokens_to_truncate: int, tokenizer_fn: Callable[[str], Sequence[Any]]) -> str | None:
+    """Drop the last (lowest-ranked) lines until ``tokens_to_truncate`` tokens are saved; ``None`` if nothing is left."""
+    lines = content.splitlines()
+    saved = 0
+    while lines and saved < tokens_to_truncate:
+        saved += len(tokenizer_fn(lines.pop() + "\n"))
+    return "\n".join(lines) or None

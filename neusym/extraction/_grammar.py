@@ -1,0 +1,304 @@
+"""Regex building blocks for clause-level facts: subjects, negation, object spans, and how spans are cleaned.
+
+Every rule in :mod:`neusym.extraction._rules` is ``<subject> <adverbs> <aux> <negation> <verb> <object>``; putting
+the shared parts here keeps each rule one readable line and guarantees that negation, "used to" and third-person
+subjects behave the same for every predicate.
+
+Patterns are compiled case-insensitively; proper names are matched case-sensitively inside ``(?-i:...)`` because
+capitalisation is the only name signal available.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from neusym.extraction._text import (
+    ABBREV_DOT,
+    COMMON_WORDS,
+    MONTHS,
+    PETS,
+    RELATIONS,
+    UPPER,
+    WEEKDAYS,
+)
+from neusym.extraction.dates import DateMention
+
+__all__ = [
+    "ADJ",
+    "ADV",
+    "END_ACT",
+    "END_ENT",
+    "END_LIST",
+    "HEAD",
+    "HEAD_NONEG",
+    "NAME",
+    "NAME_ANY",
+    "OWNER",
+    "PETS_RX",
+    "REL_RX",
+    "SUBJ",
+    "Ctx",
+    "RawTriple",
+    "clean_object",
+    "disagrees",
+    "obj",
+    "owner_of",
+    "split_list",
+    "subject_of",
+]
+
+_TOK = rf"(?!I\b)[{UPPER}][\w\-{ABBREV_DOT}]*(?:'[{UPPER}][\w\-]*)?"
+NAME = rf"(?-i:{_TOK}(?:\s+{_TOK}){{0,3}})"
+"""A capitalised name of up to four words ("Caroline", "New York City")."""
+NAME_ANY = rf"(?:[^\W\d_][\w'\-]*(?:\s+(?-i:{_TOK})){{0,2}})"
+"""A name whose first word may be lowercase (after "my name is", "named"): later words must be capitalised."""
+
+
+def _alt(words: Iterable[str]) -> str:
+    items = sorted(set(words), key=len, reverse=True)
+    return "(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in items) + ")"
+
+
+REL_RX = _alt(RELATIONS)
+PETS_RX = _alt(PETS)
+ADJ = (
+    r"(?:(?:best|good|close|old|oldest|eldest|younger|youngest|older|little|big|baby|twin|step|new|dear|late|lovely|"
+    r"beloved|amazing|sweet|only|future|current)[\s-]+)*"
+)
+SUBJ = (
+    rf"(?P<subj>\b(?:i|we)\b|\bmy\s+(?P<sex>ex[\s-]+)?{ADJ}(?P<srel>{REL_RX}|{PETS_RX})(?:,?\s+(?P<sname>{NAME}))?(?=[\s,])"
+    rf"|(?P<poss>{NAME})'s\s+{ADJ}(?P<prel>{REL_RX}|{PETS_RX})\b|\b(?:he|she)\b|\b{NAME})"
+)
+ADV = (
+    r"(?:\s+(?:really|also|still|actually|absolutely|totally|just|truly|definitely|genuinely|kind\s+of|kinda|sort\s+of|"
+    r"usually|generally|currently|recently|honestly|literally|even|already|finally|personally|both|all|mostly|"
+    r"originally|basically|now|happily|sometimes|often|always|secretly|seriously|officially|certainly|sure))*"
+)
+AUX = (
+    r"(?:\s+(?P<aux>am|is|are|was|were|have|has|had|will|shall|(?:might|may|must|could|should|will|would)\s+be)"
+    r"(?:\s+(?P<been>been))?)?"
+)
+NEG = (
+    r"(?P<neg>\s+(?:do\s+not|does\s+not|did\s+not|never|no\s+longer|not|cannot|can\s+not|used\s+to|"
+    r"no\s+more|hardly|rarely|have\s+never|has\s+never))?"
+)
+HEAD = SUBJ + ADV + AUX + NEG + ADV
+"""Subject, adverbs, auxiliary and negation: everything before the verb."""
+HEAD_NONEG = SUBJ + ADV
+OWNER = rf"(?P<owner>\bmy|\bour|\bhis|\bher|(?P<oname>{NAME})'s)"
+
+_STOP = r"[,;:!?()\[\]\"]|\.(?:\s|$)|\s-\s"
+_CORE = (
+    r"because|but|although|though|whereas|while|unless|since|so|if|when|whenever|which|who|whom|whose|where|"
+    r"now|today|tonight|tomorrow|yesterday|anymore|any\s+more|again|lately|currently|recently|nowadays|"
+    r"these\s+days|right\s+now|at\s+the\s+moment|ago|haha+|lol|lmao|anyway|already|soon|later|then|either|every|"
+    r"each|i|we|he|she|they|you|is|was|are|were|am|will|would|could|should|can|might"
+)
+_ENT_BOUND = _CORE + r"|and|or|with|for|by|on|from|near|to|at|in|into|during|over|under|around|about|like|as|than|" \
+    r"that|after|before|until|till|too|last|next|this|these|those|has|have|had|because"
+_LIST_BOUND = _CORE + r"|with|for|by|from|as|than|more|over|rather|instead|that|after|before|until|till|too|" \
+    r"a\s+lot|so\s+much|very\s+much|as\s+well|at\s+all"
+_ACT_BOUND = _CORE.replace("|i|we|he|she|they|you|is|was|are|were|am|will|would|could|should|can|might", "|i|we|you")
+
+END_ENT = rf"(?=\s*(?:$|{_STOP})|\s+(?:{_ENT_BOUND})\b)"
+END_LIST = rf"(?=\s*(?:$|[;:!?()\[\]\"]|\.(?:\s|$)|\s-\s)|\s+(?:{_LIST_BOUND})\b|,\s*(?:{_CORE})\b)"
+END_ACT = rf"(?=\s*(?:$|{_STOP})|\s+(?:{_ACT_BOUND}|and\s+(?:then|i|we|also))\b)"
+
+
+def obj(group: str, end: str, *, commas: bool = False) -> str:
+    """A lazily matched object span ending at ``end``."""
+    chars = r"[^;:!?()\[\]\"\n]" if commas else r"[^,;:!?()\[\]\"\n]"
+    return rf"(?P<{group}>{chars}+?){end}"
+
+
+@dataclass(slots=True)
+class RawTriple:
+    subject: str
+    predicate: str
+    object: str
+    polarity: bool = True
+    weight: float = 1.0  # how much the rule itself is trusted (multiplies the sentence confidence)
+    kind: str = "fact"  # fact | preference | event | plan | emotion | knowledge | routine
+    third_party: bool = False
+    past: bool = False
+    pronoun: bool = False
+
+
+@dataclass(slots=True)
+class Ctx:
+    """What a rule handler needs to know about the sentence it matched in."""
+
+    me: str
+    sentence: str
+    lowercase: bool
+    dates: list[DateMention] = field(default_factory=list)
+    referent: str | None = None
+    future: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    name: str
+    third_party: bool
+    pronoun: bool = False
+    named: bool = False  # a bare capitalised name, so the verb must agree ("Alice likes", not "Sounds like")
+
+
+_PRONOUN_OBJ = frozenset(
+    "it this that them those these him her you one something anything everything nothing stuff things there here all "
+    "lot much so yes no what which me myself us yourself everyone everybody someone somebody none whatever".split()
+)
+_TRAIL = re.compile(
+    r"(?:[\s,]+(?:a\s+lot|so\s+much|very\s+much|as\s+well|too|anymore|any\s+more|now|though|lol|haha+|really|"
+    r"actually|at\s+all|and|or|but|then|also|right|ok|okay|yet|a\s+bit|more|most|the\s+most|best|honestly|tbh|"
+    r"myself|either|personally|a\s+little|here|there|lately|recently|these\s+days|nowadays|currently|even|"
+    r"though|anyway|again|already|still|ever|forever|every\s+day|everyday|daily|with|to|for|of|at|in|on|about|"
+    r"from|by|the|a|an|my|your|our|their|his|her))+\s*$|[^\w+#%)]+$",
+    re.IGNORECASE,
+)
+_LEAD = re.compile(
+    r"^(?:(?:i\s+think|i\s+guess|i\s+believe|i\s+would\s+say|i\s+mean|honestly|definitely|probably|maybe|perhaps|"
+    r"well|oh|so|and|but|also|actually|really|just)[\s,]+)+",
+    re.IGNORECASE,
+)
+_JUNK = re.compile(r"^[^\w@+$\u20ac\u00a3#\"']+")
+_DET = re.compile(r"^(?:a|an|the|some|any|this|that|these|those)\s+", re.IGNORECASE)
+_MY = re.compile(r"^(?:my|our)\s+", re.IGNORECASE)
+_LIST_SPLIT = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|as\s+well\s+as|plus|along\s+with)\s+", re.IGNORECASE)
+_BAD_START = frozenset(
+    "i you we he she they it to of for and or every each today tomorrow yesterday tonight now then there here so "
+    "too much very".split()
+)
+_MAX_WORDS = {"ent": 7, "item": 8, "act": 12}
+
+
+def _title(text: str) -> str:
+    return " ".join(w[:1].upper() + w[1:] for w in text.split())
+
+
+def clean_object(raw: str | None, kind: str, ctx: Ctx, start: int = -1) -> str | None:
+    """Trim a captured span to the object it names, or ``None`` if it is not a usable object.
+
+    Dates inside the span are cut off ("call mom tomorrow" -> "call mom"), so are fillers ("a lot", "too"),
+    leading hedges and, except for activities, determiners. Pronouns are rejected: "I love it" says nothing
+    storable about what "it" is.
+    """
+    if not raw:
+        return None
+    text = raw
+    if start >= 0:
+        for d in ctx.dates:
+            if start <= d.start < start + len(text):
+                text = text[: d.start - start]
+                break
+    for _ in range(3):
+        before = text
+        text = _TRAIL.sub("", _LEAD.sub("", _JUNK.sub("", text.strip())))
+        if text == before:
+            break
+    if kind == "act":
+        text = re.sub(r"^(?:to|and)\s+", "", text, flags=re.IGNORECASE)
+    else:
+        text = _DET.sub("", text)
+        if _MY.match(text):
+            text = f"{ctx.me}'s {_MY.sub('', text)}"
+    text = text.strip().replace(ABBREV_DOT, ".")
+    if not text:
+        return None
+    words = text.split()
+    if len(words) > _MAX_WORDS.get(kind, 8) or (len(words) == 1 and words[0].lower() in _PRONOUN_OBJ):
+        return None
+    if words[0].lower() in _BAD_START:
+        return None
+    low = text.lower()
+    if low in WEEKDAYS or low in MONTHS:
+        return None
+    if kind == "ent" and ctx.lowercase and len(words) <= 3:
+        text = _title(text)
+    return text
+
+
+def split_list(raw: str | None, kind: str, ctx: Ctx, start: int = -1) -> list[str]:
+    """Clean a list object ("peanuts, shellfish and penicillin") into its items."""
+    if not raw:
+        return []
+    if start >= 0:
+        for d in ctx.dates:
+            if start <= d.start < start + len(raw):
+                raw = raw[: d.start - start]
+                break
+    out: list[str] = []
+    for part in _LIST_SPLIT.split(raw):
+        item = clean_object(part, kind, ctx)
+        if item and item.lower() not in {x.lower() for x in out}:
+            out.append(item)
+    return out
+
+
+def _strip_common(name: str) -> str:
+    words = name.replace(ABBREV_DOT, ".").split()
+    while words and words[0].lower().rstrip(".") in COMMON_WORDS:
+        words.pop(0)
+    return " ".join(words)
+
+
+def _named(name: str, ctx: Ctx) -> Subject | None:
+    clean = _strip_common(name)
+    if not clean:
+        return None
+    if clean.lower() == ctx.me.lower():
+        return Subject(ctx.me, False, named=True)
+    return Subject(clean, True, named=True)
+
+
+def subject_of(m: re.Match[str], ctx: Ctx) -> Subject | None:
+    """Resolve the SUBJ group of a match to a display name (speaker for "I", "user's sister", a name...)."""
+    gd = m.groupdict()
+    raw = gd.get("subj")
+    if raw is None:
+        return None
+    low = raw.lower()
+    if low in {"i", "we"}:
+        return Subject(ctx.me, False)
+    if low in {"he", "she"}:
+        return Subject(ctx.referent, True, pronoun=True) if ctx.referent else None
+    rel = gd.get("srel")
+    if rel is not None:
+        if gd.get("sname"):
+            sub = _named(gd["sname"], ctx)
+            return Subject(sub.name, sub.third_party) if sub else None
+        return Subject(f"{ctx.me}'s {' '.join(rel.lower().split())}", True)
+    if gd.get("poss") is not None:
+        owner = _named(gd["poss"], ctx)
+        if owner is None:
+            return None
+        return Subject(f"{owner.name}'s {' '.join(gd['prel'].lower().split())}", True)
+    return _named(raw, ctx)
+
+
+_IRREGULAR_PAST = frozenset(
+    "went been came grew had got met bought spoke ran caught hung gave took made did said felt left quit wore "
+    "drove flew saw began became".split()
+)
+
+
+def disagrees(subject: Subject, verb: str | None, aux: str | None) -> bool:
+    """True when a bare name is followed by a base-form verb: "Sounds like a plan" is not about someone "Sounds"."""
+    if not subject.named or not verb or aux:
+        return False
+    low = verb.lower()
+    return not (low.endswith(("s", "ed", "ing")) or low in _IRREGULAR_PAST or " " in low)
+
+
+def owner_of(m: re.Match[str], ctx: Ctx) -> Subject | None:
+    """Resolve an OWNER group ("my", "her", "Caroline's") to the subject the fact is about."""
+    gd = m.groupdict()
+    raw = (gd.get("owner") or "").lower()
+    if raw in {"my", "our"}:
+        return Subject(ctx.me, False)
+    if raw in {"his", "her"}:
+        return Subject(ctx.referent, True, pronoun=True) if ctx.referent else None
+    name = gd.get("oname")
+    return _named(name, ctx) if name else None

@@ -1,0 +1,134 @@
+"""The extraction contract: what an extractor returns for one piece of text, and how entities are keyed.
+
+Extraction is the only place where free text becomes structure (type, entities, triples, times), so the result is
+deliberately richer than a :class:`~neusym.record.MemoryRecord` needs: ``intent_signals`` and ``extractor`` let
+admission control and audits see *why* a memory was typed the way it was, and whether an LLM or the rules did it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import UTC, datetime
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from neusym.record import MemoryType, Triple
+
+__all__ = ["Extraction", "Extractor", "INTENT_SIGNALS", "entity_key"]
+
+INTENT_SIGNALS: frozenset[str] = frozenset(
+    {
+        "explicit_remember",  # "please remember ...", "note that ...", "FYI"
+        "reminder",  # "remind me to ...", "remember to ..."
+        "instruction",  # a standing rule for the agent
+        "transient_emotion",  # a mood, not a trait: decays fast
+        "hypothetical",  # "if I were ...", "I wish ..." (no triples are asserted)
+        "question",  # a question is not a statement (no triples are asserted)
+        "negation",  # at least one negated triple or a negated statement
+        "third_party",  # about someone other than the speaker
+        "hedge",  # "I think", "maybe", "probably"
+        "past",  # "used to", "no longer": a state that ended
+        "aspiration",  # "I want to", "I hope to": a wish rather than a commitment
+        "obligation",  # "I have to", "I need to"
+        "temporary",  # "for now", "temporarily", or a TTL was stated
+        "pronoun_resolved",  # a he/she subject was resolved heuristically
+    }
+)
+"""The signals the built-in extractors emit. Others may add their own; consumers must ignore unknown ones."""
+
+
+class Extraction(BaseModel):
+    """One candidate memory found in a text, before admission control decides whether and how to store it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    content: str = Field(min_length=1)
+    type: MemoryType = MemoryType.OBSERVATION
+    entities: list[str] = Field(default_factory=list)
+    triples: list[Triple] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    confidence: float = Field(default=0.7, ge=0.0, le=1.0)
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    valid_from: datetime | None = None
+    expires_in: float | None = Field(default=None, gt=0.0)
+    plan_due: datetime | None = None
+    speaker: str | None = None
+    intent_signals: list[str] = Field(default_factory=list)
+    extractor: str = "rules"
+    """Which path produced this: ``rules``, ``llm`` or ``rules-fallback`` (the LLM failed; kept for audits)."""
+
+    @field_validator("valid_from", "plan_due")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        # Naive datetimes are read as UTC, matching record.as_epoch, so comparisons never mix naive and aware.
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Turns one message (or one document chunk) into 0..n candidate memories.
+
+    ``speaker`` names who said the text, so first-person facts get a real subject; ``now`` anchors relative dates
+    ("tomorrow") and must be passed when replaying history; ``context`` holds a few preceding messages that may be
+    used to resolve references but must not be extracted from.
+    """
+
+    def extract(
+        self,
+        text: str,
+        *,
+        speaker: str | None = None,
+        now: datetime | None = None,
+        context: list[str] | None = None,
+    ) -> list[Extraction]: ...
+
+
+_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'", "`": "'"})
+_KEEP_WHOLE = re.compile(r"^(?:[^\s@]+@[^\s@]+\.[^\s@]+|[a-z][a-z0-9+.-]*://\S+|www\.\S+)$")
+_POSSESSIVE = re.compile(r"'s?$")
+_ACRONYM = re.compile(r"\b(?:\w\.){2,}(?!\w)")
+_DECIMAL_DOT = re.compile(r"(?<=\d)\.(?=\d)")
+_SEPARATORS = re.compile(r"[\s\-_/\\|.,;:!?\"'()\[\]{}<>\u2013\u2014\u2026\u00b7*~^=]+")
+_ARTICLES = frozenset({"the", "a", "an"})
+
+
+def _fold_latin_marks(text: str) -> str:
+    # Only marks on ASCII base letters are dropped ("José" -> "jose"); marks that carry meaning in other scripts
+    # (Devanagari vowel signs, Japanese dakuten) stay, so those names do not collapse into each other.
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFD", text):
+        if unicodedata.combining(ch) and out and out[-1].isascii():
+            continue
+        out.append(ch)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def entity_key(name: str) -> str:
+    """The normalised key under which an entity is stored and matched in the graph.
+
+    Two mentions of the same thing must meet on one node however they were typed: ``"The Beatles"``,
+    ``"beatles"``, ``"Caroline's"`` / ``"Caroline"``, ``"José"`` / ``"Jose"``, ``"U.S.A."`` / ``"USA"``,
+    ``"New-York"`` / ``"new york"``. Emails and URLs are kept whole (casefolded) because their punctuation is
+    identity. ``+``, ``#``, ``&``, ``@`` and ``%`` are kept ("C++" and "C" must differ). Returns ``""`` when nothing
+    meaningful is left; callers should skip such entities.
+    """
+    if not isinstance(name, str):
+        return ""
+    text = unicodedata.normalize("NFKC", name).translate(_QUOTES).replace("\ue000", "").strip()
+    if not text:
+        return ""
+    folded = _fold_latin_marks(text).casefold()
+    if _KEEP_WHOLE.match(folded):
+        return folded.rstrip(".,;:!?)")
+    folded = _POSSESSIVE.sub("", folded)
+    folded = _ACRONYM.sub(lambda m: m.group(0).replace(".", ""), folded)
+    folded = _DECIMAL_DOT.sub("\ue000", folded)
+    folded = folded.replace("'", "")
+    words = _SEPARATORS.sub(" ", folded).replace("\ue000", ".").split()
+    if len(words) > 1 and words[0] in _ARTICLES:
+        words = words[1:]
+    return " ".join(words)

@@ -1,0 +1,520 @@
+"""``RuleExtractor``: LLM-free extraction that is fast enough to run on every message.
+
+It is the default extractor and the fallback of the LLM one, so it has to be predictable (the same text always
+gives the same memories), cheap (precompiled regexes gated by substring triggers; no tagger) and conservative:
+questions and hypotheticals assert no triples, hedges lower confidence, and anything it cannot type stays a plain
+observation for admission control to judge.
+
+A text is split into sentences; each sentence is typed and mined for triples; sentences are then grouped into
+memories. Directive sentences (instructions, plans, explicit "remember ..." with an expiry) become memories of their
+own because they carry their own type, due date or TTL; other sentences are merged, and short follow-ups ("It was
+so powerful.") stay attached to what they refer to.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from neusym.errors import InvalidInputError
+from neusym.extraction._grammar import Ctx, RawTriple
+from neusym.extraction._rules import run_rules
+from neusym.extraction._text import is_chitchat, normalise, protect, restore, sentence_spans
+from neusym.extraction.base import Extraction, entity_key
+from neusym.extraction.dates import DateMention, find_dates, find_ttl, resolve_now
+from neusym.extraction.entities import Mention, find_mentions
+from neusym.extraction.vocabulary import predicate_tag
+from neusym.record import MemoryType, Triple
+
+__all__ = ["RuleExtractor"]
+
+_LEADIN = (
+    r"^(?:(?:ok(?:ay)?|so|also|and|but|oh|hey|btw|by\s+the\s+way|please|pls|plz|kindly|just|one\s+more\s+thing|"
+    r"important|note)[,:!]?\s+)*"
+)
+_INSTRUCTION = re.compile(
+    _LEADIN + r"(?:always|never|do\s+not\s+ever|from\s+now\s+on|going\s+forward|moving\s+forward|"
+    r"in\s+(?:the\s+)?future|for\s+future\s+reference|by\s+default|whenever|every\s+time|each\s+time|"
+    r"make\s+sure\s+(?:to|you)|be\s+sure\s+to|no\s+more|"
+    r"(?:answer|reply|respond|write|speak|talk)\s+(?:to\s+me\s+)?(?:in|using|with|like|as|more|less|only|briefly|concisely|formally)|"
+    r"keep\s+(?:it|your\s+\w+|answers|responses|replies)\s+(?:short|brief|concise|simple|under)|"
+    r"use\s+(?:the\s+)?\w+(?:\s+\w+)?\s+(?:units|spelling|format|formatting|notation|style|tone|language|dates|time|system)|"
+    r"(?:do\s+not|never)\s+(?:use|mention|include|say|add|call|recommend|suggest|bring\s+up|ask|send|share|"
+    r"talk|give|show|reply|respond|answer|write|book|schedule|contact|email)|"
+    r"address\s+me|refer\s+to\s+me|be\s+(?:more\s+|less\s+)?(?:concise|brief|formal|informal|polite|direct|"
+    r"detailed|verbose|terse|succinct|honest|specific|casual))\b"
+    r"|\b(?:you\s+(?:should|must|need\s+to|have\s+to|shall|are\s+to)\s+(?:always|never)|"
+    r"i\s+(?:want|need|would\s+like|prefer)\s+you\s+to\s+(?!remember\b|know\b)|from\s+now\s+on|going\s+forward|"
+    r"by\s+default|in\s+(?:all\s+)?(?:future|your)\s+(?:answers|responses|replies|messages))\b",
+    re.IGNORECASE,
+)
+_REMEMBER = re.compile(
+    _LEADIN + r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?(?:remember|memori[sz]e|note|keep\s+in\s+mind|"
+    r"do\s+not\s+forget|never\s+forget|make\s+a\s+note|take\s+(?:a\s+)?note|save|store|bear\s+in\s+mind)\b(?!\s+to\b)"
+    r"|\b(?:for\s+the\s+record|fyi|for\s+your\s+information|just\s+so\s+you\s+know|note\s+to\s+self|"
+    r"i\s+want\s+you\s+to\s+(?:remember|know))\b",
+    re.IGNORECASE,
+)
+_REMINDER = re.compile(
+    r"(?:" + _LEADIN + r"|\byou\s+(?:to\s+)?|\bplease\s+)remind\s+me\b(?!\s+of\b)|"
+    + _LEADIN + r"(?:remember|do\s+not\s+forget|never\s+forget)\s+to\b",
+    re.IGNORECASE,
+)
+_QUESTION = re.compile(
+    r"^(?:(?:so|and|but|oh|hey|ok(?:ay)?|well|also|btw|wait|hmm)[,]?\s+)*(?:what|where|when|who|whom|whose|why|how|"
+    r"which|do|does|did|is|are|was|were|can|could|would|will|should|have|has|had|am|may|shall)\b",
+    re.IGNORECASE,
+)
+_POLITE = re.compile(
+    r"^(?:(?:so|and|hey|ok(?:ay)?|also|btw)[,]?\s+)*(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:remember|remind|"
+    r"note|save|store|keep|always|never|make\s+sure|call\s+me|use|answer|reply|respond|write|add|update|forget)\b",
+    re.IGNORECASE,
+)
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if\s+(?:i|we)\s+(?:were|was|had|could|won|lived|moved|got|did|would)|if\s+only|i\s+wish|(?<!only\s)imagine|"
+    r"suppose\s+(?:that\s+)?(?:i|we)|what\s+if|hypothetically|in\s+theory|pretend|let\s+us\s+say|"
+    r"say\s+(?:i|we)\s+(?:were|had|lived)|in\s+another\s+life|"
+    r"(?:i|we)\s+would\s+(?!like\b|love\b|prefer\b|rather\b|appreciate\b|say\b|never\s+forget\b)|"
+    r"would\s+have|could\s+have|should\s+have|might\s+have)\b",
+    re.IGNORECASE,
+)
+_HEDGE = re.compile(
+    r"\b(?:i\s+think|i\s+believe|i\s+guess|i\s+suppose|i\s+reckon|i\s+assume|i\s+doubt|maybe|perhaps|probably|"
+    r"possibly|might|may\s+be|not\s+(?:entirely\s+|completely\s+|100%\s+|really\s+)?sure|not\s+certain|"
+    r"(?<!favourite\s)(?<!favorite\s)(?<!what\s)(?<!the\s)(?<!a\s)(?<!this\s)(?<!that\s)(?<!any\s)(?<!same\s)"
+    r"(?:kind|sort)\s+of|kinda|sorta|apparently|i\s+feel\s+like|seems?\s+(?:like|to)|it\s+seems|likely|unlikely|"
+    r"if\s+i\s+remember\s+(?:correctly|right)|iirc|afaik|as\s+far\s+as\s+i\s+know|or\s+something)\b",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(r"\b(?:not|never|no\s+longer|no\s+more|nobody|nothing|neither|nor|cannot)\b", re.IGNORECASE)
+_TEMPORARY = re.compile(
+    r"\b(?:for\s+now|temporar\w*|for\s+the\s+time\s+being|just\s+for\s+(?:today|tonight|now|this\s+session)|"
+    r"this\s+session\s+only|until\s+further\s+notice)\b",
+    re.IGNORECASE,
+)
+_FUTURE_HINT = re.compile(
+    r"\b(?:will|shall|going\s+to|plan|planning|intend|about\s+to|remind|need\s+to|have\s+to|has\s+to|must|"
+    r"hope\s+to|want\s+to|would\s+like\s+to|upcoming|coming|next|tomorrow|tonight|scheduled|later|soon|until|by|"
+    r"due|deadline|(?:am|is|are)\s+\w+ing|have\s+(?:an?|my)\s+\w+)\b",
+    re.IGNORECASE,
+)
+_PERSONAL = re.compile(r"\b(?:i|me|my|mine|myself|we|us|our|ours|you|your|yours)\b", re.IGNORECASE)
+_GENERIC_VERB = re.compile(
+    r"\b(?:is|are|was|were|has|have|contains?|means?|uses?|supports?|requires?|runs?|consists?|equals?|includes?|"
+    r"causes?|became|becomes|invented|founded|discovered|wrote|released|born|died|located)\b",
+    re.IGNORECASE,
+)
+_MIDCAP = re.compile(r"(?<=[a-z0-9,;:] )([A-Z][\w\-]+)")
+
+_PRIORITY = (
+    MemoryType.INSTRUCTION,
+    MemoryType.PLAN,
+    MemoryType.FACT,
+    MemoryType.PREFERENCE,
+    MemoryType.EMOTION,
+    MemoryType.KNOWLEDGE,
+    MemoryType.OBSERVATION,
+)
+_KIND_TYPE = {
+    "plan": MemoryType.PLAN,
+    "obligation": MemoryType.PLAN,
+    "aspiration": MemoryType.PLAN,
+    "fact": MemoryType.FACT,
+    "routine": MemoryType.FACT,
+    "preference": MemoryType.PREFERENCE,
+    "emotion": MemoryType.EMOTION,
+    "knowledge": MemoryType.KNOWLEDGE,
+    "event": MemoryType.OBSERVATION,
+}
+_IMPORTANCE = {
+    MemoryType.INSTRUCTION: 0.8,
+    MemoryType.PLAN: 0.65,
+    MemoryType.FACT: 0.6,
+    MemoryType.PREFERENCE: 0.6,
+    MemoryType.KNOWLEDGE: 0.5,
+    MemoryType.OBSERVATION: 0.4,
+    MemoryType.EMOTION: 0.3,
+    MemoryType.REFLECTION: 0.5,
+}
+_SAFETY = frozenset({"allergic_to", "intolerant_to", "avoids", "diet"})
+_IDENTITY = frozenset({"name", "birthday", "phone", "email", "married_to", "lives_in", "works_at"})
+_NO_ENTITY = frozenset({"plans_to", "feels", "age", "has", "birthday", "birth_year", "nationality", "diet"})
+_ENTITY_KINDS = frozenset({"name", "place", "email", "url", "handle", "phone", "date", "amount", "title"})
+_SELF_NAMES = frozenset({"user", "assistant"})
+
+
+@dataclass(slots=True)
+class _Sentence:
+    text: str
+    start: int
+    end: int
+    type: MemoryType = MemoryType.OBSERVATION
+    triples: list[Triple] = field(default_factory=list)
+    mentions: list[Mention] = field(default_factory=list)
+    signals: list[str] = field(default_factory=list)
+    confidence: float = 0.6
+    importance: float = 0.4
+    valid_from: datetime | None = None
+    plan_due: datetime | None = None
+    ttl: float | None = None
+    directive: bool = False  # gets a memory of its own
+    strong: bool = False  # states something on its own (vs. a follow-up like "It was great.")
+    chitchat: bool = False
+    tags: list[str] = field(default_factory=list)
+
+
+def _clamp(x: float) -> float:
+    return max(0.0, min(1.0, round(x, 3)))
+
+
+class RuleExtractor:
+    """Regex and word-list extraction of typed memories, entities and triples; no model, no network.
+
+    Args:
+        split: group sentences into several memories when their types differ in ways that matter (instructions,
+            plans, expiries). ``False`` always returns at most one memory per text.
+        max_chars: only this many characters are analysed (the whole text is still the content of the memory).
+            Memories are statements, not documents; this bounds the cost of a pasted document.
+    """
+
+    name = "rules"
+
+    def __init__(self, *, split: bool = True, max_chars: int = 20_000) -> None:
+        self.split = split
+        self.max_chars = max_chars
+
+    # ------------------------------------------------------------------ public API
+    def extract(
+        self,
+        text: str,
+        *,
+        speaker: str | None = None,
+        now: datetime | None = None,
+        context: Sequence[str] | None = None,
+    ) -> list[Extraction]:
+        """Candidate memories in ``text`` (see :class:`~neusym.extraction.base.Extractor`).
+
+        Returns ``[]`` for empty text and pure chit-chat ("thanks!", "lol").
+
+        Raises:
+            InvalidInputError: ``text`` is not a string.
+        """
+        if not isinstance(text, str):
+            raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
+        if not text.strip():
+            return []
+        moment = resolve_now(now)
+        me = speaker.strip() if speaker and speaker.strip() else "user"
+        long_text = len(text) > self.max_chars
+        protected = protect(text[: self.max_chars])
+        known = {m.lower() for m in _MIDCAP.findall(protected)} | {me.lower()}
+        referent = self._context_referent(context, me, known)
+        sentences: list[_Sentence] = []
+        for start, end in sentence_spans(protected):
+            sent = self._analyse(protected[start:end], start, end, me, moment, referent, known)
+            sentences.append(sent)
+            for mention in sent.mentions:
+                if mention.kind == "name" and entity_key(mention.text) != entity_key(me):
+                    referent = mention.text
+        groups = self._group(sentences, split=self.split and not long_text)
+        out = [self._build(g, text, speaker, me, whole=long_text or len(groups) == 1 and g == sentences) for g in groups]
+        return [x for x in out if x is not None]
+
+    def entities(self, text: str, *, context: Sequence[str] | None = None) -> list[str]:
+        """Entity names mentioned in ``text`` (for matching a query against the graph), no typing or triples."""
+        if not isinstance(text, str) or not text.strip():
+            return []
+        protected = protect(text[: self.max_chars])
+        known = {m.lower() for m in _MIDCAP.findall(protected)}
+        for c in context or ():
+            known |= {m.lower() for m in _MIDCAP.findall(c)}
+        names: dict[str, str] = {}
+        for start, end in sentence_spans(protected):
+            for mention in find_mentions(normalise(protected[start:end]), known):
+                key = entity_key(mention.text)
+                if key and key not in names:
+                    names[key] = restore(mention.text)
+        return list(names.values())
+
+    # ------------------------------------------------------------------ per sentence
+    @staticmethod
+    def _context_referent(context: Sequence[str] | None, me: str, known: set[str]) -> str | None:
+        for line in reversed(list(context or ())[-3:]):
+            if not isinstance(line, str):
+                continue
+            known |= {m.lower() for m in _MIDCAP.findall(line)}
+            names = [m.text for m in find_mentions(normalise(protect(line[:2000])), known) if m.kind == "name"]
+            names = [n for n in names if entity_key(n) != entity_key(me)]
+            if names:
+                return names[-1]
+        return None
+
+    def _analyse(
+        self, raw: str, start: int, end: int, me: str, now: datetime, referent: str | None, known: set[str]
+    ) -> _Sentence:
+        norm = normalise(raw)
+        lower = norm.lower()
+        sent = _Sentence(text=restore(raw.strip()), start=start, end=end)
+        sent.chitchat = is_chitchat(norm)
+        polite = _POLITE.match(norm) is not None
+        asks = norm.rstrip().endswith("?")
+        unpunctuated = norm.rstrip()[-1:].isalnum() and len(norm.split()) <= 15
+        question_form = not polite and (asks or unpunctuated) and _QUESTION.match(norm) is not None
+        question = question_form or (not polite and asks)
+        hypothetical = _HYPOTHETICAL.search(lower) is not None
+        hedge = _HEDGE.search(lower) is not None
+        instruction = _INSTRUCTION.search(norm) is not None and not question_form
+        remember = _REMEMBER.search(norm) is not None
+        reminder = _REMINDER.search(norm) is not None
+        prefer_future = instruction or reminder or _FUTURE_HINT.search(lower) is not None
+        dates = find_dates(norm, now, prefer_future=prefer_future)
+        today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        future = any(d.direction == "future" or (d.direction == "either" and d.when >= today) for d in dates)
+        ctx = Ctx(me=me, sentence=norm, lowercase=norm == lower, dates=dates, referent=referent, future=future and prefer_future)
+        raw_triples = run_rules(norm, lower, ctx) if len(norm) <= 1000 and not sent.chitchat else []
+        if question_form or hypothetical:
+            raw_triples = []
+        sent.mentions = find_mentions(norm, known) if not sent.chitchat else []
+        sent.ttl = find_ttl(norm, now)
+        sent.type = self._type(raw_triples, norm, lower, dates, sent.mentions, question, hypothetical, instruction,
+                               reminder, remember, me != "user")
+        sent.signals = self._signals(raw_triples, lower, question, hypothetical, hedge, instruction, remember,
+                                     reminder, sent)
+        confidence = self._confidence(raw_triples, sent.type, question, question_form, hypothetical, hedge, remember)
+        sent.confidence = confidence
+        sent.triples = [
+            Triple(subject=t.subject, predicate=t.predicate, object=t.object, polarity=t.polarity,
+                   confidence=_clamp(confidence * t.weight))
+            for t in raw_triples
+        ]
+        sent.tags = list(dict.fromkeys(tag for t in raw_triples if (tag := predicate_tag(t.predicate))))
+        sent.importance = self._importance(raw_triples, sent.type, question_form, hypothetical, remember, sent.chitchat)
+        self._times(sent, dates, now, today)
+        sent.directive = not question_form and (
+            sent.type == MemoryType.INSTRUCTION
+            or sent.ttl is not None
+            or (sent.type == MemoryType.PLAN and sent.plan_due is not None)
+        )
+        sent.strong = not question and (
+            bool(raw_triples)
+            or sent.directive
+            or sent.type != MemoryType.OBSERVATION
+            or (not sent.chitchat and len(norm.split()) > 6)
+        )
+        return sent
+
+    @staticmethod
+    def _type(
+        triples: list[RawTriple], norm: str, lower: str, dates: list[DateMention], mentions: list[Mention],
+        question: bool, hypothetical: bool, instruction: bool, reminder: bool, remember: bool, chat: bool,
+    ) -> MemoryType:
+        if question or hypothetical:
+            return MemoryType.INSTRUCTION if instruction and not question else MemoryType.OBSERVATION
+        if instruction:
+            return MemoryType.INSTRUCTION
+        if reminder:
+            return MemoryType.PLAN
+        types = {_KIND_TYPE[t.kind] for t in triples}
+        for candidate in _PRIORITY:
+            if candidate in types:
+                return candidate
+        if remember:
+            return MemoryType.FACT
+        if (
+            not chat
+            and not norm.endswith("!")
+            and _PERSONAL.search(lower) is None
+            and _GENERIC_VERB.search(lower) is not None
+            and (mentions or any(c.isdigit() for c in norm))
+            and all(d.has_year for d in dates)
+        ):
+            return MemoryType.KNOWLEDGE
+        return MemoryType.OBSERVATION
+
+    @staticmethod
+    def _signals(
+        triples: list[RawTriple], lower: str, question: bool, hypothetical: bool, hedge: bool, instruction: bool,
+        remember: bool, reminder: bool, sent: _Sentence,
+    ) -> list[str]:
+        kinds = {t.kind for t in triples}
+        flags = {
+            "explicit_remember": remember,
+            "reminder": reminder,
+            "instruction": sent.type == MemoryType.INSTRUCTION,
+            "transient_emotion": sent.type == MemoryType.EMOTION or "emotion" in kinds,
+            "hypothetical": hypothetical,
+            "question": question,
+            "negation": any(not t.polarity for t in triples) or (not triples and _NEGATION.search(lower) is not None),
+            "third_party": bool(triples) and all(t.third_party for t in triples),
+            "hedge": hedge,
+            "past": any(t.past for t in triples),
+            "aspiration": "aspiration" in kinds,
+            "obligation": "obligation" in kinds,
+            "temporary": sent.ttl is not None or _TEMPORARY.search(lower) is not None,
+            "pronoun_resolved": any(t.pronoun for t in triples),
+        }
+        return [name for name, on in flags.items() if on]
+
+    @staticmethod
+    def _confidence(
+        triples: list[RawTriple], mtype: MemoryType, question: bool, question_form: bool, hypothetical: bool,
+        hedge: bool, remember: bool,
+    ) -> float:
+        if triples:
+            base = 0.9
+        elif mtype in {MemoryType.INSTRUCTION, MemoryType.PLAN, MemoryType.EMOTION} or remember:
+            base = 0.8
+        else:
+            base = 0.6
+        if remember and not (hedge or hypothetical or question_form):
+            base = 0.95
+        if hedge:
+            base *= 0.6
+        if triples and all(t.third_party for t in triples):
+            base *= 0.9
+        if any(t.pronoun for t in triples):
+            base *= 0.8
+        if hypothetical:
+            base = min(base, 0.3)
+        if question_form:
+            base = min(base, 0.2)
+        elif question:
+            base *= 0.8
+        return _clamp(base)
+
+    @staticmethod
+    def _importance(
+        triples: list[RawTriple], mtype: MemoryType, question: bool, hypothetical: bool, remember: bool,
+        chitchat: bool,
+    ) -> float:
+        if chitchat:
+            return 0.05
+        if question:
+            return 0.15
+        if hypothetical:
+            return 0.2
+        value = _IMPORTANCE.get(mtype, 0.4)
+        predicates = {t.predicate for t in triples}
+        if predicates & _SAFETY:
+            value += 0.25
+        if predicates & _IDENTITY:
+            value += 0.1
+        if remember:
+            value += 0.25
+        return _clamp(value)
+
+    @staticmethod
+    def _times(sent: _Sentence, dates: list[DateMention], now: datetime, today: datetime) -> None:
+        if not dates:
+            return
+        if sent.type == MemoryType.PLAN:
+            upcoming = [d for d in dates if d.when >= today]
+            sent.plan_due = upcoming[0].when if upcoming else None
+            return
+        if any(t.predicate in {"birthday", "birth_year"} for t in sent.triples):
+            return  # the date is the fact's object, not the time the statement became true
+        past = [d for d in dates if d.direction == "past" or d.when <= now]
+        sent.valid_from = past[0].when if past else None
+
+    # ------------------------------------------------------------------ grouping
+    @staticmethod
+    def _group(sentences: list[_Sentence], *, split: bool) -> list[list[_Sentence]]:
+        useful = [s for s in sentences if not s.chitchat]
+        if not useful:
+            return []
+        if not split:
+            return [useful]
+        groups: list[list[_Sentence]] = []
+        pending: list[_Sentence] = []
+        current_directive = False
+        for sent in useful:
+            attach = sent.type == MemoryType.EMOTION and not sent.directive or not sent.strong
+            marker = "explicit_remember" in sent.signals and not sent.triples and sent.ttl is None and len(sent.text.split()) <= 6
+            if groups and (attach or marker):
+                groups[-1].append(sent)
+            elif not groups and not sent.strong:
+                pending.append(sent)
+            elif sent.directive or current_directive or not groups:
+                groups.append([*pending, sent])
+                pending = []
+                current_directive = sent.directive
+            else:
+                groups[-1].append(sent)
+        if pending and groups:
+            groups[-1].extend(pending)
+        elif pending:
+            groups.append(pending)
+        return groups
+
+    def _build(
+        self, group: list[_Sentence], text: str, speaker: str | None, me: str, *, whole: bool
+    ) -> Extraction | None:
+        informative = [s for s in group if s.strong] or group
+        pool = [s for s in informative if s.type != MemoryType.EMOTION] or informative
+        mtype = next((t for t in _PRIORITY if any(s.type == t for s in pool)), MemoryType.OBSERVATION)
+        primary = [s for s in pool if s.type == mtype]
+        core = [s for s in primary if s.triples] or primary
+        if whole:
+            body = text.strip()
+        else:
+            body = " ".join(s.text for s in group).strip()
+        if not body:
+            return None
+        content = body
+        if speaker and speaker.strip() and speaker.strip().casefold() not in _SELF_NAMES:
+            prefix = f"{speaker.strip()}:"
+            if not body.startswith(prefix):
+                content = f"{prefix} {body}"
+        triples: dict[tuple[str, str, str, bool], Triple] = {}
+        for s in group:
+            for t in s.triples:
+                triples.setdefault((t.subject.casefold(), t.predicate, t.object.casefold(), t.polarity), t)
+        signals = list(dict.fromkeys(sig for s in core for sig in s.signals))
+        if any("explicit_remember" in s.signals for s in group) and "explicit_remember" not in signals:
+            signals.insert(0, "explicit_remember")
+        importance = max(s.importance for s in group)
+        if "explicit_remember" in signals:
+            importance = max(importance, _clamp(_IMPORTANCE.get(mtype, 0.4) + 0.25))
+        ttls = [s.ttl for s in group if s.ttl is not None]
+        return Extraction(
+            content=content,
+            type=mtype,
+            entities=self._entities(group, list(triples.values()), me),
+            triples=list(triples.values()),
+            tags=list(dict.fromkeys(tag for s in group for tag in s.tags)),
+            confidence=min(s.confidence for s in core) if core[0].triples else max(s.confidence for s in core),
+            importance=importance,
+            valid_from=next((s.valid_from for s in [*core, *group] if s.valid_from and s.strong), None),
+            expires_in=min(ttls) if ttls else None,
+            plan_due=next((s.plan_due for s in group if s.plan_due and s.type == MemoryType.PLAN), None),
+            speaker=speaker.strip() if speaker and speaker.strip() else None,
+            intent_signals=signals,
+            extractor=self.name,
+        )
+
+    @staticmethod
+    def _entities(group: list[_Sentence], triples: list[Triple], me: str) -> list[str]:
+        found: dict[str, str] = {}
+
+        own = f"{me.casefold()}'s "
+
+        def add(name: str) -> None:
+            key = entity_key(name)
+            if key and key not in found and key not in _SELF_NAMES and not name.casefold().startswith(own):
+                found[key] = name
+
+        for t in triples:
+            if "'s " in t.subject:
+                add(t.subject.split("'s ", 1)[0])
+            if t.subject != me or me not in _SELF_NAMES:
+                add(t.subject)
+        for s in group:
+            for m in s.mentions:
+                if m.kind in _ENTITY_KINDS:
+                    add(restore(m.text))
+        for t in triples:
+            if t.predicate not in _NO_ENTITY and len(t.object.split()) <= 4:
+                add(t.object)
+        return list(found.values())

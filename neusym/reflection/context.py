@@ -1,0 +1,214 @@
+"""The context builder: what goes into a prompt, within a token budget.
+
+Three sources compete for one budget: reflection summaries (dense, cheap per fact), the most relevant raw memories
+(exact wording, dates) and the short-term window (the last messages, which the model needs verbatim). Each gets a
+share; whatever one leaves unused flows to the others, so a small window does not waste budget. Memories the model
+should treat carefully are marked inline - low confidence, superseded history, conflicting, unreviewed - and a
+one-line legend explains the marks. The final text is re-counted as a whole (token counts of joined lines are not
+always the sum of the parts), and items are dropped until it fits: the budget is never exceeded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from neusym.errors import InvalidInputError
+from neusym.ingest import normalize_messages
+from neusym.record import MemoryRecord, MemoryType, Scope, SearchResult
+from neusym.reflection.extractive import find_triple_conflicts
+from neusym.reflection.tokens import TokenCounter, get_token_counter
+
+__all__ = ["BuiltContext", "ContextBuilder", "ContextItem", "marks_for"]
+
+_H_REFLECT = "## Reflections (consolidated from past memories)"
+_H_MEMORY = "## Relevant memories"
+_H_WINDOW = "## Recent conversation"
+_LEGEND = ("Marks: [low confidence] may be wrong; [superseded] is history, not the current state; "
+           "[conflicting] disagrees with another memory (prefer the newer, or ask); [unreviewed] awaits review.")
+_RAW_TYPES = [t.value for t in MemoryType if t is not MemoryType.REFLECTION]
+
+
+@dataclass(eq=False)
+class ContextItem:
+    kind: str  # reflection | memory | message
+    text: str
+    tokens: int
+    priority: float
+    memory_id: str | None = None
+    marks: list[str] = field(default_factory=list)
+    order: int = 0  # position inside its section
+
+
+@dataclass
+class BuiltContext:
+    """The assembled context. ``str(ctx)`` is the prompt text; ``tokens <= budget`` always holds."""
+
+    text: str
+    tokens: int
+    budget: int
+    items: list[ContextItem]
+    omitted: int = 0
+    counter: str = ""
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def memory_ids(self) -> list[str]:
+        return [i.memory_id for i in self.items if i.memory_id]
+
+    def marked(self, mark: str) -> list[ContextItem]:
+        return [i for i in self.items if mark in i.marks]
+
+
+def marks_for(record: MemoryRecord, conflicting: set[str], superseded: set[str]) -> list[str]:
+    marks: list[str] = []
+    if record.confidence < 0.5 or "low_confidence" in record.flags:
+        marks.append("low confidence")
+    if record.status.value == "superseded" or record.valid_to is not None or record.id in superseded:
+        until = f" until {record.valid_to:%Y-%m-%d}" if record.valid_to is not None else ""
+        marks.append(f"superseded{until}")
+    if record.id in conflicting or "conflict_pending" in record.flags:
+        marks.append("conflicting")
+    if record.status.value == "pending":
+        marks.append("unreviewed")
+    return marks
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+class ContextBuilder:
+    """Builds prompt context from a :class:`~neusym.NeuSymMemory` (duck-typed: ``search`` and ``store``).
+
+    Shares are fractions of the budget left after headers; unused share is redistributed.
+    """
+
+    def __init__(self, *, counter: TokenCounter | None = None, reflection_share: float = 0.3,
+                 memory_share: float = 0.45, window_share: float = 0.25, k_reflections: int = 5,
+                 k_memories: int = 20, include_history: bool = True) -> None:
+        if min(reflection_share, memory_share, window_share) < 0 or (reflection_share + memory_share
+                                                                     + window_share) <= 0:
+            raise InvalidInputError("context shares must be non-negative and not all zero")
+        total = reflection_share + memory_share + window_share
+        self.shares = {"reflection": reflection_share / total, "memory": memory_share / total,
+                       "message": window_share / total}
+        self.counter = counter or get_token_counter()
+        self.k_reflections = k_reflections
+        self.k_memories = k_memories
+        self.include_history = include_history
+
+    # ------------------------------------------------------------------ candidates
+    def _memory_items(self, mem: Any, results: Sequence[SearchResult], kind: str, scope: Scope) -> list[ContextItem]:
+        ids = [r.memory.id for r in results]
+        conflicting: set[str] = set()
+        superseded: set[str] = set()
+        if ids:
+            for src, rel, dst in mem.store.relations_among(ids, {"CONFLICTS_WITH", "SUPERSEDES"}, scope):
+                if rel == "CONFLICTS_WITH":
+                    conflicting.update((src, dst))
+                else:
+                    superseded.add(dst)
+            for note in find_triple_conflicts([r.memory for r in results]):
+                conflicting.update(note.ids)
+        items = []
+        for i, r in enumerate(results):
+            rec = r.memory
+            marks = marks_for(rec, conflicting, superseded) if kind == "memory" else []
+            when = (rec.valid_from or rec.created_at).strftime("%Y-%m-%d")
+            if kind == "reflection":
+                body = "\n  ".join(_flat(line) for line in rec.content.splitlines() if line.strip())
+                text = f"- ({when}) {body}"
+            else:
+                mark = f" [{'; '.join(marks)}]" if marks else ""
+                text = f"- ({when}) {_flat(rec.content)}{mark}"
+            items.append(ContextItem(kind, text, self.counter.count(text) + 1, float(r.score), rec.id, marks, i))
+        return items
+
+    def _message_items(self, recent_messages: Sequence[Any] | None) -> list[ContextItem]:
+        if not recent_messages:
+            return []
+        turns = normalize_messages(list(recent_messages))
+        items = []
+        for i, t in enumerate(turns):
+            who = t.speaker or t.role
+            text = f"{who}: {_flat(t.content)}"
+            # newer messages first in priority: the window keeps the latest turns
+            items.append(ContextItem("message", text, self.counter.count(text) + 1, float(i), None, [], i))
+        return items
+
+    # ------------------------------------------------------------------ assembly
+    def _render(self, chosen: Sequence[ContextItem]) -> str:
+        parts: list[str] = []
+        for kind, header in (("reflection", _H_REFLECT), ("memory", _H_MEMORY), ("message", _H_WINDOW)):
+            rows = sorted((c for c in chosen if c.kind == kind), key=lambda c: c.order)
+            if rows:
+                parts.append(header)
+                parts.extend(c.text for c in rows)
+        if any(c.marks for c in chosen):
+            parts.append(_LEGEND)
+        return "\n".join(parts)
+
+    def build(self, mem: Any, query: str, scope: Scope, budget_tokens: int,
+              recent_messages: Sequence[Any] | None = None) -> BuiltContext:
+        if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 0:
+            raise InvalidInputError("budget_tokens must be a non-negative int")
+        cnt = self.counter
+        statuses = ["active", "pending", *(["superseded"] if self.include_history else [])]
+        refl = mem.search(query, scope=scope, k=self.k_reflections, types=["reflection"], touch=False) \
+            if self.k_reflections else []
+        raw = mem.search(query, scope=scope, k=self.k_memories, types=_RAW_TYPES, statuses=statuses,
+                         touch=False) if self.k_memories else []
+        pools = {
+            "reflection": self._memory_items(mem, refl, "reflection", scope),
+            "memory": self._memory_items(mem, raw, "memory", scope),
+            "message": self._message_items(recent_messages),
+        }
+        candidates = sum(len(p) for p in pools.values())
+        frame = cnt.count("\n".join([_H_REFLECT, _H_MEMORY, _H_WINDOW, _LEGEND])) + 4
+        room = max(budget_tokens - frame, 0)
+        chosen: list[ContextItem] = []
+        used = 0
+        # pass 1: each kind within its share; pass 2: leftovers in order reflection, memory, message
+        for pass_no in (1, 2):
+            for kind in ("reflection", "memory", "message"):
+                cap = int(room * self.shares[kind]) if pass_no == 1 else room
+                spent = sum(c.tokens for c in chosen if c.kind == kind) if pass_no == 1 else used
+                pool = pools[kind]
+                ordered = sorted(pool, key=lambda c: -c.priority) if kind != "message" else list(reversed(pool))
+                for item in ordered:
+                    if item in chosen:
+                        continue
+                    if spent + item.tokens > cap:
+                        if kind == "message":
+                            break  # the window is contiguous: never skip a newer turn for an older one
+                        continue
+                    chosen.append(item)
+                    spent += item.tokens
+                    used += item.tokens
+        if pools["message"] and not any(c.kind == "message" for c in chosen) and room - used > 16:
+            newest = pools["message"][-1]  # one long latest turn: show its start rather than nothing
+            cut = cnt.truncate(newest.text, room - used - 4) + " …"
+            chosen.append(ContextItem("message", cut, cnt.count(cut) + 1, newest.priority, None, [], newest.order))
+        text = self._render(chosen)
+        total = cnt.count(text)
+        while total > budget_tokens and chosen:
+            chosen.remove(_drop_candidate(chosen))
+            text = self._render(chosen)
+            total = cnt.count(text)
+        if total > budget_tokens:  # pragma: no cover - empty text counts 0
+            text, total = "", 0
+        return BuiltContext(text=text, tokens=total, budget=budget_tokens, items=chosen,
+                            omitted=candidates - len(chosen), counter=cnt.name)
+
+
+def _drop_candidate(chosen: Sequence[ContextItem]) -> ContextItem:
+    """Lowest-value item first: weakest raw memory, then oldest message, then weakest reflection."""
+    for kind in ("memory", "message", "reflection"):
+        pool = [c for c in chosen if c.kind == kind]
+        if pool:
+            return min(pool, key=lambda c: c.priority)
+    return chosen[-1]
