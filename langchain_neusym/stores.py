@@ -350,11 +350,11 @@ class NeuSymStore(BaseStore):
         if user is None and not self.all_tenants:
             raise ScopeError("list_namespaces needs a prefix that names the tenant (or a store opened with "
                              "user_id=... or all_tenants=True)")
-        scope = Scope(user_id=user) if user is not None else None
+        scope = Scope(user_id=user)  # user None: every tenant (all_tenants=True was checked above)
         seen: set[tuple[str, ...]] = set()
         offset = 0
         while True:
-            page = self.memory.query(scope=scope, all_tenants=scope is None, tags=[_ns_tag(())], limit=_PAGE,
+            page = self.memory.query(scope=scope, all_tenants=user is None, tags=[_ns_tag(())], limit=_PAGE,
                                      offset=offset)
             seen.update(tuple(info["namespace"]) for rec in page if (info := self._info(rec)))
             offset += len(page)

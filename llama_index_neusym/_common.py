@@ -34,6 +34,8 @@ _ANY_OPS = (FilterOperator.EQ, FilterOperator.IN, FilterOperator.ANY, FilterOper
 _TIME_KEYS = frozenset({"created_at", "time", "event_time"})
 # shown to the LLM / embedder by default; everything else stays in metadata for programs, not prompts
 _LLM_VISIBLE = frozenset({"type", "created_at"})
+MAX_QUERY_CHARS = 4000
+WRITE_METADATA = {"integration": "llama_index"}  # provenance of what the adapters write
 
 
 def open_memory(
@@ -210,45 +212,24 @@ def messages_to_turns(messages: Iterable[ChatMessage], roles: Sequence[str]) -> 
 
 
 def query_text(messages: Sequence[ChatMessage] | None, window: int, input_text: str | None = None) -> str:
-    """The retrieval query: the explicit input if any, else the text of the last ``window`` user/assistant turns."""
-    if input_text and input_text.strip():
-        return input_text.strip()
-    recent = [t for m in (messages or []) if role_of(m) in ("user", "assistant") and (t := message_text(m))]
-    return "\n".join(recent[-max(window, 1):])
+    """The retrieval query: the explicit input if any, else the text of the last ``window`` user/assistant turns.
 
-
-def format_context(
-    results: Sequence[SearchResult],
-    *,
-    budget_tokens: int,
-    tokenizer_fn: Callable[[str], Sequence[Any]],
-    already_shown: Sequence[str] = (),
-) -> str:
-    """Render hits best-first as ``- text (type, date)`` lines until ``budget_tokens`` is spent.
-
-    Hits whose text is already in the visible chat history are skipped: repeating them costs tokens and adds
-    nothing. A hit that alone exceeds the budget is skipped rather than cut mid-sentence.
+    Only the last ``MAX_QUERY_CHARS`` characters are kept: a pasted document in the chat should not become a
+    megabyte query, and the latest words are the ones the model is answering.
     """
-    lines: list[str] = []
-    used = 0
-    shown = [s.casefold() for s in already_shown if s]
-    for r in results:
-        text = " ".join(r.memory.content.split())
-        if any(text.casefold() in s for s in shown):
-            continue
-        line = f"- {text} ({r.memory.type.value}, {r.memory.created_at.date().isoformat()})"
-        cost = len(tokenizer_fn(line + "\n"))
-        if used + cost > budget_tokens:
-            continue
-        lines.append(line)
-        used += cost
-    return "\n".join(lines)
+    if input_text and input_text.strip():
+        text = input_text.strip()
+    else:
+        recent = [t for m in (messages or []) if role_of(m) in ("user", "assistant") and (t := message_text(m))]
+        text = "\n".join(recent[-max(window, 1):])
+    return text[-MAX_QUERY_CHARS:].replace("\x00", "")
 
 
 def truncate_lines(content: str, tokens_to_truncate: int, tokenizer_fn: Callable[[str], Sequence[Any]]) -> str | None:
-    """Drop the last (lowest-ranked) lines until ``tokens_to_truncate`` tokens are saved; ``None`` if nothing is left."""
+    """Drop the last (lowest-ranked) lines of a built context until ``tokens_to_truncate`` tokens are saved, and
+    any section header left without rows; ``None`` if nothing is left."""
     lines = content.splitlines()
     saved = 0
-    while lines and saved < tokens_to_truncate:
+    while lines and (saved < tokens_to_truncate or lines[-1].startswith("#")):
         saved += len(tokenizer_fn(lines.pop() + "\n"))
     return "\n".join(lines) or None

@@ -9,7 +9,7 @@ that user, never another user's) put first. New code should prefer ``Memory`` + 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +17,10 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock
 from llama_index.core.bridge.pydantic import ConfigDict, Field, field_validator
 from llama_index.core.memory import BaseMemory, ChatMemoryBuffer
 from llama_index.core.storage.chat_store import BaseChatStore
-from llama_index.core.utils import get_tokenizer
 
 from llama_index_neusym._common import (
+    WRITE_METADATA,
     ReadScope,
-    check_search_kwargs,
-    format_context,
     make_scope,
     message_text,
     messages_to_turns,
@@ -30,8 +28,7 @@ from llama_index_neusym._common import (
     query_text,
     read_scope,
 )
-from llama_index_neusym.memory_blocks import DEFAULT_HEADER
-from neusym import NeuSymMemory, SearchResult
+from neusym import NeuSymMemory
 
 __all__ = ["NeuSymChatMemory"]
 
@@ -51,21 +48,11 @@ class NeuSymChatMemory(BaseMemory):
     agent_id: str | None = Field(default=None, description="Agent id written on every memory (optional).")
     session_id: str = Field(default_factory=lambda: uuid.uuid4().hex, description="This conversation's id.")
     read_scope: ReadScope = Field(default="user", description="What recall covers: 'user', 'agent' or 'session'.")
-    similarity_top_k: int = Field(default=8, ge=1, le=1000, description="Memories retrieved per get.")
-    budget_tokens: int = Field(default=600, ge=1, description="Token budget of the memory system message.")
+    budget_tokens: int = Field(default=800, ge=1, description="Token budget of the memory system message.")
     retrieval_context_window: int = Field(default=3, ge=1, description="Latest messages used as the query.")
     store_roles: list[str] = Field(default_factory=lambda: ["user", "assistant"],
                                    description="Roles of messages that are remembered long-term.")
     infer: bool = Field(default=True, description="Extract facts (True) or store each message verbatim (False).")
-    header: str = Field(default=DEFAULT_HEADER, description="First line of the memory system message.")
-    search_kwargs: dict[str, Any] = Field(default_factory=dict,
-                                          description="Extra NeuSymMemory.search filters (never the scope).")
-    tokenizer_fn: Callable[[str], Sequence[Any]] = Field(default_factory=get_tokenizer, exclude=True)
-
-    @field_validator("search_kwargs")
-    @classmethod
-    def _check_search_kwargs(cls, v: dict[str, Any]) -> dict[str, Any]:
-        return check_search_kwargs(v)
 
     @field_validator("user_id", "agent_id", "session_id")
     @classmethod
@@ -106,19 +93,17 @@ class NeuSymChatMemory(BaseMemory):
                    **fields)
 
     # ------------------------------------------------------------------ helpers
-    def _search_args(self, input: str | None, history: list[ChatMessage]) -> tuple[str, dict[str, Any]]:
+    def _context_args(self, input: str | None, history: list[ChatMessage]) -> tuple[str, dict[str, Any]]:
         query = query_text(history, self.retrieval_context_window, input)
         scope = read_scope(self.read_scope, self.user_id, self.agent_id, self.session_id)
-        return query, {"scope": scope, "k": self.similarity_top_k, **self.search_kwargs}
+        return query, {"scope": scope, "budget_tokens": self.budget_tokens}
 
-    def _with_memories(self, history: list[ChatMessage], hits: Sequence[SearchResult]) -> list[ChatMessage]:
-        """``history`` with the memories as (or prepended to) its system message; stored messages are not mutated."""
-        budget = self.budget_tokens - len(self.tokenizer_fn(self.header + "\n"))
-        body = format_context(hits, budget_tokens=budget, tokenizer_fn=self.tokenizer_fn,
-                              already_shown=[message_text(m) for m in history])
-        if not body:
+    @staticmethod
+    def _with_context(history: list[ChatMessage], context: str) -> list[ChatMessage]:
+        """``history`` with the context as (or prepended to) its system message; stored messages are not mutated."""
+        if not context:
             return history
-        block = TextBlock(text=f"{self.header}\n{body}")
+        block = TextBlock(text=context)
         if history and history[0].role == MessageRole.SYSTEM:
             first = history[0]
             merged = ChatMessage(role=MessageRole.SYSTEM, blocks=[block, *first.blocks],
@@ -131,7 +116,7 @@ class NeuSymChatMemory(BaseMemory):
 
     def _write_args(self) -> dict[str, Any]:
         return {"scope": make_scope(self.user_id, self.agent_id, self.session_id), "infer": self.infer,
-                "metadata": {"integration": "llama_index"}}
+                "metadata": dict(WRITE_METADATA)}
 
     def _remember(self, messages: Sequence[ChatMessage]) -> None:
         if turns := self._turns(messages):
@@ -150,16 +135,16 @@ class NeuSymChatMemory(BaseMemory):
 
     # ------------------------------------------------------------------ BaseMemory
     def get(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]:
+        """The short-term history, led by the user's relevant long-term context (NeuSym's ``build_context``)."""
         history = self.primary_memory.get(input=input, **kwargs)
-        query, args = self._search_args(input, history)
-        hits = self.memory.search(query, **args) if query else []
-        return self._with_memories(history, hits)
+        query, args = self._context_args(input, history)
+        return self._with_context(history, self.memory.build_context(query, **args).text if query else "")
 
     async def aget(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]:
         history = await self.primary_memory.aget(input=input, **kwargs)
-        query, args = self._search_args(input, history)
-        hits = await self.memory.asearch(query, **args) if query else []
-        return self._with_memories(history, hits)
+        query, args = self._context_args(input, history)
+        built = await self.memory.abuild_context(query, **args) if query else None
+        return self._with_context(history, built.text if built is not None else "")
 
     def get_all(self) -> list[ChatMessage]:
         return self.primary_memory.get_all()

@@ -10,7 +10,6 @@ LlamaIndex's ``VectorMemoryBlock``, which pins every session to the first sessio
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,11 +21,9 @@ from llama_index.core.storage.chat_store.sql import MessageStatus
 from llama_index.core.utils import get_tokenizer
 
 from llama_index_neusym._common import (
+    WRITE_METADATA,
     ReadScope,
-    check_search_kwargs,
-    format_context,
     make_scope,
-    message_text,
     messages_to_turns,
     open_memory,
     query_text,
@@ -37,17 +34,16 @@ from neusym import AddResult, NeuSymMemory
 
 __all__ = ["NeuSymMemoryBlock"]
 
-DEFAULT_HEADER = "Relevant long-term memories (most relevant first):"
-
 
 class NeuSymMemoryBlock(BaseMemoryBlock[str]):
     """Long-term memory for ``Memory.from_defaults(memory_blocks=[NeuSymMemoryBlock(...)])``.
 
     * ``_aput`` receives the chat messages ``Memory`` flushes out of its short-term queue and stores them through
       NeuSym's write path (extraction, governance, dedup), tagged with the flushing session's id.
-    * ``_aget`` searches with the latest messages and returns a context of at most ``budget_tokens`` tokens.
+    * ``_aget`` asks NeuSym's context builder for the latest messages: reflections and the most relevant memories,
+      with careful-use marks (superseded, conflicting, low confidence), in at most ``budget_tokens`` tokens.
     * :meth:`aend_session` writes what is still in a session's short-term queue (short sessions never overflow
-      it) and lets NeuSym run its end-of-session step.
+      it) and ends the session in NeuSym (which reflects it).
     """
 
     name: str = Field(default="long_term_memory", description="The block's tag in the memory template.")
@@ -55,22 +51,13 @@ class NeuSymMemoryBlock(BaseMemoryBlock[str]):
     user_id: str = Field(description="Tenant: the only user whose memories this block reads or writes.")
     agent_id: str | None = Field(default=None, description="Agent id written on every memory (optional).")
     read_scope: ReadScope = Field(default="user", description="What reads cover: 'user', 'agent' or 'session'.")
-    similarity_top_k: int = Field(default=8, ge=1, le=1000, description="Memories retrieved per read.")
-    budget_tokens: int = Field(default=600, ge=1, description="Token budget of the returned context.")
+    budget_tokens: int = Field(default=800, ge=1, description="Token budget of the returned context.")
     retrieval_context_window: int = Field(default=3, ge=1, description="Latest messages used as the query.")
     store_roles: list[str] = Field(default_factory=lambda: ["user", "assistant"],
                                    description="Roles of flushed messages that are remembered.")
     infer: bool = Field(default=True, description="Extract facts (True) or store each message verbatim (False).")
-    header: str = Field(default=DEFAULT_HEADER, description="First line of the returned context.")
-    search_kwargs: dict[str, Any] = Field(default_factory=dict,
-                                          description="Extra NeuSymMemory.search filters (never the scope).")
     tokenizer_fn: Callable[[str], Sequence[Any]] = Field(default_factory=get_tokenizer, exclude=True,
-                                                         description="Counts tokens for the budget.")
-
-    @field_validator("search_kwargs")
-    @classmethod
-    def _check_search_kwargs(cls, v: dict[str, Any]) -> dict[str, Any]:
-        return check_search_kwargs(v)
+                                                         description="Counts tokens when Memory truncates.")
 
     @field_validator("user_id", "agent_id")
     @classmethod
@@ -108,16 +95,13 @@ class NeuSymMemoryBlock(BaseMemoryBlock[str]):
         if not query:
             return ""
         scope = read_scope(self.read_scope, self.user_id, self.agent_id, session_id)
-        hits = await self.memory.asearch(query, scope=scope, k=self.similarity_top_k, **self.search_kwargs)
-        body = format_context(hits, budget_tokens=self.budget_tokens - len(self.tokenizer_fn(self.header + "\n")),
-                              tokenizer_fn=self.tokenizer_fn,
-                              already_shown=[message_text(m) for m in messages or []])
-        return f"{self.header}\n{body}" if body else ""
+        # no recent_messages: Memory already shows the chat history next to this block
+        built = await self.memory.abuild_context(query, scope=scope, budget_tokens=self.budget_tokens)
+        return built.text
 
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
-        """Drop the lowest-ranked memories first; the header goes only with the last memory."""
-        kept = truncate_lines(content, tokens_to_truncate, self.tokenizer_fn)
-        return kept if kept and kept != self.header else None
+        """Drop the lowest-ranked lines first (the context lists best first); ``None`` when nothing is left."""
+        return truncate_lines(content, tokens_to_truncate, self.tokenizer_fn)
 
     # ------------------------------------------------------------------ write
     async def _aput(self, messages: list[ChatMessage]) -> None:
@@ -135,20 +119,21 @@ class NeuSymMemoryBlock(BaseMemoryBlock[str]):
             turns = messages_to_turns(group, self.store_roles)
             if turns:
                 written.append(await self.memory.aadd(turns, scope=make_scope(self.user_id, self.agent_id, sid),
-                                                      infer=self.infer, metadata={"integration": "llama_index"}))
+                                                      infer=self.infer, metadata=dict(WRITE_METADATA)))
         return written
 
-    async def aend_session(self, memory: Memory) -> list[AddResult]:
-        """Remember what is still in ``memory``'s short-term queue and end the session in NeuSym.
+    async def aend_session(self, memory: Memory, *, reflect: bool = True) -> list[AddResult]:
+        """Remember what is still in ``memory``'s short-term queue, then end the session in NeuSym.
 
         ``Memory`` only hands messages to blocks when its queue overflows, so a short conversation would otherwise
-        never reach long-term memory. Messages that were already flushed are archived and not written again;
-        writing the active ones twice (e.g. calling this twice) is harmless because NeuSym merges exact duplicates
-        within a session. Returns the write results (their ``decisions`` say what governance did).
+        never reach long-term memory. Messages already flushed are archived by ``Memory`` and not written again;
+        writing the active ones twice (calling this twice) is harmless because NeuSym merges exact duplicates
+        within a session. With ``reflect`` NeuSym's ``session_end`` consolidates the session into a reflection.
+        Returns the write results (their ``decisions`` say what governance did).
         """
         active = await memory.sql_store.get_messages(memory.session_id, status=MessageStatus.ACTIVE)
         written = await self._remember(active, session_id=memory.session_id)
-        end = getattr(self.memory, "session_end", None)
-        if callable(end):
-            await asyncio.to_thread(end, scope=make_scope(self.user_id, self.agent_id, memory.session_id))
+        if reflect:
+            await self.memory.asession_end(session_id=memory.session_id, user_id=self.user_id,
+                                           agent_id=self.agent_id)
         return written

@@ -124,6 +124,7 @@ class RawTriple:
     third_party: bool = False
     past: bool = False
     pronoun: bool = False
+    derived: bool = False  # implied by another triple (the rejected option of "prefer X over Y")
 
 
 @dataclass(slots=True)

@@ -38,7 +38,7 @@ from neusym.extraction.dates import format_day
 from neusym.extraction.entities import EMAIL, PHONE, URL
 from neusym.extraction.vocabulary import canonical_predicate
 
-__all__ = ["RULES", "Rule", "run_rules"]
+__all__ = ["RULES", "Rule", "run_rules", "sentence_words"]
 
 Handler = Callable[[re.Match[str], Ctx], list[RawTriple]]
 _BE = frozenset({"am", "is", "are", "was", "were", "might be", "may be", "must be", "could be", "should be", "will be"})
@@ -47,20 +47,20 @@ _PAST_NEG = frozenset({"used to", "no longer", "no more"})
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """A named pattern, the gate that must match the lowercased sentence first, and the match handler.
+    """A named pattern, the words that gate it, and the handler that turns a match into triples.
 
-    ``triggers`` is either literal substrings (any of them opens the gate) or, as a ``str``, a gate regex.
+    ``triggers`` is a space-separated set of lowercase words; the regex runs only if the sentence contains one of
+    them (``#digit`` stands for "contains a digit", ``#occ`` for "has a word with an occupation suffix").
     """
 
     name: str
     regex: re.Pattern[str]
-    triggers: tuple[str, ...] | str
+    triggers: str
     handler: Handler
-    gate: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    gate: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        pattern = self.triggers if isinstance(self.triggers, str) else "|".join(map(re.escape, self.triggers))
-        object.__setattr__(self, "gate", re.compile(pattern))
+        object.__setattr__(self, "gate", frozenset(self.triggers.split()))
 
 
 def _c(pattern: str) -> re.Pattern[str]:
@@ -130,7 +130,7 @@ def _moved_from_to(m: re.Match[str], ctx: Ctx) -> list[RawTriple]:
     if new:
         out.append(_t(subj, "lives_in", new, True, "fact"))
     if old:
-        out.append(_t(subj, "lives_in", old, False, "fact", past=True))
+        out.append(RawTriple(subj.name, "lives_in", old, False, 1.0, "fact", subj.third_party, True, derived=True))
     return out
 
 
@@ -223,7 +223,7 @@ def _prefers(m: re.Match[str], ctx: Ctx) -> list[RawTriple]:
     other = clean_object(m.group("other"), "item", ctx, _gstart(m, "other"))
     out = [_t(subj, "prefers", first, polarity, "preference", past=past)] if first else []
     if first and other and polarity:
-        out.append(_t(subj, "prefers", other, False, "preference"))
+        out.append(RawTriple(subj.name, "prefers", other, False, 1.0, "preference", subj.third_party, derived=True))
     return out
 
 
@@ -405,130 +405,150 @@ _EVENT_NOUN = (
     r"performance|tournament|race|marathon|audition|hearing|review|demo|vacation|holiday|visit)"
 )
 
-_OCCUPATION_GATE = (
-    r"\b(?:" + "|".join(sorted(OCCUPATIONS, key=len, reverse=True)) + r")\b|\w(?:ist|ician|ologist|eer|grapher|ator)\b"
+_OCCUPATION_WORDS = " ".join(OCCUPATIONS) + " #occ"
+_DEMONYM_WORDS = " ".join(DEMONYMS)
+_PET_WORDS = " ".join(w for p in PETS for w in p.split())
+_EMOTION_WORDS = " ".join(EMOTIONS) + " burned burnt stressed fed"
+_EVENT_WORDS = (
+    "meeting appointment interview exam test flight party date call deadline presentation class lesson game match "
+    "concert trip surgery operation wedding conference shift event session checkup check-up reservation recital "
+    "performance tournament race marathon audition hearing review demo vacation holiday visit"
 )
 
 _I_AM_NAME = Rule(
     "i_am_name",
     _c(rf"^(?:(?:hi|hello|hey)(?:\s+there|\s+all|\s+everyone)?[,!.]?\s+)?(?:i\s+am|this\s+is|it\s+is)\s+(?P<obj>{NAME})"
        r"(?=\s*(?:$|[,.!;]|\s+(?:and|from|by|here|speaking)\b))"),
-    ("i am", "this is", "it is"),
+    "am is",
     lambda m, c: _name(m, c, 0.75),
 )
 
 RULES: tuple[Rule, ...] = (
     # identity
-    Rule("name", _c(rf"{OWNER}\s+(?:full\s+|first\s+|real\s+|legal\s+)?name\s+is\s+(?P<obj>{NAME_ANY}){END_ENT}"), ("name",), _name),
-    Rule("call_me", _c(rf"\b(?:you\s+can\s+|please\s+|just\s+|everyone\s+|people\s+|friends\s+)?call\s+me\s+(?P<obj>{NAME_ANY}){END_ENT}"), ("call me",), _name),
+    Rule("name", _c(rf"{OWNER}\s+(?:full\s+|first\s+|real\s+|legal\s+)?name\s+is\s+(?P<obj>{NAME_ANY}){END_ENT}"), "name", _name),
+    Rule("call_me", _c(rf"\b(?:you\s+can\s+|please\s+|just\s+|everyone\s+|people\s+|friends\s+)?call\s+me\s+(?P<obj>{NAME_ANY}){END_ENT}"), "call", _name),
     _I_AM_NAME,
     Rule("nationality", _c(rf"{HEAD}\s+(?:an?\s+)?(?P<obj>{_DEMONYM_RX})\b(?!\s+(?:food|cuisine|music|movies?|films?|restaurants?|dishes|culture|wine|beer))"),
-         rf"\b(?:{_DEMONYM_RX})\b", simple("nationality", "fact", "item", need_be=True)),
-    Rule("age", _c(rf"{HEAD}\s+(?:turning\s+|turned\s+)?(?P<obj>\d{{1,3}})(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*(?:yo|y/o))?{END_ENT}"), r"\b(?:am|is|are|turned|turning)\s+(?:\w+\s+)?\d",
+         _DEMONYM_WORDS, simple("nationality", "fact", "item", need_be=True)),
+    Rule("age", _c(rf"{HEAD}\s+(?:turning\s+|turned\s+)?(?P<obj>\d{{1,3}})(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*(?:yo|y/o))?{END_ENT}"), "#digit",
          simple("age", "fact", "item", weight=0.9)),
-    Rule("my_age", _c(rf"{OWNER}\s+age\s+is\s+(?P<obj>\d{{1,3}})\b"), ("age",), simple("age", "fact", "item", owner=True)),
-    Rule("born", _c(rf"{HEAD}\s+born(?P<raised>\s+and\s+raised)?(?P<rest>\s+(?:on|in|at)?\s*(?P<place>[^,;!?]{{2,60}}?){END_ENT})"), ("born",), _born),
-    Rule("birthday", _c(rf"{OWNER}\s+(?:birthday|bday|b-day|date\s+of\s+birth|dob)\s+is\s+(?:on\s+)?(?P<rest>)"), ("birthday", "bday", "birth", "dob"), _birthday),
+    Rule("my_age", _c(rf"{OWNER}\s+age\s+is\s+(?P<obj>\d{{1,3}})\b"), "age", simple("age", "fact", "item", owner=True)),
+    Rule("born", _c(rf"{HEAD}\s+born(?P<raised>\s+and\s+raised)?(?P<rest>\s+(?:on|in|at)?\s*(?P<place>[^,;!?]{{2,60}}?){END_ENT})"), "born", _born),
+    Rule("birthday", _c(rf"{OWNER}\s+(?:birthday|bday|b-day|date\s+of\s+birth|dob)\s+is\s+(?:on\s+)?(?P<rest>)"), "birthday bday b-day birth dob", _birthday),
     # places
-    Rule("moved_from_to", _c(rf"{HEAD}\s+(?:moved|relocated)\s+(?:here\s+)?from\s+{obj('src', END_ENT)}\s+to\s+{_ENT}"), ("moved", "relocated"), _moved_from_to),
+    Rule("moved_from_to", _c(rf"{HEAD}\s+(?:moved|relocated)\s+(?:here\s+)?from\s+{obj('src', END_ENT)}\s+to\s+{_ENT}"), "moved relocated", _moved_from_to),
     Rule("lives_in", _c(rf"{HEAD}\s+(?P<v>live|lives|lived|living|reside|resides|resided|residing|based|settled|staying|stay|stays)\s+(?:in|at|on|near)\s+{_ENT}"),
-         r"\b(?:live|lives|lived|living|reside|resides|resided|residing|based|settled|staying|stay|stays)\s+(?:in|at|on|near)\b", simple("lives_in", "fact", past_verbs=("lived", "resided"))),
-    Rule("moved_to", _c(rf"{HEAD}\s+(?:moved|relocated)\s+(?:back\s+|over\s+|out\s+)?to\s+{_ENT}"), ("moved", "relocated"), simple("lives_in", "fact")),
-    Rule("from", _c(rf"{HEAD}\s+(?:(?P<v>come|comes|came)\s+)?(?:originally\s+)?from\s+{_ENT}"), r"\bfrom\b", _from),
-    Rule("grew_up", _c(rf"{HEAD}\s+grew\s+up\s+in\s+{_ENT}"), ("grew up",), simple("from", "fact")),
-    Rule("hometown", _c(rf"{OWNER}\s+home\s*town\s+is\s+{_ENT}"), ("hometown", "home town"), simple("from", "fact", owner=True)),
+         "live lives lived living reside resides resided residing based settled staying stay stays", simple("lives_in", "fact", past_verbs=("lived", "resided"))),
+    Rule("moved_to", _c(rf"{HEAD}\s+(?:moved|relocated)\s+(?:back\s+|over\s+|out\s+)?to\s+{_ENT}"), "moved relocated", simple("lives_in", "fact")),
+    Rule("from", _c(rf"{HEAD}\s+(?:(?P<v>come|comes|came)\s+)?(?:originally\s+)?from\s+{_ENT}"), "from", _from),
+    Rule("grew_up", _c(rf"{HEAD}\s+grew\s+up\s+in\s+{_ENT}"), "grew", simple("from", "fact")),
+    Rule("hometown", _c(rf"{OWNER}\s+home\s*town\s+is\s+{_ENT}"), "hometown home", simple("from", "fact", owner=True)),
     # work and study
-    Rule("works_as", _c(rf"{HEAD}\s+(?P<v>work|works|worked|working)\s+as\s+(?:an?\s+|the\s+)?{obj('title', END_ENT)}(?:\s+(?:at|for|with)\s+{_ORG})?"), r"\b(?:work|works|worked|working)\s+as\b", _job),
+    Rule("works_as", _c(rf"{HEAD}\s+(?P<v>work|works|worked|working)\s+as\s+(?:an?\s+|the\s+)?{obj('title', END_ENT)}(?:\s+(?:at|for|with)\s+{_ORG})?"), "work works worked working", _job),
     Rule("works_at", _c(rf"{HEAD}\s+(?P<v>work|works|worked|working|employed|interning|interned)\s+(?:at|for|by)\s+{_ORG}(?:\s+as\s+(?:an?\s+|the\s+)?{obj('title', END_ENT)})?"),
-         r"\b(?:work|works|worked|working|employed|interning|interned)\s+(?:at|for|by)\b", _job),
-    Rule("job_at", _c(rf"{HEAD}\s+(?:an?|the)\s+{obj('title', END_ENT)}\s+(?:at|for|of|with)\s+{_ORG}"), _OCCUPATION_GATE, lambda m, c: _job(m, c, need_be=True, check=True)),
-    Rule("job_title", _c(rf"{HEAD}\s+(?:an?)\s+{obj('title', END_ENT)}"), _OCCUPATION_GATE, lambda m, c: _job(m, c, need_be=True, check=True)),
-    Rule("my_job", _c(rf"{OWNER}\s+(?:job|job\s+title|role|position|occupation|profession)\s+is\s+(?:an?\s+)?{obj('title', END_ENT)}"), r"\b(?:job|role|position|occupation|profession)\s+(?:title\s+)?is\b", _job),
-    Rule("my_employer", _c(rf"{OWNER}\s+(?:employer|company)\s+is\s+{_ORG}"), ("employer", "company"), _job),
-    Rule("got_job", _c(rf"{HEAD}\s+(?:got|landed|started|accepted|took)\s+(?:a\s+|an\s+|my\s+|the\s+)?(?:new\s+)?(?:job|position|role|internship)\s+(?:at|with)\s+{_ORG}"), ("job", "position", "role", "intern"), _job),
-    Rule("studies", _c(rf"{HEAD}\s+(?P<v>study|studies|studied|studying|major|majors|majored|majoring)\s+(?:in\s+)?{_ITEM}"), r"\b(?:study|studies|studied|studying|major|majors|majored|majoring)\b", simple("studies", "fact", "item")),
-    Rule("studies_at", _c(rf"{HEAD}\s+(?:study|studies|studying|am\s+a\s+student)\s+(?:\w+\s+){{0,3}}?at\s+{_ENT}"), ("stud",), simple("studies_at", "fact")),
-    Rule("graduated", _c(rf"{HEAD}\s+graduated\s+from\s+{_ENT}"), ("graduated",), simple("graduated_from", "fact")),
-    Rule("volunteers", _c(rf"{HEAD}\s+(?:volunteer|volunteers|volunteered|volunteering)\s+(?:at|for|with)\s+{_ENT}"), ("volunteer",), simple("volunteers_at", "fact")),
-    Rule("member", _c(rf"{HEAD}\s+(?:joined|(?:a\s+)?member\s+of|belongs?\s+to)\s+{_ENT}"), r"\b(?:joined|member\s+of|belongs?\s+to)\b", simple("member_of", "fact")),
+         "work works worked working employed interning interned", _job),
+    Rule("job_at", _c(rf"{HEAD}\s+(?:an?|the)\s+{obj('title', END_ENT)}\s+(?:at|for|of|with)\s+{_ORG}"), _OCCUPATION_WORDS, lambda m, c: _job(m, c, need_be=True, check=True)),
+    Rule("job_title", _c(rf"{HEAD}\s+(?:an?)\s+{obj('title', END_ENT)}"), _OCCUPATION_WORDS, lambda m, c: _job(m, c, need_be=True, check=True)),
+    Rule("my_job", _c(rf"{OWNER}\s+(?:job|job\s+title|role|position|occupation|profession)\s+is\s+(?:an?\s+)?{obj('title', END_ENT)}"), "job role position occupation profession", _job),
+    Rule("my_employer", _c(rf"{OWNER}\s+(?:employer|company)\s+is\s+{_ORG}"), "employer company", _job),
+    Rule("got_job", _c(rf"{HEAD}\s+(?:got|landed|started|accepted|took)\s+(?:a\s+|an\s+|my\s+|the\s+)?(?:new\s+)?(?:job|position|role|internship)\s+(?:at|with)\s+{_ORG}"), "job position role internship", _job),
+    Rule("studies", _c(rf"{HEAD}\s+(?P<v>study|studies|studied|studying|major|majors|majored|majoring)\s+(?:in\s+)?{_ITEM}"), "study studies studied studying major majors majored majoring", simple("studies", "fact", "item")),
+    Rule("studies_at", _c(rf"{HEAD}\s+(?:study|studies|studying|am\s+a\s+student)\s+(?:\w+\s+){{0,3}}?at\s+{_ENT}"), "study studies studying student", simple("studies_at", "fact")),
+    Rule("graduated", _c(rf"{HEAD}\s+graduated\s+from\s+{_ENT}"), "graduated", simple("graduated_from", "fact")),
+    Rule("volunteers", _c(rf"{HEAD}\s+(?:volunteer|volunteers|volunteered|volunteering)\s+(?:at|for|with)\s+{_ENT}"), "volunteer volunteers volunteered volunteering", simple("volunteers_at", "fact")),
+    Rule("member", _c(rf"{HEAD}\s+(?:joined|(?:a\s+)?member\s+of|belongs?\s+to)\s+{_ENT}"), "joined member belong belongs", simple("member_of", "fact")),
     # tastes
     Rule("likes", _c(rf"{HEAD}\s+(?P<v>like|likes|liked|love|loves|loved|enjoy|enjoys|enjoyed|adore|adores|adored|dig|digs)\s+{_LIST}"),
-         r"\b(?:like|likes|liked|love|loves|loved|enjoy|enjoys|enjoyed|adore|adores|adored|dig|digs)\b", simple("likes", "preference", "item", many=True)),
+         "like likes liked love loves loved enjoy enjoys enjoyed adore adores adored dig digs", simple("likes", "preference", "item", many=True)),
     Rule("likes_be", _c(rf"{HEAD}\s+(?:a\s+(?:big\s+|huge\s+|massive\s+)?fan\s+of|into|fond\s+of|passionate\s+about|obsessed\s+with|crazy\s+about|keen\s+on|a\s+lover\s+of)\s+{_LIST}"),
-         ("fan of", "into", "fond", "passionate", "obsessed", "crazy about", "keen", "lover"), simple("likes", "preference", "item", many=True, need_be=True)),
+         "fan into fond passionate obsessed crazy keen lover", simple("likes", "preference", "item", many=True, need_be=True)),
     Rule("dislikes", _c(rf"{HEAD}\s+(?P<v>hate|hates|hated|dislike|dislikes|disliked|detest|detests|despise|despises|loathe|loathes|cannot\s+stand|can\s+not\s+stand|could\s+not\s+stand|cannot\s+bear)\s+{_LIST}"),
-         ("hate", "dislike", "detest", "despise", "loathe", "stand", "bear"), simple("dislikes", "preference", "item", many=True)),
-    Rule("prefers", _c(rf"{HEAD}\s+(?:prefer|prefers|preferred)\s+{obj('obj', END_LIST.replace('|over|', '|over|to|'))}(?:\s+(?:over|to|rather\s+than|instead\s+of|than)\s+{obj('other', END_LIST)})?"), ("prefer",), _prefers),
-    Rule("rather", _c(rf"{SUBJ}\s+would\s+rather\s+{obj('obj', END_LIST)}\s+than\s+{obj('other', END_LIST)}"), ("rather",), _prefers),
-    Rule("favourite", _c(rf"{OWNER}\s+(?:all[\s-]time\s+|absolute\s+|personal\s+|current\s+)?(?:favou?rite|fave|fav)\s+(?:kinds?\s+of\s+|types?\s+of\s+|sorts?\s+of\s+)?(?P<cat>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,2}}?)\s+(?:is|are|was|were|has\s+to\s+be|would\s+have\s+to\s+be)(?P<neg>\s+not)?\s+{_LIST}"), ("fav",), _favourite),
-    Rule("favourite_inv", _c(rf"(?:^|[,;]\s*|\b(?:and|but|so|think|guess)\s+)(?P<obj>[^,;.!?]{{1,60}}?)\s+(?:is|are|was)\s+{OWNER}\s+(?:all[\s-]time\s+)?(?:favou?rite|fave)\s+(?P<cat>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,2}}?){END_ENT}"), ("fav",), _favourite),
-    Rule("one_of_favs", _c(rf"(?:^|[,;]\s*|\b(?:and|but|so|think|guess)\s+)(?P<obj>[^,;.!?]{{1,60}}?)\s+(?:is|are)\s+(?:one|some)\s+of\s+{OWNER}\s+(?:all[\s-]time\s+)?(?:favou?rites?|faves?)\b"), ("fav",),
+         "hate hates hated dislike dislikes disliked detest detests despise despises loathe loathes stand bear", simple("dislikes", "preference", "item", many=True)),
+    Rule("prefers", _c(rf"{HEAD}\s+(?:prefer|prefers|preferred)\s+{obj('obj', END_LIST.replace('|over|', '|over|to|'))}(?:\s+(?:over|to|rather\s+than|instead\s+of|than)\s+{obj('other', END_LIST)})?"), "prefer prefers preferred", _prefers),
+    Rule("rather", _c(rf"{SUBJ}\s+would\s+rather\s+{obj('obj', END_LIST)}\s+than\s+{obj('other', END_LIST)}"), "rather", _prefers),
+    Rule("favourite", _c(rf"{OWNER}\s+(?:all[\s-]time\s+|absolute\s+|personal\s+|current\s+)?(?:favou?rite|fave|fav)\s+(?:kinds?\s+of\s+|types?\s+of\s+|sorts?\s+of\s+)?(?P<cat>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,2}}?)\s+(?:is|are|was|were|has\s+to\s+be|would\s+have\s+to\s+be)(?P<neg>\s+not)?\s+{_LIST}"), "favourite favorite fave fav", _favourite),
+    Rule("favourite_inv", _c(rf"(?:^|[,;]\s*|\b(?:and|but|so|think|guess)\s+)(?P<obj>[^,;.!?]{{1,60}}?)\s+(?:is|are|was)\s+{OWNER}\s+(?:all[\s-]time\s+)?(?:favou?rite|fave)\s+(?P<cat>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,2}}?){END_ENT}"), "favourite favorite fave", _favourite),
+    Rule("one_of_favs", _c(rf"(?:^|[,;]\s*|\b(?:and|but|so|think|guess)\s+)(?P<obj>[^,;.!?]{{1,60}}?)\s+(?:is|are)\s+(?:one|some)\s+of\s+{OWNER}\s+(?:all[\s-]time\s+)?(?:favou?rites?|faves?)\b"), "favourite favorite fave favourites favorites faves",
          simple("likes", "preference", "item", owner=True)),
-    Rule("allergic", _c(rf"{HEAD}\s+(?:(?:severely|very|deathly|highly|mildly|slightly|badly|super|extremely|seriously)\s+)?allergic\s+to\s+{_LIST}"), ("allergic",), simple("allergic_to", "fact", "item", many=True)),
-    Rule("allergy_have", _c(rf"{HEAD}\s+(?:have|has|got)\s+(?:an?\s+)?(?:(?:severe|bad|serious|mild|slight)\s+)?(?P<obj>[\w\-]+(?:\s+[\w\-]+)?)\s+allerg(?:y|ies)\b"), ("allerg",), simple("allergic_to", "fact", "item")),
-    Rule("allergy_to", _c(rf"{HEAD}\s+(?:have|has|got)\s+(?:an?\s+)?(?:(?:severe|bad|serious|mild)\s+)?allerg(?:y|ies)\s+to\s+{_LIST}"), ("allerg",), simple("allergic_to", "fact", "item", many=True)),
-    Rule("my_allergy", _c(rf"{OWNER}\s+(?:(?:severe|bad|serious)\s+)?(?P<obj>[\w\-]+(?:\s+[\w\-]+)?)\s+allergy\b"), ("allergy",), simple("allergic_to", "fact", "item", owner=True)),
-    Rule("intolerant", _c(rf"{HEAD}\s+(?P<obj>lactose|gluten|fructose|histamine|dairy|wheat)[\s-]+intolerant\b"), ("intolerant",), simple("intolerant_to", "fact", "item")),
+    Rule("allergic", _c(rf"{HEAD}\s+(?:(?:severely|very|deathly|highly|mildly|slightly|badly|super|extremely|seriously)\s+)?allergic\s+to\s+{_LIST}"), "allergic", simple("allergic_to", "fact", "item", many=True)),
+    Rule("allergy_have", _c(rf"{HEAD}\s+(?:have|has|got)\s+(?:an?\s+)?(?:(?:severe|bad|serious|mild|slight)\s+)?(?P<obj>[\w\-]+(?:\s+[\w\-]+)?)\s+allerg(?:y|ies)\b"), "allergy allergies", simple("allergic_to", "fact", "item")),
+    Rule("allergy_to", _c(rf"{HEAD}\s+(?:have|has|got)\s+(?:an?\s+)?(?:(?:severe|bad|serious|mild)\s+)?allerg(?:y|ies)\s+to\s+{_LIST}"), "allergy allergies", simple("allergic_to", "fact", "item", many=True)),
+    Rule("my_allergy", _c(rf"{OWNER}\s+(?:(?:severe|bad|serious)\s+)?(?P<obj>[\w\-]+(?:\s+[\w\-]+)?)\s+allergy\b"), "allergy", simple("allergic_to", "fact", "item", owner=True)),
+    Rule("intolerant", _c(rf"{HEAD}\s+(?P<obj>lactose|gluten|fructose|histamine|dairy|wheat)[\s-]+intolerant\b"), "intolerant", simple("intolerant_to", "fact", "item")),
     Rule("diet", _c(rf"{HEAD}\s+(?:an?\s+)?(?:strict\s+)?(?P<obj>vegetarian|vegan|pescatarian|pescetarian|gluten[\s-]free|keto|kosher|halal|teetotal|sober|paleo|plant[\s-]based)\b(?!\s+(?:food|restaurants?|recipes?|options?|places?|cafes?|dish(?:es)?|meals?|cook(?:ing|book)?))"),
-         ("vegetarian", "vegan", "pesc", "gluten", "keto", "kosher", "halal", "teetotal", "sober", "paleo", "plant"), simple("diet", "fact", "item", need_be=True)),
+         "vegetarian vegan pescatarian pescetarian gluten keto kosher halal teetotal sober paleo plant", simple("diet", "fact", "item", need_be=True)),
     Rule("avoids", _c(rf"{HEAD_NONEG}\s+(?:avoid|avoids|(?:do|does)\s+not\s+(?:eat|drink)|cannot\s+(?:eat|drink|have)|can\s+not\s+(?:eat|drink)|never\s+(?:eat|drink)|no\s+longer\s+(?:eat|drink)|stopped\s+(?:eating|drinking)|gave\s+up)\s+{_LIST}"),
-         r"\b(?:avoid|avoids|eat|drink|eating|drinking|gave\s+up)\b", simple("avoids", "fact", "item", many=True)),
-    Rule("speaks", _c(rf"{HEAD}\s+(?:speak|speaks)(?!\s+(?:to|with|about|up|out|for|of|at|on|in)\b)\s+{_LIST}"), r"\b(?:speak|speaks)\b", simple("speaks", "fact", "item", many=True)),
-    Rule("fluent", _c(rf"{HEAD}\s+(?:fluent|native|conversational|proficient)\s+in\s+{_LIST}"), ("fluent", "native", "conversational", "proficient"), simple("speaks", "fact", "item", many=True)),
-    Rule("plays", _c(rf"{HEAD}\s+(?P<v>play|plays|played|playing)\s+(?:the\s+)?{_LIST}"), r"\b(?:play|plays|played|playing)\b", simple("plays", "preference", "item", many=True)),
-    Rule("uses", _c(rf"{HEAD}\s+(?:use|uses|using)\s+(?!to\b){_ITEM}"), r"\b(?:use|uses|using)\b", simple("uses", "fact", "item")),
+         "avoid avoids eat drink eating drinking gave", simple("avoids", "fact", "item", many=True)),
+    Rule("speaks", _c(rf"{HEAD}\s+(?:speak|speaks)(?!\s+(?:to|with|about|up|out|for|of|at|on|in)\b)\s+{_LIST}"), "speak speaks", simple("speaks", "fact", "item", many=True)),
+    Rule("fluent", _c(rf"{HEAD}\s+(?:fluent|native|conversational|proficient)\s+in\s+{_LIST}"), "fluent native conversational proficient", simple("speaks", "fact", "item", many=True)),
+    Rule("plays", _c(rf"{HEAD}\s+(?P<v>play|plays|played|playing)\s+(?:the\s+)?{_LIST}"), "play plays played playing", simple("plays", "preference", "item", many=True)),
+    Rule("uses", _c(rf"{HEAD}\s+(?:use|uses|using)\s+(?!to\b){_ITEM}"), "use uses using", simple("uses", "fact", "item")),
     # possessions and family
     Rule("pet", _c(rf"{HEAD}\s+(?P<v>have|has|had|got|adopted|own|owns|owned|bought|rescued)\s+(?:a|an|one|two|three|four|five|\d+|another|some)?\s*(?:(?:new|little|big|small|old|young|cute|rescue|rescued|baby|black|white|brown|grey|gray|golden|ginger|tabby|senior|sweet|lovely)\s+){{0,2}}(?P<species>{PETS_RX})\b(?:(?:,\s*|\s+)(?:named|called)\s+(?P<pname>{NAME_ANY}))?"),
-         rf"\b{PETS_RX}\b", _pet),
-    Rule("pet_named", _c(rf"{OWNER}\s+{ADJ}(?P<species>{PETS_RX})(?:'s\s+name\s+is|\s+is\s+(?:called|named))\s+(?P<pname>{NAME_ANY})"), ("name", "called"), _pet),
+         _PET_WORDS, _pet),
+    Rule("pet_named", _c(rf"{OWNER}\s+{ADJ}(?P<species>{PETS_RX})(?:'s\s+name\s+is|\s+is\s+(?:called|named))\s+(?P<pname>{NAME_ANY})"), "name called named", _pet),
     Rule("has_family", _c(rf"{HEAD}\s+(?:have|has|had)\s+(?P<obj>(?:a|an|one|two|three|four|five|six|seven|\d+)\s+(?:(?:young|little|small|older|younger|big|grown|grown-up|twin|adult|beautiful|wonderful)\s+)?(?:kids?|children|child|sons?|daughters?|brothers?|sisters?|siblings?|grandchildren|grandkids|grandsons?|granddaughters?|twins|boys|girls|babies|baby))\b"),
-         ("kid", "child", "son", "daughter", "brother", "sister", "sibling", "grand", "twin", "boys", "girls", "bab"), simple("has", "fact", "act")),
-    Rule("owns", _c(rf"{HEAD}\s+(?P<v>own|owns|owned)\s+(?!(?:a|an|one|two|\d+)?\s*{PETS_RX}\b){_ITEM}"), ("own",), simple("owns", "fact", "item", past_verbs=("owned",))),
-    Rule("rel_appos", _c(rf"\bmy\s+(?P<ex>ex[\s-]+)?{ADJ}(?P<rel>{REL_RX}|{PETS_RX}),?\s+(?P<name>{NAME})"), rf"\bmy\s+(?:ex[\s-]+)?{ADJ}(?:{REL_RX}|{PETS_RX}),?\s", _relation),
-    Rule("rel_is_my", _c(rf"(?P<name>{NAME})\s+(?:is|was)\s+(?:also\s+)?my\s+(?P<ex>ex[\s-]+)?{ADJ}(?P<rel>{REL_RX})\b"), rf"\bmy\s+(?:ex[\s-]+)?{ADJ}{REL_RX}\b", _relation),
-    Rule("rel_named", _c(rf"{OWNER}\s+(?P<ex>ex[\s-]+)?{ADJ}(?P<rel>{REL_RX})(?:'s\s+name\s+is|\s+is\s+(?:called|named))\s+(?P<name>{NAME_ANY})"), ("name", "called"), _relation),
+         "kid kids child children son sons daughter daughters brother brothers sister sisters sibling siblings grandchildren grandkids grandson grandsons granddaughter granddaughters twins boys girls babies baby", simple("has", "fact", "act")),
+    Rule("owns", _c(rf"{HEAD}\s+(?P<v>own|owns|owned)\s+(?!(?:a|an|one|two|\d+)?\s*{PETS_RX}\b){_ITEM}"), "own owns owned", simple("owns", "fact", "item", past_verbs=("owned",))),
+    Rule("rel_appos", _c(rf"\bmy\s+(?P<ex>ex[\s-]+)?{ADJ}(?P<rel>{REL_RX}|{PETS_RX}),?\s+(?P<name>{NAME})"), "my", _relation),
+    Rule("rel_is_my", _c(rf"(?P<name>{NAME})\s+(?:is|was)\s+(?:also\s+)?my\s+(?P<ex>ex[\s-]+)?{ADJ}(?P<rel>{REL_RX})\b"), "my", _relation),
+    Rule("rel_named", _c(rf"{OWNER}\s+(?P<ex>ex[\s-]+)?{ADJ}(?P<rel>{REL_RX})(?:'s\s+name\s+is|\s+is\s+(?:called|named))\s+(?P<name>{NAME_ANY})"), "name called named", _relation),
     Rule("married", _c(rf"{HEAD}\s+(?:(?:happily|recently|just)\s+)?(?P<v>married|engaged|dating|seeing|divorced|separated)(?:\s+(?:to|from|with))?\s+(?P<name>{NAME}|my\s+\w+|(?:a|an)\s+\w+)"),
-         ("married", "engaged", "dating", "seeing", "divorced", "separated"), _married),
+         "married engaged dating seeing divorced separated", _married),
     # contact
     Rule("phone", _c(rf"{OWNER}\s+(?:(?:cell|mobile|home|work|office|personal|new)\s+)?(?:phone(?:\s+number)?|number|cell(?:\s+number)?|mobile(?:\s+number)?|telephone(?:\s+number)?)\s+is\s+(?P<obj>{PHONE})"),
-         ("phone", "number", "cell", "mobile"), simple("phone", "fact", "item", owner=True)),
-    Rule("email", _c(rf"{OWNER}\s+(?:(?:work|personal|private|new|school)\s+)?e-?mail(?:\s+address)?\s+is\s+(?P<obj>{EMAIL})"), ("mail",), simple("email", "fact", "item", owner=True)),
-    Rule("reach_email", _c(rf"\b(?:reach|contact|email|e-mail|message|ping)\s+me\s+(?:at|on|via)\s+(?P<obj>{EMAIL})"), ("me at", "me on", "me via"), lambda m, c: [_t(Subject(c.me, False), "email", m.group("obj"), True, "fact")]),
-    Rule("reach_phone", _c(rf"\b(?:reach|contact|text|call|ring|message|ping)\s+me\s+(?:at|on)\s+(?P<obj>{PHONE})"), ("me at", "me on"), lambda m, c: [_t(Subject(c.me, False), "phone", m.group("obj"), True, "fact")]),
-    Rule("website", _c(rf"{OWNER}\s+(?:personal\s+)?(?:website|site|blog|homepage|portfolio)\s+is\s+(?P<obj>{URL}|[\w\-]+(?:\.[\w\-]+)+)"), ("site", "blog", "homepage", "portfolio"), simple("website", "fact", "item", owner=True)),
+         "phone number cell mobile telephone", simple("phone", "fact", "item", owner=True)),
+    Rule("email", _c(rf"{OWNER}\s+(?:(?:work|personal|private|new|school)\s+)?e-?mail(?:\s+address)?\s+is\s+(?P<obj>{EMAIL})"), "email e-mail mail", simple("email", "fact", "item", owner=True)),
+    Rule("reach_email", _c(rf"\b(?:reach|contact|email|e-mail|message|ping)\s+me\s+(?:at|on|via)\s+(?P<obj>{EMAIL})"), "me", lambda m, c: [_t(Subject(c.me, False), "email", m.group("obj"), True, "fact")]),
+    Rule("reach_phone", _c(rf"\b(?:reach|contact|text|call|ring|message|ping)\s+me\s+(?:at|on)\s+(?P<obj>{PHONE})"), "me", lambda m, c: [_t(Subject(c.me, False), "phone", m.group("obj"), True, "fact")]),
+    Rule("website", _c(rf"{OWNER}\s+(?:personal\s+)?(?:website|site|blog|homepage|portfolio)\s+is\s+(?P<obj>{URL}|[\w\-]+(?:\.[\w\-]+)+)"), "website site blog homepage portfolio", simple("website", "fact", "item", owner=True)),
     Rule("handle", _c(rf"{OWNER}\s+(?P<plat>twitter|instagram|insta|github|gitlab|linkedin|telegram|discord|tiktok|mastodon|bluesky|reddit|snapchat|youtube|twitch|steam|skype|slack)(?:\s+(?:handle|username|user\s*name|account|id|name|profile|tag))?\s+is\s+(?P<obj>@?[\w.\-]+)"),
-         r"\b(?:twitter|instagram|insta|github|gitlab|linkedin|telegram|discord|tiktok|mastodon|bluesky|reddit|snapchat|youtube|twitch|steam|skype|slack)\b",
+         "twitter instagram insta github gitlab linkedin telegram discord tiktok mastodon bluesky reddit snapchat youtube twitch steam skype slack",
          lambda m, c: [_t(s, f"{'instagram' if m.group('plat').lower() == 'insta' else m.group('plat').lower()}_handle", m.group("obj").rstrip("."), True, "fact")] if (s := owner_of(m, c)) else []),
     # events
     Rule("went_to", _c(rf"{HEAD}\s+(?P<v>went|go|goes|been)\s+(?:back\s+)?to\s+(?!(?:see|visit|get|buy|pick|meet|watch|check|grab|do|have|make|take|play|eat|help|sleep|bed|be|the\s+bathroom|it|this|that)\b){_ENT}"),
-         r"\b(?:went|go|goes|been)\s+(?:back\s+)?to\b", lambda m, c: _went(m, c)),
-    Rule("visited", _c(rf"{HEAD}\s+(?:visited|toured|explored)\s+{_ENT}"), ("visited", "toured", "explored"), simple("visited", "event")),
-    Rule("attended", _c(rf"{HEAD}\s+(?:attended|attend|attends)\s+{_ENT}"), ("attend",), simple("attended", "event")),
-    Rule("met", _c(rf"{HEAD}\s+(?:met|met\s+up\s+with|ran\s+into|bumped\s+into|hung\s+out\s+with|caught\s+up\s+with)\s+{_ENT}"), r"\b(?:met|ran\s+into|bumped\s+into|hung\s+out|caught\s+up)\b", simple("met", "event")),
-    Rule("bought", _c(rf"{HEAD}\s+(?:bought|purchased|ordered|got\s+(?:myself\s+)?(?:a|an)\s+new)\s+(?!(?:a|an|one|two)?\s*{PETS_RX}\b){_ITEM}"), r"\b(?:bought|purchased|ordered|got\s+(?:myself\s+)?an?\s+new)\b", simple("bought", "event", "item")),
+         "went go goes been", lambda m, c: _went(m, c)),
+    Rule("visited", _c(rf"{HEAD}\s+(?:visited|toured|explored)\s+{_ENT}"), "visited toured explored", simple("visited", "event")),
+    Rule("attended", _c(rf"{HEAD}\s+(?:attended|attend|attends)\s+{_ENT}"), "attended attend attends", simple("attended", "event")),
+    Rule("met", _c(rf"{HEAD}\s+(?:met|met\s+up\s+with|ran\s+into|bumped\s+into|hung\s+out\s+with|caught\s+up\s+with)\s+{_ENT}"), "met ran bumped hung caught", simple("met", "event")),
+    Rule("bought", _c(rf"{HEAD}\s+(?:bought|purchased|ordered|got\s+(?:myself\s+)?(?:a|an)\s+new)\s+(?!(?:a|an|one|two)?\s*{PETS_RX}\b){_ITEM}"), "bought purchased ordered got", simple("bought", "event", "item")),
     # feelings and intentions
-    Rule("emotion", _c(rf"{HEAD}\s+(?:(?P<feel>feel|feels|felt|feeling)\s+)?{_INTENS}(?P<emo>{_EMO_RX})\b"), rf"\b{_EMO_RX}\b", _emotion),
+    Rule("emotion", _c(rf"{HEAD}\s+(?:(?P<feel>feel|feels|felt|feeling)\s+)?{_INTENS}(?P<emo>{_EMO_RX})\b"), _EMOTION_WORDS, _emotion),
     Rule("plan", _c(rf"(?<!\bif\s)(?<!whether\s){HEAD_NONEG}(?P<neg1>\s+(?:do\s+not|does\s+not|am\s+not|is\s+not|are\s+not|never))?\s+{_MODAL}(?P<neg2>\s+not|\s+never)?\s+{_ACT}"),
-         rf"(?:\b{_MODAL}\b)", _plan),
-    Rule("remind", _c(rf"\bremind\s+me\s+(?:to|about|that)\s+{_ACT}"), ("remind me",), _plan),
-    Rule("remember_to", _c(rf"^(?:(?:ok(?:ay)?|so|also|and|oh|hey|btw|please|pls|just)[,!]?\s+)*(?:remember|do\s+not\s+forget|never\s+forget)\s+to\s+{_ACT}"), ("remember to", "forget to"), _plan),
-    Rule("have_event", _c(rf"{HEAD_NONEG}\s+(?:have|has|got)\s+(?:an?|my|the|another|one\s+more|our)\s+(?P<obj>(?:[\w'\-]+\s+){{0,3}}?{_EVENT_NOUN})\b"), rf"\b(?:have|has|got)\s+(?:an?|my|the|another|one\s+more|our)\s+(?:[\w'-]+\s+){{0,3}}?{_EVENT_NOUN}", _plan),
+         "will shall going plan plans planning intend intends about have has need needs must hope hopes hoping want wants would thinking aim scheduled supposed expect might should considering", _plan),
+    Rule("remind", _c(rf"\bremind\s+me\s+(?:to|about|that)\s+{_ACT}"), "remind", _plan),
+    Rule("remember_to", _c(rf"^(?:(?:ok(?:ay)?|so|also|and|oh|hey|btw|please|pls|just)[,!]?\s+)*(?:remember|do\s+not\s+forget|never\s+forget)\s+to\s+{_ACT}"), "remember forget", _plan),
+    Rule("have_event", _c(rf"{HEAD_NONEG}\s+(?:have|has|got)\s+(?:an?|my|the|another|one\s+more|our)\s+(?P<obj>(?:[\w'\-]+\s+){{0,3}}?{_EVENT_NOUN})\b"), _EVENT_WORDS, _plan),
     Rule("progressive", _c(rf"{HEAD}\s+(?P<obj>(?:flying|driving|leaving|heading|travell?ing|moving|relocating|meeting|seeing|visiting|starting|going|coming|returning|hosting|attending|taking|having|getting|playing|running|doing|working|celebrating|throwing|cooking|picking|catching|joining|presenting|launching)\b[^,;!?()]*)"),
-         r"\b(?:am|is|are)\s+(?:\w+\s+)?(?:flying|driving|leaving|heading|travell?ing|moving|relocating|meeting|seeing|visiting|starting|going|coming|returning|hosting|attending|taking|having|getting|playing|running|doing|working|celebrating|throwing|cooking|picking|catching|joining|presenting|launching)\b", _progressive),
+         "flying driving leaving heading traveling travelling moving relocating meeting seeing visiting starting going coming returning hosting attending taking having getting playing running doing working celebrating throwing cooking picking catching joining presenting launching", _progressive),
     # knowledge
-    Rule("role_of", _c(rf"(?P<subj>{NAME})\s+(?:is|was)\s+(?:also\s+)?the\s+(?P<role>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,2}}?)\s+of\s+{_ENT}"), r"\b(?:is|was)\s+(?:also\s+)?the\s+[\w\s-]+?\s+of\b",
+    Rule("role_of", _c(rf"(?P<subj>{NAME})\s+(?:is|was)\s+(?:also\s+)?the\s+(?P<role>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,2}}?)\s+of\s+{_ENT}"), "of",
          lambda m, c: _knowledge_of(m, c)),
-    Rule("is_a", _c(rf"(?P<subj>{NAME})\s+(?P<v>is|was)\s+(?:an?)\s+{_ITEM}"), r"\b(?:is|was)\s+an?\s", _is_a),
-    Rule("located_in", _c(rf"(?P<subj>{NAME})\s+(?:is|are)\s+(?:located|situated)\s+in\s+{_ENT}"), ("located", "situated"), simple("located_in", "knowledge")),
+    Rule("is_a", _c(rf"(?P<subj>{NAME})\s+(?P<v>is|was)\s+(?:an?)\s+{_ITEM}"), "a an", _is_a),
+    Rule("located_in", _c(rf"(?P<subj>{NAME})\s+(?:is|are)\s+(?:located|situated)\s+in\s+{_ENT}"), "located situated", simple("located_in", "knowledge")),
 )
 
 
-def run_rules(sentence: str, lower: str, ctx: Ctx) -> list[RawTriple]:
+_WORD = re.compile(r"[a-z0-9](?:[a-z0-9\-]*[a-z0-9])?")
+_OCC_SUFFIX = re.compile(r"\w(?:ist|ician|ologist|eer|grapher|ator)\b")
+
+
+def sentence_words(lower: str) -> frozenset[str]:
+    """The words of a lowercased sentence plus the ``#digit``/``#occ`` markers the rule gates use."""
+    words = set(_WORD.findall(lower))
+    if any(ch.isdigit() for ch in lower):
+        words.add("#digit")
+    if _OCC_SUFFIX.search(lower):
+        words.add("#occ")
+    return frozenset(words)
+
+
+def run_rules(sentence: str, words: frozenset[str], ctx: Ctx) -> list[RawTriple]:
     """All triples the rules find in one normalised sentence, deduplicated (first rule wins)."""
     seen: set[tuple[str, str, str]] = set()
     out: list[RawTriple] = []
     for rule in RULES:
-        if rule.gate.search(lower) is None:
+        if rule.gate.isdisjoint(words):
             continue
         for m in rule.regex.finditer(sentence):
             for triple in rule.handler(m, ctx):

@@ -20,7 +20,7 @@ from datetime import datetime
 
 from neusym.errors import InvalidInputError
 from neusym.extraction._grammar import Ctx, RawTriple
-from neusym.extraction._rules import run_rules
+from neusym.extraction._rules import run_rules, sentence_words
 from neusym.extraction._text import is_chitchat, normalise, protect, restore, sentence_spans
 from neusym.extraction.base import Extraction, entity_key
 from neusym.extraction.dates import DateMention, find_dates, find_ttl, resolve_now
@@ -108,6 +108,23 @@ _GENERIC_VERB = re.compile(
 )
 _MIDCAP = re.compile(r"(?<=[a-z0-9,;:] )([A-Z][\w\-]+)")
 
+_HYPOTHETICAL_WORDS = frozenset(
+    "if wish imagine suppose what hypothetically theory pretend say another would could should might".split()
+)
+_HEDGE_WORDS = frozenset(
+    "think believe guess suppose reckon assume doubt maybe perhaps probably possibly might may sure certain kind sort "
+    "kinda sorta apparently feel seem seems likely unlikely remember iirc afaik know something".split()
+)
+_REMEMBER_WORDS = frozenset(
+    "remember memorise memorize note keep forget save store bear record fyi information know self".split()
+)
+_REMINDER_WORDS = frozenset({"remind", "remember", "forget"})
+_DATE_WORDS = frozenset(
+    "#digit today tonight tomorrow yesterday morning afternoon evening night monday tuesday wednesday thursday "
+    "friday saturday sunday week weekend month year summer winter spring fall autumn ago noon midnight jan "
+    "january feb february mar march apr april may jun june jul july aug august sep sept september oct october "
+    "nov november dec december minute minutes hour hours day days weeks months years fortnight".split()
+)
 _PRIORITY = (
     MemoryType.INSTRUCTION,
     MemoryType.PLAN,
@@ -256,6 +273,7 @@ class RuleExtractor:
     ) -> _Sentence:
         norm = normalise(raw)
         lower = norm.lower()
+        words = sentence_words(lower)
         sent = _Sentence(text=restore(raw.strip()), start=start, end=end)
         sent.chitchat = is_chitchat(norm)
         polite = _POLITE.match(norm) is not None
@@ -263,17 +281,17 @@ class RuleExtractor:
         unpunctuated = norm.rstrip()[-1:].isalnum() and len(norm.split()) <= 15
         question_form = not polite and (asks or unpunctuated) and _QUESTION.match(norm) is not None
         question = question_form or (not polite and asks)
-        hypothetical = _HYPOTHETICAL.search(lower) is not None
-        hedge = _HEDGE.search(lower) is not None
+        hypothetical = not _HYPOTHETICAL_WORDS.isdisjoint(words) and _HYPOTHETICAL.search(lower) is not None
+        hedge = not _HEDGE_WORDS.isdisjoint(words) and _HEDGE.search(lower) is not None
         instruction = _INSTRUCTION.search(norm) is not None and not question_form
-        remember = _REMEMBER.search(norm) is not None
-        reminder = _REMINDER.search(norm) is not None
+        remember = not _REMEMBER_WORDS.isdisjoint(words) and _REMEMBER.search(norm) is not None
+        reminder = not _REMINDER_WORDS.isdisjoint(words) and _REMINDER.search(norm) is not None
         prefer_future = instruction or reminder or _FUTURE_HINT.search(lower) is not None
-        dates = find_dates(norm, now, prefer_future=prefer_future)
+        dates = find_dates(norm, now, prefer_future=prefer_future) if not _DATE_WORDS.isdisjoint(words) else []
         today = now.replace(hour=0, minute=0, second=0, microsecond=0)
         future = any(d.direction == "future" or (d.direction == "either" and d.when >= today) for d in dates)
         ctx = Ctx(me=me, sentence=norm, lowercase=norm == lower, dates=dates, referent=referent, future=future and prefer_future)
-        raw_triples = run_rules(norm, lower, ctx) if len(norm) <= 1000 and not sent.chitchat else []
+        raw_triples = run_rules(norm, words, ctx) if len(norm) <= 1000 and not sent.chitchat else []
         if question_form or hypothetical:
             raw_triples = []
         sent.mentions = find_mentions(norm, known) if not sent.chitchat else []
@@ -346,10 +364,11 @@ class RuleExtractor:
             "transient_emotion": sent.type == MemoryType.EMOTION or "emotion" in kinds,
             "hypothetical": hypothetical,
             "question": question,
-            "negation": any(not t.polarity for t in triples) or (not triples and _NEGATION.search(lower) is not None),
+            "negation": any(not t.polarity and not t.derived for t in triples)
+            or (not triples and _NEGATION.search(lower) is not None),
             "third_party": bool(triples) and all(t.third_party for t in triples),
             "hedge": hedge,
-            "past": any(t.past for t in triples),
+            "past": any(t.past and not t.derived for t in triples),
             "aspiration": "aspiration" in kinds,
             "obligation": "obligation" in kinds,
             "temporary": sent.ttl is not None or _TEMPORARY.search(lower) is not None,

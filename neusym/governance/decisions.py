@@ -1,4 +1,9 @@
-"""What governance decides about each candidate memory, and the audit vocabulary."""
+"""What governance decides about each candidate memory, and the audit vocabulary.
+
+A :class:`Decision` is both the answer returned to the caller (``AddResult.decisions``) and the plan the write path
+executes after the graph create: merges, supersessions, conflict links. Keeping the plan on the decision means the
+admission step never writes, so a failed create leaves nothing half-applied.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from neusym.record import MemoryRecord
 
-__all__ = ["Action", "AuditAction", "Decision"]
+__all__ = ["Action", "AuditAction", "Decision", "Flag"]
 
 
 class Action(StrEnum):
@@ -38,8 +43,26 @@ class AuditAction(StrEnum):
     DELETE = "delete"
 
 
+class Flag(StrEnum):
+    """Flags governance puts on ``MemoryRecord.flags`` (retrieval turns some into warnings)."""
+
+    LOW_CONFIDENCE = "low_confidence"
+    INJECTION = "injection"
+    SUSPICIOUS = "suspicious"  # borderline screening risk: stored, listed for review
+    CONFLICT_PENDING = "conflict_pending"
+    CONTRADICTION = "contradiction"
+    DEDUP_REVIEW = "dedup_review"
+    EXPIRED = "expired"
+    FADED = "faded"
+    FORGOTTEN = "forgotten"
+    PINNED = "pinned"  # never decays
+
+
 class Decision(BaseModel):
-    """One candidate's fate, with the reason shown to users and written to the audit log."""
+    """One candidate's fate, with the reason shown to users and written to the audit log.
+
+    ``reason`` never quotes the memory's text: audit entries outlive a hard forget, content must not.
+    """
 
     action: Action
     reason: str
@@ -47,7 +70,15 @@ class Decision(BaseModel):
     target_id: str | None = None  # merge target / conflicting memory
     memory_id: str | None = None  # id of the stored memory (the candidate's own id, or the merge target)
     details: dict[str, object] = Field(default_factory=dict)
+    supersedes: list[str] = Field(default_factory=list)  # memories this one replaces (applied after create)
+    superseded_by: str | None = None  # an existing memory is newer: this one is stored as history
+    conflicts_with: list[str] = Field(default_factory=list)  # "ask": both pending, linked CONFLICTS_WITH
+    contradicts: list[str] = Field(default_factory=list)  # cross-attribute contradictions (flagged)
 
     @property
     def stored(self) -> bool:
         return self.action in (Action.STORE, Action.STORE_LOW_CONFIDENCE, Action.QUARANTINE, Action.REVIEW)
+
+    def note(self, text: str) -> None:
+        """Append a clause to the reason (admission, dedup and conflicts each add theirs)."""
+        self.reason = f"{self.reason}; {text}" if self.reason else text

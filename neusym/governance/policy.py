@@ -38,8 +38,6 @@ class GovernancePolicy(BaseModel):
     })
     """How far each origin is believed: a user's own statement about themselves beats an agent's inference."""
     unknown_source_trust: float = Field(default=0.5, ge=0.0, le=1.0)
-    hedge_penalty: float = Field(default=0.8, ge=0.0, le=1.0)
-    """Multiplier on confidence for hedged statements ("I think", "maybe")."""
     instruction_importance: float = Field(default=0.8, ge=0.0, le=1.0)
     """Floor on the importance of explicit instructions and "please remember" statements."""
     emotion_importance: float = Field(default=0.3, ge=0.0, le=1.0)

@@ -12,7 +12,7 @@ import asyncio
 import atexit
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -313,11 +313,15 @@ class ReflectionAPI:
         in for the conversation. With a model it rewrites; without one it appends recent entities and topics."""
         mem = self._mem()
         recent: Sequence[Any] | None = recent_messages
+        speakers: set[str] = set()
         if recent is None:
             sc = mem._read_scope(mem.scope_for(scope, user_id=user_id, agent_id=agent_id, session_id=session_id),
                                  False)
-            recent = [r.content for r in reversed(mem.store.scope_memories(sc, newest_first=True, limit=_RECENT))]
-        rewriter = QueryRewriter(mem.llm if llm is _UNSET else llm, extractor=mem.extractor, only_vague=not force)
+            latest = list(reversed(mem.store.scope_memories(sc, newest_first=True, limit=_RECENT)))
+            recent = [r.content for r in latest]
+            speakers = {r.source.speaker for r in latest if r.source.speaker}
+        rewriter = QueryRewriter(mem.llm if llm is _UNSET else llm, extractor=mem.extractor, only_vague=not force,
+                                 ignore=sorted(speakers))
         return rewriter.rewrite(query, recent)
 
     # ------------------------------------------------------------------ background reflection
@@ -325,11 +329,13 @@ class ReflectionAPI:
     def reflection_scheduler(self) -> ReflectionScheduler | None:
         return self._reflection_scheduler
 
-    def enable_auto_reflection(self, policy: ReflectionPolicy | None = None, **overrides: Any) -> ReflectionScheduler:
+    def enable_auto_reflection(self, policy: ReflectionPolicy | None = None, *,
+                               clock: Callable[[], float] | None = None, **overrides: Any) -> ReflectionScheduler:
         """Start background reflection (triggers: session end, conflicts in results, every N writes, decay scan).
 
         ``overrides`` are :class:`ReflectionPolicy` fields. Pending work is persisted next to the derived indexes
-        on close and resumed by the next scheduler.
+        on close and resumed by the next scheduler. ``clock`` (monotonic seconds) is for tests and simulations
+        that need to move time without sleeping.
         """
         mem = self._mem()
         mem._check_open()
@@ -339,7 +345,8 @@ class ReflectionAPI:
         pol = ReflectionPolicy.model_validate(pol.model_dump())
         if pol.pending_path is None:
             pol = pol.model_copy(update={"pending_path": mem.config.index_dir / "reflection-pending.json"})
-        sched = ReflectionScheduler(self._run_job, pol, scanner=self._decay_scan).start()
+        sched = ReflectionScheduler(self._run_job, pol, scanner=self._decay_scan,
+                                    **({"clock": clock} if clock is not None else {})).start()
         self._reflection_scheduler = sched
         mem.on_event(sched.on_event)
         atexit.register(sched.close, drain=False, timeout=5.0)  # an unclosed memory still persists its jobs

@@ -189,10 +189,14 @@ class ContextBuilder:
                     chosen.append(item)
                     spent += item.tokens
                     used += item.tokens
-        if pools["message"] and not any(c.kind == "message" for c in chosen) and room - used > 16:
-            newest = pools["message"][-1]  # one long latest turn: show its start rather than nothing
-            cut = cnt.truncate(newest.text, room - used - 4) + " …"
-            chosen.append(ContextItem("message", cut, cnt.count(cut) + 1, newest.priority, None, [], newest.order))
+        for kind in ("reflection", "message"):  # one long top reflection / latest turn: show its start
+            pool = pools[kind]
+            if pool and not any(c.kind == kind for c in chosen) and room - used > 24:
+                top = max(pool, key=lambda c: c.priority)
+                cut = cnt.truncate(top.text, room - used - 6) + " …"
+                chosen.append(ContextItem(kind, cut, cnt.count(cut) + 1, top.priority, top.memory_id, top.marks,
+                                          top.order))
+                used += chosen[-1].tokens
         text = self._render(chosen)
         total = cnt.count(text)
         while total > budget_tokens and chosen:

@@ -36,13 +36,20 @@ class _Stmt:
     importance: float
     group: str
     words: frozenset[str]
+    speaker: str | None = None
     dup_of: _Stmt | None = None
     kept: bool = False
     covers: list[str] = field(default_factory=list)  # record ids whose duplicate this statement stands for
 
 
 def _when(r: MemoryRecord) -> float:
-    return (r.valid_from or r.created_at).timestamp()
+    """When it was *said* (statement order decides what is newest; the event date is kept in the text)."""
+    return r.created_at.timestamp() + r.seq * 1e-6
+
+
+def _strip_speaker(text: str, speaker: str | None) -> str:
+    prefix = f"{speaker}: " if speaker else ""
+    return text[len(prefix):] if prefix and text.startswith(prefix) else text
 
 
 def _date_suffix(r: MemoryRecord, text: str) -> str:
@@ -117,11 +124,17 @@ class ExtractiveReflector:
                         if part:
                             out.append(_Stmt(r.id, part, _when(r), r.importance, group, frozenset(tokenize(part))))
                 continue
-            text = _date_suffix(r, " ".join(r.content.split()))
-            ents = [e for e in r.entities if e != r.source.speaker] or list(r.entities)
+            speaker = r.source.speaker
+            text = _date_suffix(r, _strip_speaker(" ".join(r.content.split()), speaker).rstrip(" ."))
+            ents = [e for e in r.entities if e != speaker] or list(r.entities)
             group = max(ents, key=lambda e: (freq[e], -ents.index(e))) if ents else (r.tags[0] if r.tags else
                                                                                       "General")
-            out.append(_Stmt(r.id, text, _when(r), r.importance, group, frozenset(tokenize(text))))
+            out.append(_Stmt(r.id, text, _when(r), r.importance, group, frozenset(tokenize(text)), speaker))
+        # an entity nobody else mentions is not a topic: such statements join their speaker's group
+        sizes = Counter(s.group for s in out)
+        for s in out:
+            if sizes[s.group] == 1 and s.group != _CONFLICTS and not s.rid.startswith(_SYNTH_PREFIX):
+                s.group = s.speaker or "Other"
         return out
 
     def _dedupe(self, stmts: list[_Stmt]) -> list[_Stmt]:
@@ -166,7 +179,7 @@ class ExtractiveReflector:
             rows = [f"{_CONFLICTS}: {head}"] if head else []
             for g in order:
                 if kept[g]:
-                    rows.append(f"{g}: " + "; ".join(x.text for x in sorted(kept[g], key=lambda x: x.when)))
+                    rows.append(_group_line(g, sorted(kept[g], key=lambda x: x.when)))
             return "\n".join(rows)
 
         for rank in range(max((len(q) for q in queues.values()), default=0)):
@@ -195,6 +208,15 @@ class ExtractiveReflector:
         out = ReflectionOutput(summary=summary, goal_relevance=goal_rel, importance=round(sum(imps) / len(imps), 3),
                                tags=tags, conflicts=conflicts, cited=cited, covered=covered)
         return out, sum(counter.count(line) + 1 for line in lines) + self.prompt_overhead(goal, budget, counter)
+
+
+def _group_line(group: str, stmts: Sequence[_Stmt]) -> str:
+    """``Group (Speaker): s1; s2``; a statement keeps its own speaker when the group's speakers differ."""
+    speakers = {s.speaker for s in stmts}
+    one = next(iter(speakers)) if len(speakers) == 1 else None
+    label = f"{group} ({one})" if one and one != group else group
+    texts = [s.text if one or not s.speaker else f"{s.speaker}: {s.text}" for s in stmts]
+    return f"{label}: " + "; ".join(texts)
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

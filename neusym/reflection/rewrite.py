@@ -62,15 +62,17 @@ def _as_lines(recent: Sequence[Any]) -> list[str]:
 
 class QueryRewriter:
     """Rewrites follow-ups. ``extractor`` (a NeuSym :class:`~neusym.extraction.Extractor`) finds entities for the
-    LLM-free path; without it capitalised names are used."""
+    LLM-free path; without it capitalised names are used. ``ignore`` lists entities never worth appending (the
+    speakers themselves, who appear in every turn)."""
 
     def __init__(self, llm: Any = None, *, extractor: Any = None, max_turns: int = 6, only_vague: bool = True,
-                 retries: int = 1) -> None:
+                 retries: int = 1, ignore: Sequence[str] | None = None) -> None:
         self.llm = llm
         self.extractor = extractor
         self.max_turns = max_turns
         self.only_vague = only_vague
         self.retries = retries
+        self.ignore = set(ignore or ())
 
     def rewrite(self, query: str, recent: Sequence[Any] | None = None) -> RewriteResult:
         lines = _as_lines(list(recent or []))[-self.max_turns :]
@@ -102,11 +104,13 @@ class QueryRewriter:
         have = set(tokenize(query))
         entities: list[str] = []
         topics: Counter[str] = Counter()
-        for age, line in enumerate(reversed(lines)):
+        for age, line in enumerate(reversed(lines[-3:])):
             body = line.split(": ", 1)[1] if ": " in line[:40] else line
             for e in self._entities(body):
-                if e not in entities and not (set(tokenize(e)) <= have):
+                if e not in entities and not (set(tokenize(e)) <= have) and e not in self.ignore:
                     entities.append(e)
+            if age > 1:
+                continue  # topic words only from the last two turns: older ones drift off-topic
             for w in _WORD.findall(body.lower()):
                 if w not in STOPWORDS and w not in have and not any(w in e.lower() for e in entities):
                     topics[w] += max(1, 3 - age)

@@ -18,6 +18,8 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "graph": 0.1,
     "neighbour": 0.25,
     "temporal": 0.1,
+    "dense": 0.0,  # raw cosine of the dense channel (the fused similarity already contains its rank)
+    "lexical": 0.0,  # BM25 / best BM25 of the query
 }
 
 # Durable statements outrank passing ones at equal similarity; reflections summarise many memories.
@@ -43,12 +45,13 @@ class RetrievalConfig(BaseModel):
     dense: bool = True
     lexical: bool = True
     candidates: int = Field(default=50, ge=1, le=10_000)  # stage-1 depth per channel
-    rrf_k: int = Field(default=60, ge=1)
+    rrf_k: int = Field(default=20, ge=1)
     graph_expand: bool = True
     neighbours: bool = True
     expand_limit: int = Field(default=20, ge=0)
     hop_limit: int = Field(default=10, ge=0)
     hub_degree: int = Field(default=50, ge=0)  # entities mentioned more often do not seed expansion
+    hub_fraction: float = Field(default=0.2, ge=0)  # ... nor entities that this share of the scope mentions
     temporal: bool = True  # parse time expressions in the query into an event-time boost
     half_life_days: float = Field(default=90.0, gt=0)
     weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))

@@ -41,6 +41,7 @@ class Candidate:
     sim: float = 0.0
     dense: float | None = None
     lex: float | None = None
+    lexn: float | None = None  # BM25 divided by the query's best BM25 in scope
     drank: int | None = None
     lrank: int | None = None
 
@@ -82,7 +83,8 @@ def stage1(
     scope: Scope,
     statuses: list[str],
     cfg: RetrievalConfig,
-) -> list[Candidate]:
+) -> tuple[list[Candidate], int]:
+    """Fused candidates, and how many memories the scope holds (stage 2 uses it to discount hub entities)."""
     mask, allow = derived.allowed(scope, statuses)
     n = cfg.candidates
     cands: dict[int, Candidate] = {}
@@ -96,9 +98,10 @@ def stage1(
     if cfg.lexical:
         positions, scores = derived.lexical.search(query, mask, n)
         nids = derived.catalog.nid[positions] if len(positions) else np.zeros(0, dtype=np.int64)
+        top = float(scores[0]) if len(scores) else 1.0
         for rank, (nid, s) in enumerate(zip(nids.tolist(), scores.tolist(), strict=False)):
             c = cands.setdefault(int(nid), Candidate(int(nid)))
-            c.lex, c.lrank = float(s), rank
+            c.lex, c.lexn, c.lrank = float(s), float(s) / top, rank
     channels = int(cfg.dense) + int(cfg.lexical)
     best = channels / (cfg.rrf_k + 1.0)
     for c in cands.values():
@@ -109,7 +112,7 @@ def stage1(
             rrf += 1.0 / (cfg.rrf_k + 1.0 + c.lrank)
         c.sim = rrf / best if best else 0.0
     ordered = sorted(cands.values(), key=lambda c: -c.sim)
-    return ordered[: max(n, 1)]
+    return ordered[: max(n, 1)], int(mask.sum())
 
 
 def run_search(
@@ -129,7 +132,7 @@ def run_search(
     timings = timings or StageTimings()
     now = time.time() if now is None else now
     t0 = time.perf_counter()
-    cands = stage1(derived, query, qvec, scope, filters.statuses, cfg)
+    cands, scope_size = stage1(derived, query, qvec, scope, filters.statuses, cfg)
     t1 = time.perf_counter()
     timings.stage1_ms = (t1 - t0) * 1000
     timings.candidates = len(cands)
@@ -142,12 +145,14 @@ def run_search(
         "cand_nids": [c.nid for c in cands],
         "q_uids": query_entity_uids(query, scope) if (expand or cfg.weights.get("entity", 0)) else [],
         "hub_degree": cfg.hub_degree,
+        "hub_fraction": cfg.hub_fraction,
+        "scope_size": float(max(scope_size, 1)),
         "expand_limit": cfg.expand_limit if expand else 0,
         "hop_limit": cfg.hop_limit if expand else 0,
         "now": now,
         "half_life": cfg.half_life_days * 86400.0,
         "w": {**{k_: 0.0 for k_ in ("similarity", "recency", "importance", "confidence", "strength", "entity",
-                                     "graph", "neighbour", "temporal")},
+                                     "graph", "neighbour", "temporal", "dense", "lexical")},
               **cfg.weights, **({} if cfg.neighbours else {"neighbour": 0.0})},
         "type_weights": cfg.type_weights,
         "t_from": window[0] if window else None,

@@ -96,8 +96,9 @@ def _relation_clause(var: str = "m") -> str:
 
 
 def stage2_statement() -> str:
-    """The stage-2 statement. Parameters: ``cands`` [{nid, sim, dense, lex, drank, lrank}], ``cand_nids``,
-    ``q_uids`` (uids of query n-grams; those that exist are the query entities), ``hub_degree``, ``expand_limit``,
+    """The stage-2 statement. Parameters: ``cands`` [{nid, sim, dense, lex, lexn, drank, lrank}], ``cand_nids``,
+    ``q_uids`` (uids of query n-grams; those that exist are the query entities), ``hub_degree``,
+    ``hub_fraction``, ``scope_size`` (memories visible in the scope), ``expand_limit``,
     ``hop_limit``, scope ids, filter params, ``now``, ``half_life``, ``w`` (weights
     map), ``type_weights`` (map), ``t_from``/``t_to`` (query time window or null), ``min_score``, ``k``."""
     scope_x = _scope_on("x")
@@ -105,7 +106,8 @@ def stage2_statement() -> str:
     return f"""
 OPTIONAL MATCH (qe:Entity) WHERE qe.uid IN $q_uids
 WITH collect(DISTINCT qe) AS qes
-WITH qes, [e IN qes WHERE coalesce(e.mentions, 0) <= $hub_degree] AS seeds
+WITH qes, [e IN qes WHERE coalesce(e.mentions, 0) <= $hub_degree
+                       AND toFloat(coalesce(e.mentions, 0)) <= $hub_fraction * $scope_size + 2.0] AS seeds
 OPTIONAL MATCH (x:Memory)-[:MENTIONS]->(sx:Entity)
   WHERE sx IN seeds AND x.status IN $statuses AND {scope_x}
 WITH qes, seeds, collect(DISTINCT x.nid)[..$expand_limit] AS direct
@@ -120,17 +122,23 @@ WITH m, qes, direct, hop, [c IN $cands WHERE c.nid = m.nid] AS cs
 WITH m, qes, CASE WHEN size(cs) > 0 THEN cs[0] ELSE null END AS c, m.nid IN direct AS is_direct,
      m.nid IN hop AS is_hop
 OPTIONAL MATCH (m)-[:MENTIONS]->(me:Entity) WHERE me IN qes
-WITH m, c, is_direct, is_hop, size(qes) AS nq, collect(DISTINCT me.name) AS matched
+WITH m, c, is_direct, is_hop, qes, collect(DISTINCT me) AS mes
+// an entity that most of the scope mentions (the user, the speaker) says little: weight = 1 - its share
+WITH m, c, is_direct, is_hop, [e IN mes | e.name] AS matched,
+     reduce(s = 0.0, e IN mes | s + CASE WHEN toFloat(coalesce(e.mentions, 1)) >= $scope_size THEN 0.0
+            ELSE 1.0 - toFloat(coalesce(e.mentions, 1)) / $scope_size END) AS ent_hit,
+     reduce(s = 0.0, e IN qes | s + CASE WHEN toFloat(coalesce(e.mentions, 1)) >= $scope_size THEN 0.0
+            ELSE 1.0 - toFloat(coalesce(e.mentions, 1)) / $scope_size END) AS ent_all
 OPTIONAL MATCH (m)-[:NEXT]-(nb:Memory) WHERE nb.nid IN $cand_nids
-WITH m, c, is_direct, is_hop, nq, matched, collect(nb.nid) AS nbs
-WITH m, c, is_direct, is_hop, nq, matched,
+WITH m, c, is_direct, is_hop, ent_hit, ent_all, matched, collect(nb.nid) AS nbs
+WITH m, c, is_direct, is_hop, ent_hit, ent_all, matched,
      reduce(mx = 0.0, n IN nbs | CASE WHEN [x IN $cands WHERE x.nid = n][0].sim > mx
                                      THEN [x IN $cands WHERE x.nid = n][0].sim ELSE mx END) AS nbr
 WITH m, c, matched, nbr,
      coalesce(c.sim, 0.0) AS sim,
      exp(-0.6931471805599453 * CASE WHEN $now > m.created_at THEN $now - m.created_at ELSE 0.0 END
          / $half_life) AS rec,
-     CASE WHEN nq = 0 THEN 0.0 ELSE toFloat(size(matched)) / nq END AS ent,
+     CASE WHEN ent_all <= 0.0 THEN 0.0 ELSE ent_hit / ent_all END AS ent,
      CASE WHEN is_direct THEN 1.0 WHEN is_hop THEN 0.5 ELSE 0.0 END AS graph,
      CASE WHEN coalesce(m.strength, 1.0) > 2.0 THEN 1.0 ELSE coalesce(m.strength, 1.0) / 2.0 END AS str,
      coalesce($type_weights[m.type], 1.0) AS tw,
@@ -139,7 +147,8 @@ WITH m, c, matched, nbr,
 WITH m, c, matched, nbr, sim, rec, ent, graph, str, tw, tmp,
      ($w.similarity * sim + $w.recency * rec + $w.importance * coalesce(m.importance, 0.5)
       + $w.confidence * coalesce(m.confidence, 1.0) + $w.strength * str + $w.entity * ent
-      + $w.graph * graph + $w.neighbour * nbr + $w.temporal * tmp) * tw AS score
+      + $w.graph * graph + $w.neighbour * nbr + $w.temporal * tmp
+      + $w.dense * coalesce(c.dense, 0.0) + $w.lexical * coalesce(c.lexn, 0.0)) * tw AS score
 WHERE score >= $min_score
 RETURN {RETURN_MEMORY}, score, sim, rec, ent, graph, str, tw, nbr, tmp, matched,
        c.dense AS dense, c.lex AS lex, c.drank AS drank, c.lrank AS lrank

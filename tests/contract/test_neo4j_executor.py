@@ -147,9 +147,10 @@ def test_nan_is_refused_like_on_falkordb(neo4j_executor: Neo4jExecutor) -> None:
         neo4j_executor.run("CREATE (:T {x: $x})", {"x": [1.0, math.nan]})
 
 
-def test_unsupported_param_type_is_a_backend_error(neo4j_executor: Neo4jExecutor) -> None:
+@pytest.mark.parametrize("value", [object(), {1, 2}, 2**64])
+def test_unsupported_param_is_a_backend_error(neo4j_executor: Neo4jExecutor, value: object) -> None:
     with pytest.raises(BackendError, match="parameters") as info:
-        neo4j_executor.run("RETURN $x AS x", {"x": object()})
+        neo4j_executor.run("RETURN $x AS x", {"x": value})
     assert info.value.__cause__ is not None
 
 

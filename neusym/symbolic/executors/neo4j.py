@@ -239,6 +239,8 @@ class Neo4jExecutor:
                 session.run("RETURN 1").consume()
         except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as err:
             raise _unavailable(err, self.url, self.database) from err
+        except ValueError as err:  # the driver's verdict on an address it cannot even resolve (e.g. a bad port)
+            raise BackendUnavailableError(f"invalid Neo4j URL {self.url!r}: {err}") from err
         except OSError as err:  # resolver / socket failures the driver does not wrap
             raise BackendUnavailableError(f"Neo4j at {self.url} is unreachable: {err}") from err
 
@@ -255,10 +257,12 @@ class Neo4jExecutor:
         try:
             with self._driver.session(database=self.database, bookmark_manager=self._bookmarks) as session:
                 return session.execute_write(work) if write else session.execute_read(work)
-        except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, TypeError, ValueError) as err:
+        except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, TypeError, ValueError, OverflowError) as err:
             if self._closed:
                 raise ClosedError("Neo4j executor was closed while a query ran") from err
-            if isinstance(err, TypeError | ValueError):  # a parameter type the driver cannot send
+            if isinstance(err, ValueError) and "resolve address" in str(err):  # only reachable with verify=False
+                raise BackendUnavailableError(f"invalid Neo4j URL {self.url!r}: {err}") from err
+            if isinstance(err, TypeError | ValueError | OverflowError):  # a value the driver cannot send
                 raise BackendError(f"Neo4j cannot take these parameters: {err}\nquery: {cypher[:500]}") from err
             mapped = _unavailable(err, self.url, self.database)
             if isinstance(mapped, BackendUnavailableError):

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from langchain.tools import ToolRuntime, tool
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.store.base import (
     GetOp,
@@ -215,8 +216,6 @@ def _tool_call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
 
 
 def _store_tools() -> list[Any]:
-    from langchain.tools import ToolRuntime, tool
-
     @tool
     def save_profile(key: str, fact: str, runtime: ToolRuntime) -> str:
         """Save a profile fact."""

@@ -29,13 +29,6 @@ def test_put_writes_and_a_later_conversation_recalls(mem: NeuSymMemory) -> None:
     assert second.get_all() == []  # long-term recall does not touch the short-term buffer
 
 
-def test_memories_already_in_the_buffer_are_not_repeated(mem: NeuSymMemory) -> None:
-    chat = NeuSymChatMemory.from_defaults(mem, user_id="alice", infer=False)
-    chat.put(user("The wifi password is tangerine42."))
-    messages = chat.get(input="wifi password")
-    assert [m.role for m in messages] == [MessageRole.USER]
-
-
 def test_existing_system_message_is_extended_not_mutated(mem: NeuSymMemory) -> None:
     mem.add("Alice's favourite number is 17.", user_id="alice", session_id="old")
     chat = NeuSymChatMemory.from_defaults(
@@ -102,5 +95,5 @@ def test_validation(mem: NeuSymMemory) -> None:
     with pytest.raises(ValueError):
         NeuSymChatMemory.from_defaults(mem, user_id="")
     with pytest.raises(ValueError):
-        NeuSymChatMemory.from_defaults(mem, user_id="alice", search_kwargs={"all_tenants": True})
+        NeuSymChatMemory.from_defaults(mem, user_id="alice", read_scope="all")
     assert "memory" not in NeuSymChatMemory.from_defaults(mem, user_id="alice").model_dump()

@@ -1,0 +1,231 @@
+"""The Cypher governance needs (conflicts, lifecycle, forgetting, review, audit redaction), in one place.
+
+Kept beside :mod:`neusym.symbolic.store` rather than inside it so the governance statements can evolve without
+touching the core store; like every statement in this package they are parameterised (user text never becomes
+Cypher) and relationship types come from :data:`neusym.symbolic.store.RELATIONS`. Writes that the derived indexes
+must see (status changes) go through :meth:`SymbolicStore.set_props`, which bumps the write sequence; writes they
+need not see (strength decay, audit redaction) deliberately do not, so a janitor pass does not re-index every
+memory it touches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from neusym.record import MemoryRecord, Scope
+from neusym.symbolic import cypher as q
+from neusym.symbolic.convert import props_to_record
+from neusym.symbolic.executors.base import Row
+from neusym.symbolic.store import SymbolicStore
+
+__all__ = ["GovernanceQueries"]
+
+_LIFECYCLE_FIELDS = (
+    "m.id AS id, m.nid AS nid, m.type AS type, m.status AS status, m.strength AS strength, "
+    "m.importance AS importance, m.access_count AS access_count, m.last_accessed_at AS last_accessed_at, "
+    "m.created_at AS created_at, m.decayed_at AS decayed_at, m.flags AS flags, m.expires_at AS expires_at, "
+    "m.archived_at AS archived_at, m.user_id AS user_id, m.agent_id AS agent_id, m.session_id AS session_id"
+)
+
+FACTS_ABOUT = (
+    "UNWIND $s_uids AS su "
+    "MATCH (a:Entity {uid: su})-[r:RELATES]->(b:Entity) WHERE r.predicate IN $predicates "
+    "MATCH (m:Memory {id: r.memory_id}) "
+    f"WHERE m.status IN $statuses AND NOT m.id IN $exclude AND {q.SCOPE_FILTER} "
+    "OPTIONAL MATCH (b)-[k:RELATES {predicate: 'is_a'}]->(c:Entity) "
+    "RETURN su AS s_uid, r.predicate AS predicate, b.uid AS o_uid, b.key AS o_key, b.name AS object, "
+    "r.polarity AS polarity, m.id AS memory_id, m.status AS status, m.valid_from AS valid_from, "
+    "m.created_at AS created_at, m.valid_to AS valid_to, m.source_origin AS origin, m.confidence AS confidence, "
+    "m.flags AS flags, collect(DISTINCT c.key) AS kinds"
+)
+
+KINDS_OF = (
+    "UNWIND $uids AS u MATCH (b:Entity {uid: u})-[k:RELATES {predicate: 'is_a'}]->(c:Entity) "
+    "RETURN u AS uid, collect(DISTINCT c.key) AS kinds"
+)
+
+CLOSE_RELATIONS = "UNWIND $ids AS mid MATCH ()-[r:RELATES {memory_id: mid}]->() SET r.valid_to = $valid_to"
+
+SET_STRENGTHS = (
+    "UNWIND $rows AS r MATCH (m:Memory {id: r.id}) SET m.strength = r.strength, m.decayed_at = $now"
+)
+
+LIFECYCLE_PAGE = (
+    f"MATCH (m:Memory) WHERE m.status IN $statuses AND m.nid > $after AND {q.SCOPE_FILTER} "
+    f"RETURN {_LIFECYCLE_FIELDS} ORDER BY m.nid LIMIT $limit"
+)
+
+EXPIRED = (
+    f"MATCH (m:Memory) WHERE m.status IN $statuses AND m.expires_at IS NOT NULL AND m.expires_at <= $now "
+    f"AND {q.SCOPE_FILTER} RETURN {_LIFECYCLE_FIELDS} LIMIT $limit"
+)
+
+PURGEABLE = (
+    "MATCH (m:Memory) WHERE "
+    "(($archived_before IS NOT NULL AND m.status = 'archived' "
+    "  AND coalesce(m.archived_at, m.updated_at, m.created_at) <= $archived_before) "
+    " OR ($quarantined_before IS NOT NULL AND m.status = 'quarantined' "
+    "  AND coalesce(m.updated_at, m.created_at) <= $quarantined_before)) "
+    f"AND {q.SCOPE_FILTER} RETURN {_LIFECYCLE_FIELDS} LIMIT $limit"
+)
+
+IDS_BY_PREDICATES = (
+    "MATCH (m:Memory)-[:MENTIONS]->(:Entity)-[r:RELATES]->(:Entity) "
+    f"WHERE r.memory_id = m.id AND r.predicate IN $predicates AND m.status IN $statuses AND {q.SCOPE_FILTER} "
+    "RETURN DISTINCT m.id AS id, r.predicate AS predicate LIMIT $limit"
+)
+
+IDS_BY_ENTITIES = (
+    "MATCH (m:Memory)-[:MENTIONS]->(e:Entity) "
+    f"WHERE e.uid IN $uids AND m.status IN $statuses AND {q.SCOPE_FILTER} "
+    "RETURN m.id AS id, collect(DISTINCT e.name) AS names LIMIT $limit"
+)
+
+SCOPE_PAGE = (
+    f"MATCH (m:Memory) WHERE {q.SCOPE_FILTER} AND m.nid > $after "
+    "RETURN m.id AS id, m.nid AS nid, m.content AS content ORDER BY m.nid LIMIT $limit"
+)
+
+RECORDS_BY_NIDS = f"MATCH (m:Memory) WHERE m.nid IN $nids AND {q.SCOPE_FILTER} RETURN {q.RETURN_MEMORY}"
+
+TENANT_EXISTS = "MATCH (m:Memory) WHERE m.user_id = $user_id RETURN m.id AS id LIMIT 1"
+
+REVIEW_ITEMS = (
+    f"MATCH (m:Memory) WHERE {q.SCOPE_FILTER} AND (m.status IN $statuses "
+    "OR any(f IN coalesce(m.flags, []) WHERE f IN $flags)) "
+    "OPTIONAL MATCH (m)-[c:CONFLICTS_WITH|DUPLICATE_OF]-(o:Memory) "
+    f"WITH m, collect(DISTINCT {{id: o.id, rel: type(c), props: properties(c)}}) AS links "
+    f"RETURN {q.RETURN_MEMORY}, links ORDER BY m.created_at DESC LIMIT $limit"
+)
+
+AUDIT_FOR_IDS = (
+    "MATCH (a:Audit) WHERE a.memory_id IN $ids "
+    "RETURN a.id AS id, a.memory_id AS memory_id, a.action AS action, a.reason AS reason, "
+    "a.details_json AS details_json"
+)
+
+AUDIT_FOR_TENANT = (
+    "MATCH (a:Audit) WHERE a.user_id = $user_id "
+    "RETURN a.id AS id, a.memory_id AS memory_id, a.action AS action, a.reason AS reason, "
+    "a.details_json AS details_json"
+)
+
+REDACT_AUDIT = (
+    "UNWIND $rows AS r MATCH (a:Audit {id: r.id}) SET a.details_json = r.details_json, a.reason = r.reason, "
+    "a.redacted = true"
+)
+
+AUDIT_LOG = (
+    "MATCH (a:Audit) WHERE ($user_id IS NULL OR a.user_id = $user_id) "
+    "AND ($actions IS NULL OR a.action IN $actions) AND ($since IS NULL OR a.at >= $since) "
+    "RETURN a.id AS id, a.memory_id AS memory_id, a.action AS action, a.reason AS reason, a.actor AS actor, "
+    "a.at AS at, a.user_id AS user_id, a.details_json AS details_json ORDER BY a.at DESC LIMIT $limit"
+)
+
+DELETE_TENANT_ENTITIES = (
+    "MATCH (e:Entity) WHERE e.user_id = $ns WITH e LIMIT 10000 DETACH DELETE e RETURN count(*) AS n"
+)
+
+
+class GovernanceQueries:
+    """Thin, typed wrappers over the statements above."""
+
+    def __init__(self, store: SymbolicStore) -> None:
+        self.store = store
+        self.executor = store.executor
+
+    def _read(self, stmt: str, params: Mapping[str, Any]) -> list[Row]:
+        return self.executor.run(stmt, dict(params), write=False)
+
+    # ------------------------------------------------------------------ conflicts
+    def facts_about(self, subject_uids: Sequence[str], predicates: Sequence[str], statuses: Sequence[str],
+                    scope: Scope, *, exclude: Sequence[str] = ()) -> list[Row]:
+        if not subject_uids or not predicates:
+            return []
+        return self._read(FACTS_ABOUT, {"s_uids": list(dict.fromkeys(subject_uids)), "predicates": list(predicates),
+                                        "statuses": list(statuses), "exclude": list(exclude), **scope.as_params()})
+
+    def kinds_of(self, uids: Sequence[str]) -> dict[str, list[str]]:
+        if not uids:
+            return {}
+        return {r["uid"]: list(r["kinds"] or []) for r in self._read(KINDS_OF, {"uids": list(dict.fromkeys(uids))})}
+
+    def close_relations(self, memory_ids: Sequence[str], valid_to: float | None) -> None:
+        """Stamp (or clear, with ``None``) ``valid_to`` on the RELATES edges a memory produced."""
+        if memory_ids:
+            self.executor.run(CLOSE_RELATIONS, {"ids": list(memory_ids), "valid_to": valid_to})
+
+    # ------------------------------------------------------------------ lifecycle
+    def set_strengths(self, rows: Sequence[tuple[str, float]], now: float) -> None:
+        if rows:
+            self.executor.run(SET_STRENGTHS, {"rows": [{"id": i, "strength": float(s)} for i, s in rows],
+                                              "now": float(now)})
+
+    def lifecycle_page(self, scope: Scope, statuses: Sequence[str], after: int, limit: int) -> list[Row]:
+        return self._read(LIFECYCLE_PAGE, {"statuses": list(statuses), "after": int(after), "limit": int(limit),
+                                           **scope.as_params()})
+
+    def expired(self, scope: Scope, statuses: Sequence[str], now: float, limit: int) -> list[Row]:
+        return self._read(EXPIRED, {"statuses": list(statuses), "now": float(now), "limit": int(limit),
+                                    **scope.as_params()})
+
+    def purgeable(self, scope: Scope, archived_before: float | None, quarantined_before: float | None,
+                  limit: int) -> list[Row]:
+        return self._read(PURGEABLE, {"archived_before": archived_before, "quarantined_before": quarantined_before,
+                                      "limit": int(limit), **scope.as_params()})
+
+    # ------------------------------------------------------------------ forgetting
+    def ids_by_predicates(self, scope: Scope, predicates: Sequence[str], statuses: Sequence[str],
+                          limit: int) -> list[Row]:
+        if not predicates:
+            return []
+        return self._read(IDS_BY_PREDICATES, {"predicates": list(predicates), "statuses": list(statuses),
+                                              "limit": int(limit), **scope.as_params()})
+
+    def ids_by_entities(self, scope: Scope, uids: Sequence[str], statuses: Sequence[str], limit: int) -> list[Row]:
+        if not uids:
+            return []
+        return self._read(IDS_BY_ENTITIES, {"uids": list(uids), "statuses": list(statuses), "limit": int(limit),
+                                            **scope.as_params()})
+
+    def scope_page(self, scope: Scope, after: int, limit: int) -> list[Row]:
+        return self._read(SCOPE_PAGE, {"after": int(after), "limit": int(limit), **scope.as_params()})
+
+    def records_by_nids(self, nids: Sequence[int], scope: Scope) -> list[MemoryRecord]:
+        if not nids:
+            return []
+        rows = self._read(RECORDS_BY_NIDS, {"nids": [int(n) for n in nids], **scope.as_params()})
+        return [props_to_record(r) for r in rows]
+
+    def tenant_exists(self, user_id: str) -> bool:
+        return bool(self._read(TENANT_EXISTS, {"user_id": user_id}))
+
+    def delete_tenant_entities(self, namespace: str) -> int:
+        total = 0
+        while True:
+            rows = self.executor.run(DELETE_TENANT_ENTITIES, {"ns": namespace})
+            n = int(rows[0]["n"]) if rows else 0
+            total += n
+            if n < 10000:
+                return total
+
+    # ------------------------------------------------------------------ review
+    def review_items(self, scope: Scope, statuses: Sequence[str], flags: Sequence[str], limit: int) -> list[Row]:
+        return self._read(REVIEW_ITEMS, {"statuses": list(statuses), "flags": list(flags), "limit": int(limit),
+                                         **scope.as_params()})
+
+    # ------------------------------------------------------------------ audit
+    def audit_rows(self, *, memory_ids: Sequence[str] | None = None, user_id: str | None = None) -> list[Row]:
+        if memory_ids is not None:
+            return self._read(AUDIT_FOR_IDS, {"ids": list(memory_ids)}) if memory_ids else []
+        return self._read(AUDIT_FOR_TENANT, {"user_id": user_id})
+
+    def redact_audit(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        if rows:
+            self.executor.run(REDACT_AUDIT, {"rows": [dict(r) for r in rows]})
+
+    def audit_log(self, user_id: str | None, actions: Sequence[str] | None, since: float | None,
+                  limit: int) -> list[Row]:
+        return self._read(AUDIT_LOG, {"user_id": user_id, "actions": list(actions) if actions else None,
+                                      "since": since, "limit": int(limit)})
