@@ -27,7 +27,7 @@ from pydantic import Field
 
 from neusym import NeuSymMemory
 
-__all__ = ["MODEL_ENV", "PromptLog", "ScriptedChatModel", "data_dir", "open_memory", "pick_chat_model",
+__all__ = ["MODEL_ENV", "PromptLog", "ScriptedChatModel", "data_dir", "forget_about", "open_memory", "pick_chat_model",
            "uses_real_model"]
 
 MODEL_ENV = "NEUSYM_CHAT_MODEL"
@@ -114,3 +114,17 @@ def open_memory(**kwargs: Any) -> NeuSymMemory:
 
         kwargs.setdefault("embedder", HashingEmbedder(256))
     return NeuSymMemory(data_dir(), **kwargs)
+
+
+
+def forget_about(memory: NeuSymMemory, topic: str, **scope: str) -> list[str]:
+    """What "please forget my allergy" does: governance's forget-by-meaning, previewed, then applied.
+
+    ``forget_preview`` lists what matches the topic (by stated predicate, entity and meaning); ``forget(preview=)``
+    archives exactly those: out of every read at once, purged by the janitor after the retention period (pass
+    ``hard=True`` to purge now). Returns the forgotten ids.
+    """
+    preview = memory.forget_preview(topic, **scope)
+    for item in preview.items:
+        print(f"  forgetting {item.id}: {item.content}")
+    return memory.forget(preview=preview, reason=f"user asked to forget {topic!r}", **scope).ids

@@ -23,27 +23,10 @@ from langchain_neusym._common import (
     read_scope,
     resolve_scope,
 )
-from neusym import InvalidInputError, MemoryStatus, Scope
+from neusym import InvalidInputError, Scope
 from neusym import NeuSymMemory as _Engine
 
-__all__ = ["NeuSymMemory", "clear_scope"]
-
-_ALL_STATUSES = [s.value for s in MemoryStatus if s is not MemoryStatus.DELETED]
-
-
-def clear_scope(memory: _Engine, scope: Scope, *, reason: str) -> int:
-    """Delete every memory inside ``scope`` (all statuses); returns how many. Refuses an empty scope."""
-    if scope.is_empty:
-        raise InvalidInputError("refusing to clear an empty scope")
-    total = 0
-    while True:
-        ids = [r.id for r in memory.query(scope=scope, statuses=_ALL_STATUSES, limit=1000)]
-        if not ids:
-            return total
-        deleted = memory.delete(ids, scope=scope, reason=reason)
-        total += deleted
-        if deleted == 0:  # nothing visible could be deleted: stop rather than loop
-            return total
+__all__ = ["NeuSymMemory"]
 
 
 class NeuSymMemory(BaseMemory):
@@ -53,7 +36,7 @@ class NeuSymMemory(BaseMemory):
     reflections and raw memories, careful-use marks) and returns the text, at most ``max_tokens`` tiktoken
     ``encoding`` tokens, under ``memory_key``.
     ``save_context`` stores the user input and the chain's output as one conversation turn through the write
-    path (extraction and governance). ``clear`` deletes the memories of this memory's scope.
+    path (extraction and governance). ``clear`` forgets this memory's scope through governance.
 
     Args:
         memory: an open :class:`neusym.NeuSymMemory`.
@@ -66,6 +49,7 @@ class NeuSymMemory(BaseMemory):
             included) must fit in, and an optional heading line.
         return_messages: return ``[SystemMessage(context)]`` instead of a string (for chat prompts).
         infer: run extraction on saved turns (``False`` stores them verbatim).
+        hard_clear: ``clear()`` purges at once instead of governance's soft forget.
 
     Example::
 
@@ -89,6 +73,7 @@ class NeuSymMemory(BaseMemory):
     header: str = ""
     return_messages: bool = False
     infer: bool = True
+    hard_clear: bool = False
 
     @field_validator("memory", mode="before")
     @classmethod
@@ -134,13 +119,16 @@ class NeuSymMemory(BaseMemory):
             await self.memory.aadd(turns, scope=self.write_scope, infer=self.infer)
 
     def clear(self) -> None:
-        """Delete this memory's scope (``write_scope``): the session if ``session_id`` is set, else the user."""
-        clear_scope(self.memory, self.write_scope, reason="langchain memory clear()")
+        """Forget this memory's scope (``write_scope``): the session if ``session_id`` is set, else the user.
+
+        Goes through governance's ``forget(everything=True)``: soft (archived, purged after the retention period)
+        unless ``hard_clear`` is set."""
+        self.memory.forget(everything=True, scope=self.write_scope, hard=self.hard_clear,
+                           reason="langchain memory clear()")
 
     async def aclear(self) -> None:
-        import asyncio
-
-        await asyncio.to_thread(self.clear)
+        await self.memory.aforget(everything=True, scope=self.write_scope, hard=self.hard_clear,
+                                  reason="langchain memory clear()")
 
     # ------------------------------------------------------------------ helpers
     def _input_text(self, inputs: dict[str, Any]) -> str:

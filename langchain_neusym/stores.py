@@ -15,7 +15,10 @@ How namespaces map to NeuSym (one memory per item)::
 
 Why the key is a session: each item then has its own scope, so ``get``/``put`` find an item with one scoped
 lookup, and governance's duplicate merge (which works inside a scope) never folds two keys into one memory.
-Admission still runs on every new item; a refused put raises :class:`neusym.PolicyViolationError`.
+Admission (screening, conflicts) still runs on every new item; a refused put raises
+:class:`neusym.PolicyViolationError`, a quarantined one is stored but never served. An item that governance marks
+superseded by a newer contradicting fact keeps its value for the store's reads (get, listing, search) while the
+engine's own recall prefers the newer fact; an item forgotten through governance (archived) is gone from the store.
 Because items are ordinary memories of their tenant, ``NeuSymRetriever(user_id=...)`` and the other adapters
 see what an agent saved through the store; the store itself only ever returns its own items.
 
@@ -74,8 +77,9 @@ __all__ = ["NeuSymStore"]
 _META = "langgraph"
 _NS_TAG = "lgns:"
 _SUB_TAG = "lgsub:"
-_LIVE = ["active", "pending"]
-_ANY = ["active", "pending", "quarantined", "archived", "superseded"]
+_LIVE = ["active", "pending"]  # what a put updates in place
+_READ = [*_LIVE, "superseded"]  # what reads return: a newer contradicting fact does not erase an item's value
+_ANY = [*_READ, "quarantined", "archived"]
 _PAGE = 1000
 _ACTOR = "langgraph-store"
 
@@ -243,7 +247,7 @@ class NeuSymStore(BaseStore):
         return requested
 
     def _get(self, op: GetOp) -> Item | None:
-        recs = self._lookup(op.namespace, op.key, _LIVE)
+        recs = self._lookup(op.namespace, op.key, _READ)
         if not recs:
             return None
         self._refresh(recs[:1], self._refresh_flag(op.refresh_ttl))
@@ -316,13 +320,15 @@ class NeuSymStore(BaseStore):
         k = min(_PAGE, max(need * 4, 50) if filtered else need)
         hits: dict[str, SearchResult] = {}
         if prefix:  # items directly in the namespace: a precise stage 1 (their own agent scope)
-            for r in self.memory.search(query, scope=Scope(user_id=user, agent_id=_ns_agent(prefix)), k=k):
+            for r in self.memory.search(query, scope=Scope(user_id=user, agent_id=_ns_agent(prefix)), k=k,
+                                        statuses=_READ):
                 hits[r.id] = r
         sub = _sub_tag(prefix)
-        if self.memory.query(scope=Scope(user_id=user), tags=[sub], limit=1):
+        if self.memory.query(scope=Scope(user_id=user), tags=[sub], statuses=_READ, limit=1):
             # deeper namespaces exist: search the tenant, keep items under the prefix, recall deeper in stage 1
             recipe = self.memory.retrieval.with_(candidates=max(self.memory.retrieval.candidates, 4 * k, 200))
-            for r in self.memory.search(query, scope=Scope(user_id=user), tags=[sub], k=k, recipe=recipe):
+            for r in self.memory.search(query, scope=Scope(user_id=user), tags=[sub], k=k, recipe=recipe,
+                                        statuses=_READ):
                 if r.id not in hits or r.score > hits[r.id].score:
                     hits[r.id] = r
         return sorted(hits.values(), key=lambda r: -r.score)
@@ -332,7 +338,7 @@ class NeuSymStore(BaseStore):
         offset = 0
         while True:
             page = self.memory.query(scope=Scope(user_id=user), tags=[_ns_tag(prefix)], order="oldest",
-                                     limit=_PAGE, offset=offset)
+                                     statuses=_READ, limit=_PAGE, offset=offset)
             out.extend(page)
             offset += len(page)
             if len(page) < _PAGE or (not filtered and len(out) >= need):
@@ -354,8 +360,8 @@ class NeuSymStore(BaseStore):
         seen: set[tuple[str, ...]] = set()
         offset = 0
         while True:
-            page = self.memory.query(scope=scope, all_tenants=user is None, tags=[_ns_tag(())], limit=_PAGE,
-                                     offset=offset)
+            page = self.memory.query(scope=scope, all_tenants=user is None, tags=[_ns_tag(())], statuses=_READ,
+                                     limit=_PAGE, offset=offset)
             seen.update(tuple(info["namespace"]) for rec in page if (info := self._info(rec)))
             offset += len(page)
             if len(page) < _PAGE:

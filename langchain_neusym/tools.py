@@ -172,21 +172,20 @@ class _ForgetInput(BaseModel):
 
 
 class NeuSymForgetTool(_ScopedTool):
-    """Forget one memory by id, inside the tool's scope (NeuSym governance ``forget`` when available, else a
-    hard delete; both are audited)."""
+    """Forget one memory by id inside the tool's scope, through governance's ``forget`` (audited).
+
+    Soft by default: the memory is archived, out of every default read at once, and purged by the janitor after
+    the retention period; ``hard=True`` purges it now (graph, indexes, caches, audit text).
+    """
 
     name: str = "forget"
     description: str = "Forget a memory by its id (find ids with recall first). Use when the user asks to forget."
     args_schema: type[BaseModel] = _ForgetInput
+    hard: bool = False
 
     def _forget(self, memory_id: str, reason: str, scope: Scope) -> str:
-        forget = getattr(self.memory, "forget", None)
-        if callable(forget):
-            report = forget(ids=[memory_id], scope=scope, reason=reason, actor="agent", confirm=True)
-            n = _count(report)
-        else:
-            n = self.memory.delete(memory_id, scope=scope, actor="agent", reason=reason)
-        return f"Forgot memory {memory_id}." if n else f"No memory {memory_id} to forget."
+        report = self.memory.forget(memory_id, scope=scope, hard=self.hard, reason=reason, actor="agent")
+        return f"Forgot memory {memory_id}." if report.count else f"No memory {memory_id} to forget."
 
     def _run(self, memory_id: str, reason: str = "the user asked to forget it", *, config: RunnableConfig,
              run_manager: CallbackManagerForToolRun | None = None) -> str:
@@ -198,26 +197,12 @@ class NeuSymForgetTool(_ScopedTool):
 
     async def _arun(self, memory_id: str, reason: str = "the user asked to forget it", *,
                     config: RunnableConfig, run_manager: AsyncCallbackManagerForToolRun | None = None) -> str:
-        import asyncio
-
         scope = self._read_scope(config)
         try:
-            return await asyncio.to_thread(self._forget, memory_id, reason, scope)
+            report = await self.memory.aforget(memory_id, scope=scope, hard=self.hard, reason=reason, actor="agent")
         except NeuSymError as err:
             raise _fail(err) from err
-
-
-def _count(report: Any) -> int:
-    """How many memories a governance ``forget`` report says were forgotten (int, list or an object)."""
-    if isinstance(report, int):
-        return report
-    if isinstance(report, list | tuple | set):
-        return len(report)
-    for attr in ("count", "forgotten", "deleted", "ids", "memory_ids"):
-        value = getattr(report, attr, None)
-        if value is not None and not callable(value):
-            return value if isinstance(value, int) else len(value)
-    return 1
+        return f"Forgot memory {memory_id}." if report.count else f"No memory {memory_id} to forget."
 
 
 # ---------------------------------------------------------------------- update

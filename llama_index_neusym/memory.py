@@ -1,9 +1,12 @@
 """``NeuSymChatMemory``: a legacy LlamaIndex ``BaseMemory`` (chat engines, older agents) backed by NeuSym.
 
-One instance is one conversation: a short-term ``ChatMemoryBuffer`` keyed by ``session_id`` holds the recent
-turns, and every message put into it is also written to NeuSym under ``user_id``/``agent_id``/``session_id``.
-``get`` returns the buffer with a system message of the user's relevant long-term memories (from every session of
-that user, never another user's) put first. New code should prefer ``Memory`` + :class:`NeuSymMemoryBlock`.
+One instance is one conversation (the legacy memories are per-conversation objects): a short-term
+``ChatMemoryBuffer`` keyed by ``session_id`` holds the recent turns, and every message put into it is also written
+to NeuSym under ``user_id``/``agent_id``/``session_id`` at once, so nothing is lost if the process stops. ``get``
+returns the buffer led by a system message with NeuSym's ``build_context`` for the latest turns: reflections and
+relevant memories of every session of that user (``read_scope``), never another user's. Because writes are
+immediate, that context can repeat a statement of the current conversation. New code should prefer ``Memory`` +
+:class:`NeuSymMemoryBlock`.
 """
 
 from __future__ import annotations

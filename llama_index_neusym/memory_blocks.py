@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import llama_index.core.instrumentation as instrument
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import Field, field_validator
 from llama_index.core.memory import BaseMemoryBlock, Memory
@@ -33,6 +34,8 @@ from llama_index_neusym._common import (
 from neusym import AddResult, NeuSymMemory
 
 __all__ = ["NeuSymMemoryBlock"]
+
+dispatcher = instrument.get_dispatcher(__name__)  # memory blocks get no spans from LlamaIndex by themselves
 
 
 class NeuSymMemoryBlock(BaseMemoryBlock[str]):
@@ -85,6 +88,7 @@ class NeuSymMemoryBlock(BaseMemoryBlock[str]):
         return cls(memory=mem, user_id=user_id, agent_id=agent_id, **block_fields)
 
     # ------------------------------------------------------------------ read
+    @dispatcher.span
     async def _aget(
         self,
         messages: list[ChatMessage] | None = None,
@@ -104,6 +108,7 @@ class NeuSymMemoryBlock(BaseMemoryBlock[str]):
         return truncate_lines(content, tokens_to_truncate, self.tokenizer_fn)
 
     # ------------------------------------------------------------------ write
+    @dispatcher.span
     async def _aput(self, messages: list[ChatMessage]) -> None:
         await self._remember(messages)
 
@@ -122,6 +127,7 @@ class NeuSymMemoryBlock(BaseMemoryBlock[str]):
                                                       infer=self.infer, metadata=dict(WRITE_METADATA)))
         return written
 
+    @dispatcher.span
     async def aend_session(self, memory: Memory, *, reflect: bool = True) -> list[AddResult]:
         """Remember what is still in ``memory``'s short-term queue, then end the session in NeuSym.
 

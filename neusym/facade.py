@@ -24,10 +24,9 @@ from neusym.embeddings import Embedder, as_embedder, default_embedder
 from neusym.errors import ClosedError, InvalidInputError, RecordNotFoundError, ScopeError
 from neusym.extraction import Extraction, Extractor, RuleExtractor
 from neusym.governance import Decision, Governor
+from neusym.governance.policy import GovernancePolicy
 from neusym.governance.api import GovernanceAPI
 from neusym.ingest import Turn, normalize_messages
-from neusym.reflection.api import ReflectionAPI
-from neusym.reflection.triggers import ReflectionPolicy
 from neusym.record import (
     MemoryRecord,
     MemoryStatus,
@@ -42,6 +41,8 @@ from neusym.record import (
     utcnow,
     validate_text,
 )
+from neusym.reflection.api import ReflectionAPI
+from neusym.reflection.triggers import ReflectionPolicy
 from neusym.retrieval.config import RetrievalConfig
 from neusym.retrieval.derived import DerivedIndexes
 from neusym.retrieval.pipeline import Reranker, StageTimings, run_search
@@ -109,6 +110,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
             is given, reflection, judges). Every such step has an LLM-free fallback.
         scope: the default scope for calls that pass none (default ``user_id="default"``).
         retrieval: a :class:`RetrievalConfig` or recipe name (default ``hybrid_graph``).
+        governance: a :class:`GovernancePolicy` (admission, screening, dedup, conflict and lifecycle thresholds).
     """
 
     def __init__(
@@ -124,6 +126,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         retrieval: RetrievalConfig | str = HYBRID_GRAPH,
         reranker: Reranker | Any = None,
         reflection: ReflectionPolicy | bool | None = None,
+        governance: GovernancePolicy | None = None,
     ) -> None:
         cfg = config or NeuSymConfig.from_env(**({"data_dir": Path(data_dir)} if data_dir is not None else {}))
         if config is not None and data_dir is not None:
@@ -156,7 +159,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
                  "loaded" if loaded else "rebuilt", applied)
         if applied:
             self.derived.save()
-        self.governor = Governor(self.store, self.derived)
+        self.governor = Governor(self.store, self.derived, policy=governance, llm=llm)
         self._finalizer = weakref.finalize(self, NeuSymMemory._finalize, self.derived, self.executor)
         atexit.register(self._finalizer)
         if reflection:  # background reflection (off by default): see neusym.reflection.triggers
@@ -176,6 +179,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         if self._closed:
             return
         self._shutdown_reflection()  # drain or persist pending reflections while the stores are still open
+        self.stop_janitor()
         self._closed = True
         self._finalizer()
 
@@ -449,10 +453,13 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         all_tenants: bool = False,
         touch: bool = True,
         rewrite_query: bool = False,
+        now: datetime | float | None = None,
     ) -> list[SearchResult]:
         """Two-stage retrieval. Each result carries ``explanation`` with every score component and graph path.
 
-        Quarantined, archived, superseded and deleted memories are excluded unless ``statuses`` asks for them.
+        Quarantined, archived, superseded and deleted memories are excluded unless ``statuses`` asks for them;
+        a point-in-time search (``valid_at``) includes superseded memories, which hold the history. ``now``
+        replaces the clock for recency and expiry (simulated time in tests and replays).
         """
         self._check_open()
         query = validate_text(query, field="query")
@@ -476,7 +483,8 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         qvec = self.embedder.embed_query(query) if cfg.dense else None
         timings.embed_ms = (time.perf_counter() - t0) * 1000
         results = run_search(self.store, self.derived, query=query, qvec=qvec, scope=sc, k=k, filters=filters,
-                             cfg=cfg, reranker=as_reranker(reranker) or self.reranker, timings=timings)
+                             cfg=cfg, reranker=as_reranker(reranker) or self.reranker, timings=timings,
+                             now=as_epoch(now))
         self.last_timings = timings
         if touch and results:
             self.store.touch([r.memory.nid for r in results])
@@ -501,7 +509,8 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
             return [entity_uid(ns, entity_key(n)) for n in names]
 
         try:
-            st = [MemoryStatus(s).value for s in statuses] if statuses is not None else ["active", "pending"]
+            st = [MemoryStatus(s).value for s in statuses] if statuses is not None else (
+                ["active", "pending"] if valid_at is None else ["active", "pending", "superseded"])
             ty = [MemoryType(t).value for t in types] if types is not None else None
             ps = [PlanState(p).value for p in plan_states] if plan_states is not None else None
         except ValueError as err:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,28 @@ def _available_cpus() -> int:
     except (OSError, ValueError):
         pass
     return max(1, cpus)
+
+
+@contextmanager
+def _quiet_progress_bars() -> Iterator[None]:
+    """Hide transformers' "Loading weights" bar: a memory library must not write to the agent's terminal.
+
+    The switch is process-wide in transformers, so it is restored afterwards if it was on.
+    """
+    try:
+        from transformers.utils import logging as transformers_logging
+    except ImportError:
+        yield
+        return
+    hf_logging: Any = transformers_logging  # partially typed upstream
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    if was_enabled:
+        hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
 
 
 class MiniLMEmbedder:
@@ -170,7 +193,8 @@ class MiniLMEmbedder:
             ) from err
         self._configure_threads(torch)
         try:
-            model = SentenceTransformer(str(path), device=self.device, local_files_only=True)
+            with _quiet_progress_bars():
+                model = SentenceTransformer(str(path), device=self.device, local_files_only=True)
             model.eval()
         except Exception as err:  # any loader failure means "no usable model here"
             raise BackendUnavailableError(f"could not load all-MiniLM-L6-v2 from {path}: {err}") from err

@@ -74,7 +74,8 @@ SUBJ = (
 ADV = (
     r"(?:\s+(?:really|also|still|actually|absolutely|totally|just|truly|definitely|genuinely|kind\s+of|kinda|sort\s+of|"
     r"usually|generally|currently|recently|honestly|literally|even|already|finally|personally|both|all|mostly|"
-    r"originally|basically|now|happily|sometimes|often|always|secretly|seriously|officially|certainly|sure))*"
+    r"originally|basically|now|happily|sometimes|often|always|secretly|seriously|officially|certainly|sure|"
+    r"probably|possibly|maybe|perhaps|apparently|severely|very|so|super|quite|pretty|a\s+bit))*"
 )
 AUX = (
     r"(?:\s+(?P<aux>am|is|are|was|were|have|has|had|will|shall|(?:might|may|must|could|should|will|would)\s+be)"
@@ -96,11 +97,17 @@ _CORE = (
     r"these\s+days|right\s+now|at\s+the\s+moment|ago|haha+|lol|lmao|anyway|already|soon|later|then|either|every|"
     r"each|i|we|he|she|they|you|is|was|are|were|am|will|would|could|should|can|might"
 )
-_ENT_BOUND = _CORE + r"|and|or|with|for|by|on|from|near|to|at|in|into|during|over|under|around|about|like|as|than|" \
+_ENT_BOUND = (
+    _CORE + r"|and|or|with|for|by|on|from|near|to|at|in|into|during|over|under|around|about|like|as|than|"
     r"that|after|before|until|till|too|last|next|this|these|those|has|have|had|because"
-_LIST_BOUND = _CORE + r"|with|for|by|from|as|than|more|over|rather|instead|that|after|before|until|till|too|" \
+)
+_LIST_BOUND = (
+    _CORE + r"|with|for|by|from|as|than|more|over|rather|instead|that|after|before|until|till|too|"
     r"a\s+lot|so\s+much|very\s+much|as\s+well|at\s+all"
-_ACT_BOUND = _CORE.replace("|i|we|he|she|they|you|is|was|are|were|am|will|would|could|should|can|might", "|i|we|you")
+)
+_ACT_BOUND = _CORE.replace(
+    "|i|we|he|she|they|you|is|was|are|were|am|will|would|could|should|can|might", "|i|we|you"
+)
 
 END_ENT = rf"(?=\s*(?:$|{_STOP})|\s+(?:{_ENT_BOUND})\b)"
 END_LIST = rf"(?=\s*(?:$|[;:!?()\[\]\"]|\.(?:\s|$)|\s-\s)|\s+(?:{_LIST_BOUND})\b|,\s*(?:{_CORE})\b)"
@@ -148,8 +155,44 @@ class Subject:
 
 
 _PRONOUN_OBJ = frozenset(
-    "it this that them those these him her you one something anything everything nothing stuff things there here all "
-    "lot much so yes no what which me myself us yourself everyone everybody someone somebody none whatever".split()
+    [
+        "it",
+        "this",
+        "that",
+        "them",
+        "those",
+        "these",
+        "him",
+        "her",
+        "you",
+        "one",
+        "something",
+        "anything",
+        "everything",
+        "nothing",
+        "stuff",
+        "things",
+        "there",
+        "here",
+        "all",
+        "lot",
+        "much",
+        "so",
+        "yes",
+        "no",
+        "what",
+        "which",
+        "me",
+        "myself",
+        "us",
+        "yourself",
+        "everyone",
+        "everybody",
+        "someone",
+        "somebody",
+        "none",
+        "whatever",
+    ]
 )
 _TRAIL = re.compile(
     r"(?:[\s,]+(?:a\s+lot|so\s+much|very\s+much|as\s+well|too|anymore|any\s+more|now|though|lol|haha+|really|"
@@ -167,10 +210,38 @@ _LEAD = re.compile(
 _JUNK = re.compile(r"^[^\w@+$\u20ac\u00a3#\"']+")
 _DET = re.compile(r"^(?:a|an|the|some|any|this|that|these|those)\s+", re.IGNORECASE)
 _MY = re.compile(r"^(?:my|our)\s+", re.IGNORECASE)
-_LIST_SPLIT = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|as\s+well\s+as|plus|along\s+with)\s+", re.IGNORECASE)
+_LIST_SPLIT = re.compile(
+    r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|as\s+well\s+as|plus|along\s+with)\s+", re.IGNORECASE
+)
 _BAD_START = frozenset(
-    "i you we he she they it to of for and or every each today tomorrow yesterday tonight now then there here so "
-    "too much very".split()
+    [
+        "i",
+        "you",
+        "we",
+        "he",
+        "she",
+        "they",
+        "it",
+        "to",
+        "of",
+        "for",
+        "and",
+        "or",
+        "every",
+        "each",
+        "today",
+        "tomorrow",
+        "yesterday",
+        "tonight",
+        "now",
+        "then",
+        "there",
+        "here",
+        "so",
+        "too",
+        "much",
+        "very",
+    ]
 )
 _MAX_WORDS = {"ent": 7, "item": 8, "act": 12}
 
@@ -280,8 +351,34 @@ def subject_of(m: re.Match[str], ctx: Ctx) -> Subject | None:
 
 
 _IRREGULAR_PAST = frozenset(
-    "went been came grew had got met bought spoke ran caught hung gave took made did said felt left quit wore "
-    "drove flew saw began became".split()
+    [
+        "went",
+        "been",
+        "came",
+        "grew",
+        "had",
+        "got",
+        "met",
+        "bought",
+        "spoke",
+        "ran",
+        "caught",
+        "hung",
+        "gave",
+        "took",
+        "made",
+        "did",
+        "said",
+        "felt",
+        "left",
+        "quit",
+        "wore",
+        "drove",
+        "flew",
+        "saw",
+        "began",
+        "became",
+    ]
 )
 
 

@@ -97,7 +97,8 @@ _IS_CONTRACTORS = frozenset(
 _NOT_STEMS = {"can": "cannot", "won": "will not", "shan": "shall not", "ain": "am not"}
 _SUFFIX = {"m": "am", "re": "are", "ve": "have", "ll": "will", "d": "would"}
 _SLANG = re.compile(
-    r"\b(?:(im)|(ive)|(dont)|(doesnt)|(didnt)|(cant)|(isnt)|(wasnt)|(gonna)|(wanna)|(gotta)|(luv))\b", re.IGNORECASE
+    r"\b(?:(im)|(ive)|(dont)|(doesnt)|(didnt)|(cant)|(isnt)|(wasnt)|(gonna)|(wanna)|(gotta)|(luv))\b",
+    re.IGNORECASE,
 )
 _SLANG_OUT = (
     "i am",
@@ -205,7 +206,10 @@ MONTHS: Mapping[str, int] = MappingProxyType(
     }
 )
 WEEKDAYS: Mapping[str, int] = MappingProxyType(
-    {d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())}
+    {
+        d: i
+        for i, d in enumerate(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"])
+    }
 )
 NUMBER_WORDS: Mapping[str, float] = MappingProxyType(
     {
@@ -254,9 +258,42 @@ EMOTIONS: frozenset[str] = _words(
 
 PETS: Mapping[str, str] = MappingProxyType(
     {
-        **{w: w for w in "dog cat puppy kitten hamster rabbit bunny parrot bird budgie fish goldfish turtle".split()},
-        **{w: w for w in "tortoise snake lizard gecko horse pony ferret gerbil mouse rat chicken hedgehog".split()},
-        **{w: w for w in "iguana pet".split()},
+        **{
+            w: w
+            for w in [
+                "dog",
+                "cat",
+                "puppy",
+                "kitten",
+                "hamster",
+                "rabbit",
+                "bunny",
+                "parrot",
+                "bird",
+                "budgie",
+                "fish",
+                "goldfish",
+                "turtle",
+            ]
+        },
+        **{
+            w: w
+            for w in [
+                "tortoise",
+                "snake",
+                "lizard",
+                "gecko",
+                "horse",
+                "pony",
+                "ferret",
+                "gerbil",
+                "mouse",
+                "rat",
+                "chicken",
+                "hedgehog",
+            ]
+        },
+        **{w: w for w in ["iguana", "pet"]},
         "dogs": "dog",
         "cats": "cat",
         "puppies": "puppy",
@@ -297,10 +334,16 @@ RELATIONS: Mapping[str, str] = MappingProxyType(
             "partner_of",
         ),
         **dict.fromkeys(("sister", "brother", "sibling", "sis", "bro"), "sibling_of"),
-        **dict.fromkeys(("mom", "mum", "mother", "dad", "father", "parent", "mommy", "daddy", "mama", "papa"), "child_of"),
+        **dict.fromkeys(
+            ("mom", "mum", "mother", "dad", "father", "parent", "mommy", "daddy", "mama", "papa"), "child_of"
+        ),
         **dict.fromkeys(("son", "daughter", "kid", "child", "baby"), "parent_of"),
-        **dict.fromkeys(("grandma", "grandmother", "grandpa", "grandfather", "granny", "nana"), "grandchild_of"),
-        **dict.fromkeys(("cousin", "aunt", "uncle", "niece", "nephew", "grandson", "granddaughter"), "relative_of"),
+        **dict.fromkeys(
+            ("grandma", "grandmother", "grandpa", "grandfather", "granny", "nana"), "grandchild_of"
+        ),
+        **dict.fromkeys(
+            ("cousin", "aunt", "uncle", "niece", "nephew", "grandson", "granddaughter"), "relative_of"
+        ),
         **dict.fromkeys(("friend", "buddy", "pal", "bestie", "bff"), "friend_of"),
         **dict.fromkeys(("colleague", "coworker", "co-worker", "teammate"), "colleague_of"),
         **dict.fromkeys(("boss", "manager", "supervisor"), "reports_to"),

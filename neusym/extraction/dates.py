@@ -25,7 +25,9 @@ __all__ = ["DateMention", "find_dates", "find_ttl", "format_day", "resolve_now"]
 _MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _NUM = r"(?:\d+(?:\.\d+)?|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|ninety|a few|few|a couple(?: of)?|couple of|several|half an?)"
-_UNIT = r"(?P<{0}>sec(?:ond)?s?|min(?:ute)?s?|h(?:ou)?rs?|hours?|days?|weeks?|months?|years?|yrs?|fortnights?)"
+_UNIT = (
+    r"(?P<{0}>sec(?:ond)?s?|min(?:ute)?s?|h(?:ou)?rs?|hours?|days?|weeks?|months?|years?|yrs?|fortnights?)"
+)
 _SEASON = r"(?:summer|winter|spring|fall|autumn)"
 
 _DATE = re.compile(
@@ -56,15 +58,29 @@ _TTL_TRIGGER = re.compile(
     re.IGNORECASE,
 )
 _TTL = re.compile(
-    r"\b(?:for|within)\s+(?:the\s+next\s+|another\s+|the\s+)?(?P<n>" + _NUM + r")?\s*" + _UNIT.format("u") + r"\b"
-    r"|\b(?:expires?|expiring|forget\s+(?:it|this|that))\s+(?:in|after)\s+(?P<n2>" + _NUM + r")\s*"
+    r"\b(?:for|within)\s+(?:the\s+next\s+|another\s+|the\s+)?(?P<n>"
+    + _NUM
+    + r")?\s*"
+    + _UNIT.format("u")
+    + r"\b"
+    r"|\b(?:expires?|expiring|forget\s+(?:it|this|that))\s+(?:in|after)\s+(?P<n2>"
+    + _NUM
+    + r")\s*"
     + _UNIT.format("u2")
     + r"\b"
     r"|\b(?P<today>for\s+(?:today|tonight|the\s+rest\s+of\s+(?:the|to)day|this\s+evening))\b"
     r"|\b(?:until|till|til)\s+(?P<until>.{3,40})",
     re.IGNORECASE,
 )
-_UNIT_SECONDS = {"s": 1.0, "mi": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0, "f": 1209600.0, "mo": 2592000.0}
+_UNIT_SECONDS = {
+    "s": 1.0,
+    "mi": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+    "w": 604800.0,
+    "f": 1209600.0,
+    "mo": 2592000.0,
+}
 _SEASON_START = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 
 
@@ -128,7 +144,9 @@ def _add_months(day: datetime, months: int) -> datetime:
     return day.replace(year=year, month=month, day=min(day.day, calendar.monthrange(year, month)[1]))
 
 
-def _month_day(now: datetime, month: int, day: int, year: str | None, future: bool) -> tuple[datetime | None, bool]:
+def _month_day(
+    now: datetime, month: int, day: int, year: str | None, future: bool
+) -> tuple[datetime | None, bool]:
     if year:
         return _safe_date(now, int(year), month, day), True
     today = _midnight(now)
@@ -150,7 +168,13 @@ def _weekday(now: datetime, target: int, mod: str, future: bool) -> tuple[dateti
     ahead = (target - today.weekday()) % 7
     if ahead == 0 and mod != "this":
         ahead = 7
-    return today + timedelta(days=ahead), "future" if mod in {"next", "coming", "this", "until", "by"} else "either"
+    return today + timedelta(days=ahead), "future" if mod in {
+        "next",
+        "coming",
+        "this",
+        "until",
+        "by",
+    } else "either"
 
 
 def _season(now: datetime, name: str, mod: str) -> datetime:
@@ -202,7 +226,12 @@ def _resolve(m: re.Match[str], now: datetime, future: bool) -> tuple[datetime, s
         return (when, "either", True, "month") if when else None
     if g["rel"]:
         rel = " ".join(g["rel"].lower().split())
-        offsets = {"tomorrow": 1, "yesterday": -1, "the day after tomorrow": 2, "the day before yesterday": -2}
+        offsets = {
+            "tomorrow": 1,
+            "yesterday": -1,
+            "the day after tomorrow": 2,
+            "the day before yesterday": -2,
+        }
         offset = offsets.get(rel, -1 if rel == "last night" else 0)
         direction = "future" if offset > 0 else "past" if offset < 0 else "either"
         return _midnight(now) + timedelta(days=offset), direction, False, "day"
@@ -213,9 +242,19 @@ def _resolve(m: re.Match[str], now: datetime, future: bool) -> tuple[datetime, s
         when, direction = _relative_unit(now, g["nl_u"], g["nl_mod"].lower())
         return when, direction, False, "day"
     if g["in"]:
-        return now + timedelta(seconds=_number(g["in_n"]) * _unit_seconds(g["in_u"])), "future", False, "instant"
+        return (
+            now + timedelta(seconds=_number(g["in_n"]) * _unit_seconds(g["in_u"])),
+            "future",
+            False,
+            "instant",
+        )
     if g["ago"]:
-        return now - timedelta(seconds=_number(g["ago_n"]) * _unit_seconds(g["ago_u"])), "past", False, "instant"
+        return (
+            now - timedelta(seconds=_number(g["ago_n"]) * _unit_seconds(g["ago_u"])),
+            "past",
+            False,
+            "instant",
+        )
     if g["yr"]:
         when = _safe_date(now, int(g["yr_y"]), 1, 1)
         return (when, "past" if int(g["yr_y"]) <= now.year else "future", True, "year") if when else None

@@ -101,7 +101,9 @@ def find_mentions(sentence: str, known: Iterable[str] = ()) -> list[Mention]:
     out: list[Mention] = []
     text = _masked(sentence, out)
     has_digit = any(c.isdigit() for c in text)
-    if has_digit or any(m in text.lower() for m in ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep")):
+    if has_digit or any(
+        m in text.lower() for m in ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep")
+    ):
         for m in _ABS_DATE.finditer(text):
             out.append(Mention(m.group(0), m.start(), m.end(), "date"))
     if has_digit:

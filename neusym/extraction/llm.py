@@ -101,7 +101,9 @@ class LLMExtractor:
     ) -> None:
         chat = as_chat_model(model)
         if chat is None:
-            raise InvalidInputError("LLMExtractor needs a model (LangChain chat model, LlamaIndex LLM or callable)")
+            raise InvalidInputError(
+                "LLMExtractor needs a model (LangChain chat model, LlamaIndex LLM or callable)"
+            )
         if not isinstance(retries, int) or retries < 0:
             raise InvalidInputError(f"retries must be a non-negative int, got {retries!r}")
         self.model: ChatModel = chat
@@ -176,13 +178,21 @@ class LLMExtractor:
                 continue
             seen.add(key)
             tconf = _clamp(t.confidence, confidence) if t.confidence is not None else confidence
-            triples.append(Triple(subject=subject, predicate=predicate, object=obj, polarity=t.polarity,
-                                  confidence=tconf))
+            triples.append(
+                Triple(
+                    subject=subject, predicate=predicate, object=obj, polarity=t.polarity, confidence=tconf
+                )
+            )
         entities: dict[str, str] = {}
         for name in memory.entities:
-            key = entity_key(name)
-            if key and key not in entities and key not in {"user", "assistant"} and len(entities) < _MAX_ENTITIES:
-                entities[key] = name.strip()
+            ekey = entity_key(name)
+            if (
+                ekey
+                and ekey not in entities
+                and ekey not in {"user", "assistant"}
+                and len(entities) < _MAX_ENTITIES
+            ):
+                entities[ekey] = name.strip()
         tags = [t.lower() for t in memory.tags if len(t) <= 64]
         tags += [tag for t in triples if (tag := predicate_tag(t.predicate))]
         tags.append(PROMPT_VERSION)

@@ -51,15 +51,19 @@ _INSTRUCTION = re.compile(
     re.IGNORECASE,
 )
 _REMEMBER = re.compile(
-    _LEADIN + r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?(?:remember|memori[sz]e|note|keep\s+in\s+mind|"
+    _LEADIN
+    + r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?(?:remember|memori[sz]e|note|keep\s+in\s+mind|"
     r"do\s+not\s+forget|never\s+forget|make\s+a\s+note|take\s+(?:a\s+)?note|save|store|bear\s+in\s+mind)\b(?!\s+to\b)"
     r"|\b(?:for\s+the\s+record|fyi|for\s+your\s+information|just\s+so\s+you\s+know|note\s+to\s+self|"
     r"i\s+want\s+you\s+to\s+(?:remember|know))\b",
     re.IGNORECASE,
 )
 _REMINDER = re.compile(
-    r"(?:" + _LEADIN + r"|\byou\s+(?:to\s+)?|\bplease\s+)remind\s+me\b(?!\s+of\b)|"
-    + _LEADIN + r"(?:remember|do\s+not\s+forget|never\s+forget)\s+to\b",
+    r"(?:"
+    + _LEADIN
+    + r"|\byou\s+(?:to\s+)?|\bplease\s+)remind\s+me\b(?!\s+of\b)|"
+    + _LEADIN
+    + r"(?:remember|do\s+not\s+forget|never\s+forget)\s+to\b",
     re.IGNORECASE,
 )
 _QUESTION = re.compile(
@@ -88,7 +92,9 @@ _HEDGE = re.compile(
     r"if\s+i\s+remember\s+(?:correctly|right)|iirc|afaik|as\s+far\s+as\s+i\s+know|or\s+something)\b",
     re.IGNORECASE,
 )
-_NEGATION = re.compile(r"\b(?:not|never|no\s+longer|no\s+more|nobody|nothing|neither|nor|cannot)\b", re.IGNORECASE)
+_NEGATION = re.compile(
+    r"\b(?:not|never|no\s+longer|no\s+more|nobody|nothing|neither|nor|cannot)\b", re.IGNORECASE
+)
 _TEMPORARY = re.compile(
     r"\b(?:for\s+now|temporar\w*|for\s+the\s+time\s+being|just\s+for\s+(?:today|tonight|now|this\s+session)|"
     r"this\s+session\s+only|until\s+further\s+notice)\b",
@@ -109,21 +115,141 @@ _GENERIC_VERB = re.compile(
 _MIDCAP = re.compile(r"(?<=[a-z0-9,;:] )([A-Z][\w\-]+)")
 
 _HYPOTHETICAL_WORDS = frozenset(
-    "if wish imagine suppose what hypothetically theory pretend say another would could should might".split()
+    [
+        "if",
+        "wish",
+        "imagine",
+        "suppose",
+        "what",
+        "hypothetically",
+        "theory",
+        "pretend",
+        "say",
+        "another",
+        "would",
+        "could",
+        "should",
+        "might",
+    ]
 )
 _HEDGE_WORDS = frozenset(
-    "think believe guess suppose reckon assume doubt maybe perhaps probably possibly might may sure certain kind sort "
-    "kinda sorta apparently feel seem seems likely unlikely remember iirc afaik know something".split()
+    [
+        "think",
+        "believe",
+        "guess",
+        "suppose",
+        "reckon",
+        "assume",
+        "doubt",
+        "maybe",
+        "perhaps",
+        "probably",
+        "possibly",
+        "might",
+        "may",
+        "sure",
+        "certain",
+        "kind",
+        "sort",
+        "kinda",
+        "sorta",
+        "apparently",
+        "feel",
+        "seem",
+        "seems",
+        "likely",
+        "unlikely",
+        "remember",
+        "iirc",
+        "afaik",
+        "know",
+        "something",
+    ]
 )
 _REMEMBER_WORDS = frozenset(
-    "remember memorise memorize note keep forget save store bear record fyi information know self".split()
+    [
+        "remember",
+        "memorise",
+        "memorize",
+        "note",
+        "keep",
+        "forget",
+        "save",
+        "store",
+        "bear",
+        "record",
+        "fyi",
+        "information",
+        "know",
+        "self",
+    ]
 )
 _REMINDER_WORDS = frozenset({"remind", "remember", "forget"})
 _DATE_WORDS = frozenset(
-    "#digit today tonight tomorrow yesterday morning afternoon evening night monday tuesday wednesday thursday "
-    "friday saturday sunday week weekend month year summer winter spring fall autumn ago noon midnight jan "
-    "january feb february mar march apr april may jun june jul july aug august sep sept september oct october "
-    "nov november dec december minute minutes hour hours day days weeks months years fortnight".split()
+    [
+        "#digit",
+        "today",
+        "tonight",
+        "tomorrow",
+        "yesterday",
+        "morning",
+        "afternoon",
+        "evening",
+        "night",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "week",
+        "weekend",
+        "month",
+        "year",
+        "summer",
+        "winter",
+        "spring",
+        "fall",
+        "autumn",
+        "ago",
+        "noon",
+        "midnight",
+        "jan",
+        "january",
+        "feb",
+        "february",
+        "mar",
+        "march",
+        "apr",
+        "april",
+        "may",
+        "jun",
+        "june",
+        "jul",
+        "july",
+        "aug",
+        "august",
+        "sep",
+        "sept",
+        "september",
+        "oct",
+        "october",
+        "nov",
+        "november",
+        "dec",
+        "december",
+        "minute",
+        "minutes",
+        "hour",
+        "hours",
+        "day",
+        "days",
+        "weeks",
+        "months",
+        "years",
+        "fortnight",
+    ]
 )
 _PRIORITY = (
     MemoryType.INSTRUCTION,
@@ -182,6 +308,14 @@ class _Sentence:
     tags: list[str] = field(default_factory=list)
 
 
+def _check_encodable(text: str) -> None:
+    # A lone surrogate cannot be stored (or even put in a pydantic model); refuse it like record.validate_text does.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise InvalidInputError(f"text contains invalid Unicode at position {err.start}") from err
+
+
 def _clamp(x: float) -> float:
     return max(0.0, min(1.0, round(x, 3)))
 
@@ -216,12 +350,13 @@ class RuleExtractor:
         Returns ``[]`` for empty text and pure chit-chat ("thanks!", "lol").
 
         Raises:
-            InvalidInputError: ``text`` is not a string.
+            InvalidInputError: ``text`` is not a string or contains a lone surrogate (invalid Unicode).
         """
         if not isinstance(text, str):
             raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
         if not text.strip():
             return []
+        _check_encodable(text)
         moment = resolve_now(now)
         me = speaker.strip() if speaker and speaker.strip() else "user"
         long_text = len(text) > self.max_chars
@@ -236,7 +371,10 @@ class RuleExtractor:
                 if mention.kind == "name" and entity_key(mention.text) != entity_key(me):
                     referent = mention.text
         groups = self._group(sentences, split=self.split and not long_text)
-        out = [self._build(g, text, speaker, me, whole=long_text or len(groups) == 1 and g == sentences) for g in groups]
+        out = [
+            self._build(g, text, speaker, me, whole=long_text or len(groups) == 1 and g == sentences)
+            for g in groups
+        ]
         return [x for x in out if x is not None]
 
     def entities(self, text: str, *, context: Sequence[str] | None = None) -> list[str]:
@@ -262,7 +400,9 @@ class RuleExtractor:
             if not isinstance(line, str):
                 continue
             known |= {m.lower() for m in _MIDCAP.findall(line)}
-            names = [m.text for m in find_mentions(normalise(protect(line[:2000])), known) if m.kind == "name"]
+            names = [
+                m.text for m in find_mentions(normalise(protect(line[:2000])), known) if m.kind == "name"
+            ]
             names = [n for n in names if entity_key(n) != entity_key(me)]
             if names:
                 return names[-1]
@@ -287,28 +427,58 @@ class RuleExtractor:
         remember = not _REMEMBER_WORDS.isdisjoint(words) and _REMEMBER.search(norm) is not None
         reminder = not _REMINDER_WORDS.isdisjoint(words) and _REMINDER.search(norm) is not None
         prefer_future = instruction or reminder or _FUTURE_HINT.search(lower) is not None
-        dates = find_dates(norm, now, prefer_future=prefer_future) if not _DATE_WORDS.isdisjoint(words) else []
+        dates = (
+            find_dates(norm, now, prefer_future=prefer_future) if not _DATE_WORDS.isdisjoint(words) else []
+        )
         today = now.replace(hour=0, minute=0, second=0, microsecond=0)
         future = any(d.direction == "future" or (d.direction == "either" and d.when >= today) for d in dates)
-        ctx = Ctx(me=me, sentence=norm, lowercase=norm == lower, dates=dates, referent=referent, future=future and prefer_future)
+        ctx = Ctx(
+            me=me,
+            sentence=norm,
+            lowercase=norm == lower,
+            dates=dates,
+            referent=referent,
+            future=future and prefer_future,
+        )
         raw_triples = run_rules(norm, words, ctx) if len(norm) <= 1000 and not sent.chitchat else []
         if question_form or hypothetical:
             raw_triples = []
         sent.mentions = find_mentions(norm, known) if not sent.chitchat else []
         sent.ttl = find_ttl(norm, now)
-        sent.type = self._type(raw_triples, norm, lower, dates, sent.mentions, question, hypothetical, instruction,
-                               reminder, remember, me != "user")
-        sent.signals = self._signals(raw_triples, lower, question, hypothetical, hedge, instruction, remember,
-                                     reminder, sent)
-        confidence = self._confidence(raw_triples, sent.type, question, question_form, hypothetical, hedge, remember)
+        sent.type = self._type(
+            raw_triples,
+            norm,
+            lower,
+            dates,
+            sent.mentions,
+            question,
+            hypothetical,
+            instruction,
+            reminder,
+            remember,
+            me != "user",
+        )
+        sent.signals = self._signals(
+            raw_triples, lower, question, hypothetical, hedge, instruction, remember, reminder, sent
+        )
+        confidence = self._confidence(
+            raw_triples, sent.type, question, question_form, hypothetical, hedge, remember
+        )
         sent.confidence = confidence
         sent.triples = [
-            Triple(subject=t.subject, predicate=t.predicate, object=t.object, polarity=t.polarity,
-                   confidence=_clamp(confidence * t.weight))
+            Triple(
+                subject=t.subject,
+                predicate=t.predicate,
+                object=t.object,
+                polarity=t.polarity,
+                confidence=_clamp(confidence * t.weight),
+            )
             for t in raw_triples
         ]
         sent.tags = list(dict.fromkeys(tag for t in raw_triples if (tag := predicate_tag(t.predicate))))
-        sent.importance = self._importance(raw_triples, sent.type, question_form, hypothetical, remember, sent.chitchat)
+        sent.importance = self._importance(
+            raw_triples, sent.type, question_form, hypothetical, remember, sent.chitchat
+        )
         self._times(sent, dates, now, today)
         sent.directive = not question_form and (
             sent.type == MemoryType.INSTRUCTION
@@ -325,8 +495,17 @@ class RuleExtractor:
 
     @staticmethod
     def _type(
-        triples: list[RawTriple], norm: str, lower: str, dates: list[DateMention], mentions: list[Mention],
-        question: bool, hypothetical: bool, instruction: bool, reminder: bool, remember: bool, chat: bool,
+        triples: list[RawTriple],
+        norm: str,
+        lower: str,
+        dates: list[DateMention],
+        mentions: list[Mention],
+        question: bool,
+        hypothetical: bool,
+        instruction: bool,
+        reminder: bool,
+        remember: bool,
+        chat: bool,
     ) -> MemoryType:
         if question or hypothetical:
             return MemoryType.INSTRUCTION if instruction and not question else MemoryType.OBSERVATION
@@ -353,8 +532,15 @@ class RuleExtractor:
 
     @staticmethod
     def _signals(
-        triples: list[RawTriple], lower: str, question: bool, hypothetical: bool, hedge: bool, instruction: bool,
-        remember: bool, reminder: bool, sent: _Sentence,
+        triples: list[RawTriple],
+        lower: str,
+        question: bool,
+        hypothetical: bool,
+        hedge: bool,
+        instruction: bool,
+        remember: bool,
+        reminder: bool,
+        sent: _Sentence,
     ) -> list[str]:
         kinds = {t.kind for t in triples}
         flags = {
@@ -378,8 +564,13 @@ class RuleExtractor:
 
     @staticmethod
     def _confidence(
-        triples: list[RawTriple], mtype: MemoryType, question: bool, question_form: bool, hypothetical: bool,
-        hedge: bool, remember: bool,
+        triples: list[RawTriple],
+        mtype: MemoryType,
+        question: bool,
+        question_form: bool,
+        hypothetical: bool,
+        hedge: bool,
+        remember: bool,
     ) -> float:
         if triples:
             base = 0.9
@@ -405,7 +596,11 @@ class RuleExtractor:
 
     @staticmethod
     def _importance(
-        triples: list[RawTriple], mtype: MemoryType, question: bool, hypothetical: bool, remember: bool,
+        triples: list[RawTriple],
+        mtype: MemoryType,
+        question: bool,
+        hypothetical: bool,
+        remember: bool,
         chitchat: bool,
     ) -> float:
         if chitchat:
@@ -450,7 +645,12 @@ class RuleExtractor:
         current_directive = False
         for sent in useful:
             attach = sent.type == MemoryType.EMOTION and not sent.directive or not sent.strong
-            marker = "explicit_remember" in sent.signals and not sent.triples and sent.ttl is None and len(sent.text.split()) <= 6
+            marker = (
+                "explicit_remember" in sent.signals
+                and not sent.triples
+                and sent.ttl is None
+                and len(sent.text.split()) <= 6
+            )
             if groups and (attach or marker):
                 groups[-1].append(sent)
             elif not groups and not sent.strong:
@@ -475,10 +675,7 @@ class RuleExtractor:
         mtype = next((t for t in _PRIORITY if any(s.type == t for s in pool)), MemoryType.OBSERVATION)
         primary = [s for s in pool if s.type == mtype]
         core = [s for s in primary if s.triples] or primary
-        if whole:
-            body = text.strip()
-        else:
-            body = " ".join(s.text for s in group).strip()
+        body = text.strip() if whole else " ".join(s.text for s in group).strip()
         if not body:
             return None
         content = body
@@ -503,7 +700,9 @@ class RuleExtractor:
             entities=self._entities(group, list(triples.values()), me),
             triples=list(triples.values()),
             tags=list(dict.fromkeys(tag for s in group for tag in s.tags)),
-            confidence=min(s.confidence for s in core) if core[0].triples else max(s.confidence for s in core),
+            confidence=min(s.confidence for s in core)
+            if core[0].triples
+            else max(s.confidence for s in core),
             importance=importance,
             valid_from=next((s.valid_from for s in [*core, *group] if s.valid_from and s.strong), None),
             expires_in=min(ttls) if ttls else None,

@@ -34,7 +34,7 @@ PREDICATES: Mapping[str, str] = MappingProxyType(
         "birthday": "birth date: ISO date, or 'May 3' when the year is unknown",
         "birth_year": "year of birth",
         "born_in": "place of birth",
-        "nationality": "nationality (demonym, lowercase)",
+        "nationality": "nationality as a capitalised demonym, e.g. Canadian",
         # places
         "lives_in": "current home town/city/country/address (moved_to is folded into this)",
         "from": "place the subject comes from / grew up in",
@@ -280,7 +280,13 @@ PREDICATE_TAGS: Mapping[str, str] = MappingProxyType(
 
 """Predicate -> topic tag put on memories, so callers can filter by topic without knowing predicates."""
 
-_US_TO_UK = {"favorite": "favourite", "color": "colour", "flavor": "flavour", "theater": "theatre", "center": "centre"}
+_US_TO_UK = {
+    "favorite": "favourite",
+    "color": "colour",
+    "flavor": "flavour",
+    "theater": "theatre",
+    "center": "centre",
+}
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 

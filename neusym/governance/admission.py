@@ -20,8 +20,8 @@ _NOT_ASSERTED = frozenset({"question", "hypothetical"})
 
 
 def intent_of(record: MemoryRecord) -> set[str]:
-    """The extractor's intent signals (the facade keeps them in ``metadata["intent"]``)."""
-    raw = record.metadata.get("intent") or []
+    """The extractor's intent signals (``record.intent``; older records kept them in ``metadata["intent"]``)."""
+    raw = list(getattr(record, "intent", None) or []) or record.metadata.get("intent") or []
     return {str(s) for s in raw} if isinstance(raw, list) else set()
 
 

@@ -18,6 +18,7 @@ from neusym.governance.decisions import Action, Decision, Flag
 from neusym.governance.policy import GovernancePolicy
 from neusym.record import MemoryRecord, MemoryStatus, Scope
 from neusym.retrieval.derived import DerivedIndexes
+from neusym.retrieval.lexical import STOPWORDS
 from neusym.symbolic.governance_store import GovernanceQueries
 from neusym.symbolic.store import SymbolicStore
 
@@ -29,17 +30,31 @@ _NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|no\s+
 _DEDUP_STATUSES = ("active", "pending")
 
 
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"\w+", text.casefold()) if w not in STOPWORDS}
+
+
+def _same_object(a: str, b: str) -> bool:
+    wa, wb = _words(a), _words(b)
+    return wa <= wb or wb <= wa
+
+
 def compatible(a: MemoryRecord, b: MemoryRecord) -> bool:
-    """True if two similar texts cannot disagree on a fact: same numbers, same negation, no clashing triple."""
+    """True if two similar texts cannot disagree on a fact: same numbers, same negation, no clashing triple.
+
+    Triples clash when they share subject and predicate but name different things ("a dog named Rex" vs "...Max")
+    or differ in polarity; "hiking on weekends" vs "hiking on the weekends" is the same object.
+    """
     if sorted(_NUMBER.findall(a.content)) != sorted(_NUMBER.findall(b.content)):
         return False
     if len(_NEGATION.findall(a.content)) % 2 != len(_NEGATION.findall(b.content)) % 2:
         return False
-    facts_b = {(t.subject.casefold(), t.predicate): (t.object.casefold(), t.polarity) for t in b.triples}
     for t in a.triples:
-        other = facts_b.get((t.subject.casefold(), t.predicate))
-        if other is not None and other != (t.object.casefold(), t.polarity):
-            return False
+        for u in b.triples:
+            if t.subject.casefold() != u.subject.casefold() or t.predicate != u.predicate:
+                continue
+            if t.polarity != u.polarity or not _same_object(t.object, u.object):
+                return False
     return True
 
 

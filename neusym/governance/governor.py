@@ -1,61 +1,208 @@
-"""The governor: every candidate memory passes through it before it is stored, and every decision is audited."""
+"""The governor: every candidate memory passes through it before it is stored, and every decision is audited.
+
+``admit`` only *plans* (screening, admission, dedup, conflicts) and never writes; the facade creates what the plan
+says to store in one graph statement, then ``after_write`` applies the plan's side effects (merges, supersessions,
+conflict links) and writes the audit trail. A failure between the two therefore never leaves a half-superseded
+fact behind a memory that was not created.
+"""
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from neusym.governance.decisions import Action, AuditAction, Decision
+from neusym.governance.admission import Admission
+from neusym.governance.conflicts import ConflictDetector
+from neusym.governance.decisions import Action, AuditAction, Decision, Flag
+from neusym.governance.dedup import Deduplicator
+from neusym.governance.policy import GovernancePolicy
+from neusym.governance.screening import Screener
+from neusym.llm import ChatModel, as_chat_model
 from neusym.record import MemoryRecord, Scope
 from neusym.retrieval.derived import DerivedIndexes
+from neusym.symbolic.governance_store import GovernanceQueries
 from neusym.symbolic.store import SymbolicStore
 
-__all__ = ["Governor"]
+__all__ = ["Governor", "tenant_scope"]
+
+_AUDIT_ACTION = {
+    Action.STORE: AuditAction.ADMIT, Action.STORE_LOW_CONFIDENCE: AuditAction.ADMIT, Action.REVIEW: AuditAction.ADMIT,
+    Action.QUARANTINE: AuditAction.QUARANTINE, Action.REJECT: AuditAction.REJECT, Action.MERGE: AuditAction.MERGE,
+}
+
+
+def tenant_scope(scope: Scope) -> Scope:
+    """Facts belong to the tenant, not the session: an address said in one session is updated by another."""
+    return Scope(user_id=scope.user_id) if scope.user_id else scope
+
+
+def _without(flags: Sequence[str], *drop: str) -> list[str]:
+    return [f for f in flags if f not in drop]
 
 
 class Governor:
-    """Admission (with exact dedup) and the audit trail of the write path."""
+    """Admission, screening, dedup and conflicts on the write path, plus the audit trail of what they decided.
 
-    def __init__(self, store: SymbolicStore, derived: DerivedIndexes) -> None:
+    Args:
+        store, derived: the memory's graph store and derived indexes.
+        policy: thresholds and defaults (:class:`GovernancePolicy`).
+        llm: the memory's model; used as injection judge / contradiction arbiter only when the policy enables it.
+    """
+
+    def __init__(self, store: SymbolicStore, derived: DerivedIndexes, *, policy: GovernancePolicy | None = None,
+                 llm: Any = None) -> None:
         self.store = store
         self.derived = derived
+        self.queries = GovernanceQueries(store)
+        self.llm: ChatModel | None = as_chat_model(llm) if llm is not None else None
+        self._known_tenants: set[str] = set()
+        self.policy = policy or GovernancePolicy()
 
+    # ------------------------------------------------------------------ configuration
+    @property
+    def policy(self) -> GovernancePolicy:
+        return self._policy
+
+    @policy.setter
+    def policy(self, policy: GovernancePolicy) -> None:
+        """Swapping the policy rebuilds the steps, so a change applies to the very next write."""
+        self._policy = policy
+        self.screener = Screener(threshold=policy.injection_threshold, borderline=policy.borderline_threshold,
+                                 untrusted_boost=policy.untrusted_origin_boost,
+                                 judge=self.llm if policy.llm_judge else None, other_tenant=self._other_tenant)
+        self.admission = Admission(policy, self.screener)
+        self.dedup = Deduplicator(self.store, self.derived, self.queries, policy)
+        self.conflicts = ConflictDetector(self.store, self.queries, policy,
+                                          arbiter=self.llm if policy.llm_arbiter else None)
+
+    def set_llm(self, llm: Any) -> None:
+        self.llm = as_chat_model(llm) if llm is not None else None
+        self.policy = self._policy
+
+    def _other_tenant(self, user_id: str) -> bool:
+        if user_id in self._known_tenants:
+            return True
+        if self.queries.tenant_exists(user_id):
+            self._known_tenants.add(user_id)
+            return True
+        return False
+
+    # ------------------------------------------------------------------ write path
     def admit(self, candidates: Sequence[MemoryRecord], vectors: np.ndarray, scope: Scope) -> list[Decision]:
-        existing = self.store.find_by_hash(scope, [c.content_hash for c in candidates], ["active", "pending"])
-        decisions: list[Decision] = []
-        seen: dict[str, str] = {}
-        for cand in candidates:
-            target = existing.get(cand.content_hash) or seen.get(cand.content_hash)
-            if target is not None:
-                decisions.append(Decision(action=Action.MERGE, reason="exact duplicate of an existing memory",
-                                          record=cand, target_id=target, memory_id=target))
-                continue
-            seen[cand.content_hash] = cand.id
-            decisions.append(Decision(action=Action.STORE, reason="admitted", record=cand, memory_id=cand.id))
+        """Plan the fate of each candidate. Pure with respect to the graph: nothing is written here."""
+        decisions = [self.admission.evaluate(c, scope) for c in candidates]
+        self.dedup.apply(decisions, vectors, scope)
+        self.conflicts.apply(decisions, scope)
         return decisions
 
-    def after_write(self, decisions: Sequence[Decision], scope: Scope, actor: str = "system") -> None:
-        now = time.time()
+    def after_write(self, decisions: Sequence[Decision], scope: Scope, actor: str = "system",
+                    now: float | None = None) -> None:
+        """Apply what ``admit`` planned (the candidates themselves are already created) and audit everything."""
+        now = time.time() if now is None else now
+        tenant = tenant_scope(scope)
+        changes: list[tuple[str, dict[str, Any]]] = []
+        audits: list[dict[str, Any]] = []
         merges = [d for d in decisions if d.action is Action.MERGE and d.target_id]
         if merges:
-            self.store.executor.run(
-                "UNWIND $ids AS mid MATCH (m:Memory {id: mid}) "
-                "SET m.strength = coalesce(m.strength, 1.0) + 0.5, m.last_accessed_at = $now",
-                {"ids": [d.target_id for d in merges], "now": now},
-            )
-        self.store.audit(
-            [
-                {
-                    "memory_id": d.memory_id,
-                    "action": (AuditAction.MERGE if d.action is Action.MERGE else AuditAction.ADMIT).value,
-                    "reason": d.reason,
-                    "actor": actor,
-                    "at": now,
-                    "user_id": scope.user_id,
-                    "details": {"decision": d.action.value, **d.details},
-                }
-                for d in decisions
-            ]
-        )
+            self._reinforce(merges, scope, now)
+        for d in decisions:
+            audits.append({
+                "memory_id": d.memory_id or d.record.id, "action": _AUDIT_ACTION[d.action].value,
+                "reason": d.reason, "actor": actor, "at": now, "user_id": scope.user_id,
+                "details": {"decision": d.action.value, **_audit_safe(d.details)},
+            })
+        for d in decisions:
+            if d.stored:
+                self._effects(d, now, changes, audits)
+        if changes:
+            self.store.set_props(changes, tenant)
+        self.store.audit(audits)
+        if merges or changes or any(d.supersedes or d.superseded_by or d.conflicts_with or d.contradicts
+                                    for d in decisions):
+            self.derived.catch_up(self.store)
+
+    def _effects(self, d: Decision, now: float, changes: list[tuple[str, dict[str, Any]]],
+                 audits: list[dict[str, Any]]) -> None:
+        mid = d.record.id
+        user = d.record.scope.user_id
+        for e in _entries(d.details.get("supersede")):
+            old, prev = str(e["id"]), dict(e.get("previous") or {})
+            changes.append((old, {"status": "superseded", "valid_to": e["valid_to"],
+                                  "flags": _without(prev.get("flags") or [], Flag.CONFLICT_PENDING.value)}))
+            self.store.link("SUPERSEDES", [(mid, old)], {"predicate": e["predicate"], "kind": e["kind"],
+                                                         "strategy": e["strategy"], "at": now})
+            self.queries.close_relations([old], float(e["valid_to"]))
+            audits.append({"memory_id": old, "action": AuditAction.SUPERSEDE.value, "actor": "governance",
+                           "reason": f"superseded by a newer {e['predicate']} value ({e['strategy']})",
+                           "at": now, "user_id": user,
+                           "details": {"by": mid, "previous": prev, "predicate": e["predicate"], "kind": e["kind"],
+                                       "strategy": e["strategy"]}})
+        if d.superseded_by is not None:
+            e = dict(d.details.get("superseded_by") or {})  # type: ignore[call-overload]
+            self.store.link("SUPERSEDES", [(d.superseded_by, mid)], {"predicate": e.get("predicate"),
+                                                                     "kind": "history", "at": now})
+            self.queries.close_relations([mid], float(e.get("valid_to") or now))
+            audits.append({"memory_id": mid, "action": AuditAction.SUPERSEDE.value, "actor": "governance",
+                           "reason": "older than the current value: stored as history", "at": now, "user_id": user,
+                           "details": {"by": d.superseded_by, "previous": {"status": "active", "valid_to": None,
+                                                                           "flags": list(d.record.flags)}}})
+        for e in _entries(d.details.get("conflicts")):
+            other, prev = str(e["id"]), dict(e.get("previous") or {})
+            self.store.link("CONFLICTS_WITH", [(mid, other)], {"kind": e["kind"], "predicate": e["predicate"],
+                                                               "at": now})
+            if e.get("mark_other"):
+                changes.append((other, {"status": "pending", "flags": list(dict.fromkeys(
+                    [*(prev.get("flags") or []), Flag.CONFLICT_PENDING.value]))}))
+                audits.append({"memory_id": other, "action": AuditAction.CONFLICT.value, "actor": "governance",
+                               "reason": f"conflicting {e['predicate']} value: pending review", "at": now,
+                               "user_id": user, "details": {"with": mid, "previous": prev, "kind": e["kind"]}})
+        for e in _entries(d.details.get("contradictions")):
+            other, prev = str(e["id"]), dict(e.get("previous") or {})
+            self.store.link("CONFLICTS_WITH", [(mid, other)], {"kind": "contradiction", "rule": e["rule"], "at": now})
+            changes.append((other, {"flags": list(dict.fromkeys([*(prev.get("flags") or []),
+                                                                 Flag.CONTRADICTION.value]))}))
+            audits.append({"memory_id": other, "action": AuditAction.CONFLICT.value, "actor": "governance",
+                           "reason": f"contradicted by another memory ({e['rule']})", "at": now, "user_id": user,
+                           "details": {"with": mid, "previous": prev, "rule": e["rule"]}})
+        if d.action is Action.REVIEW and d.details.get("dedup") == "review" and d.target_id:
+            self.store.link("DUPLICATE_OF", [(mid, d.target_id)], {"similarity": d.details.get("similarity"),
+                                                                   "at": now})
+
+    def _reinforce(self, merges: Sequence[Decision], scope: Scope, now: float) -> None:
+        """A repeated memory gets stronger and keeps the provenance of every source that repeated it."""
+        targets = {r.id: r for r in self.store.get(list({str(d.target_id) for d in merges}), scope)}
+        p = self.policy
+        acc: dict[str, dict[str, Any]] = {}
+        for d in merges:
+            t = targets.get(str(d.target_id))
+            if t is None:
+                continue
+            cur = acc.setdefault(t.id, {"strength": t.strength, "confidence": t.confidence, "tags": list(t.tags),
+                                        "metadata": dict(t.metadata), "access_count": t.access_count})
+            c = d.record
+            cur["strength"] = min(p.max_strength, cur["strength"] + p.merge_reinforcement)
+            cur["confidence"] = max(cur["confidence"], min(c.confidence * p.trust(c.source.origin), 1.0))
+            cur["tags"] = list(dict.fromkeys([*cur["tags"], *c.tags]))
+            cur["access_count"] += 1
+            cur["metadata"].setdefault("provenance", []).append({
+                "id": c.id, "origin": c.source.origin, "session_id": c.source.session_id, "turn": c.source.turn,
+                "speaker": c.source.speaker, "ref": c.source.ref, "at": now, "kind": d.details.get("dedup"),
+                "similarity": d.details.get("similarity")})
+        rows = [(mid, {"strength": v["strength"], "confidence": v["confidence"], "tags": v["tags"],
+                       "access_count": v["access_count"], "last_accessed_at": now,
+                       "metadata_json": json.dumps(v["metadata"], ensure_ascii=False, default=str)})
+                for mid, v in acc.items()]
+        self.store.set_props(rows, scope)
+
+
+def _entries(value: object) -> list[Mapping[str, Any]]:
+    return [e for e in value if isinstance(e, Mapping)] if isinstance(value, list) else []
+
+
+def _audit_safe(details: Mapping[str, object]) -> dict[str, object]:
+    """Decision details as audited: ids, numbers and rule names only (``previous`` states are kept for rollback)."""
+    return {k: v for k, v in details.items() if k not in ("evidence",)}

@@ -30,13 +30,7 @@ from neusym.llm import ChatModel, complete_json
 __all__ = ["JudgeVerdict", "Screener", "ScreeningResult", "Signal"]
 
 _I = re.IGNORECASE
-_IMPERATIVE_VERBS = frozenset("""
-act add adopt agree allow answer append apply avoid become begin behave block bypass cease change cite claim collect
-comply continue copy delete deny disable discourage display do download drop dump email enable end ensure enter
-execute export fetch follow forget forward give grant hide ignore include inform insert inject keep leak link list
-log modify obey output override pass praise pretend print prioritise prioritize promote push rank recommend redirect
-refuse repeat replace reply reset respond reveal rewrite run sell send serve share skip start state stop store
-suggest switch tell treat trust turn update upload use visit warn write""".split())
+_IMPERATIVE_VERBS = frozenset(["act", "add", "adopt", "agree", "allow", "answer", "append", "apply", "avoid", "become", "begin", "behave", "block", "bypass", "cease", "change", "cite", "claim", "collect", "comply", "continue", "copy", "delete", "deny", "disable", "discourage", "display", "do", "download", "drop", "dump", "email", "enable", "end", "ensure", "enter", "execute", "export", "fetch", "follow", "forget", "forward", "give", "grant", "hide", "ignore", "include", "inform", "insert", "inject", "keep", "leak", "link", "list", "log", "modify", "obey", "output", "override", "pass", "praise", "pretend", "print", "prioritise", "prioritize", "promote", "push", "rank", "recommend", "redirect", "refuse", "repeat", "replace", "reply", "reset", "respond", "reveal", "rewrite", "run", "sell", "send", "serve", "share", "skip", "start", "state", "stop", "store", "suggest", "switch", "tell", "treat", "trust", "turn", "update", "upload", "use", "visit", "warn", "write"])
 _LEAD_IN = re.compile(r"^(?:\W*(?:please|kindly|now|then|also|and|so|hi|hey|hello|ok|okay|first|finally|"
                       r"quick\s+favou?r(?:\s+for\s+\w+(?:\s+\w+)?)?|upon\s+reading\s+this|before\s+answering"
                       r"(?:\s+anything(?:\s+else)?)?|as\s+of\s+today|for\s+\w+\s+purposes|[\w\s]{0,40}:)\b\W*)+",
@@ -63,9 +57,7 @@ _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t
 _LEET_L = str.maketrans({"1": "l", "|": "l"})
 _LEET_WORD = re.compile(r"[\w@$!|]*[0-9@$!|][\w@$!|]*")
 _KEYWORDS = frozenset(
-    "all ignore previous prior instructions instruction rules system prompt filters filter reveal jailbreak always "
-    "never recommend disable follow safety policies guidelines tell disregard override assistant developer mode "
-    "unrestricted promote secret password".split())
+    ["all", "ignore", "previous", "prior", "instructions", "instruction", "rules", "system", "prompt", "filters", "filter", "reveal", "jailbreak", "always", "never", "recommend", "disable", "follow", "safety", "policies", "guidelines", "tell", "disregard", "override", "assistant", "developer", "mode", "unrestricted", "promote", "secret", "password"])
 _SPACED = re.compile(r"\b(?:[A-Za-z](?: {1,2}|[.\-_*])){3,}[A-Za-z]\b")
 _MARKUP = re.compile(r"<!--|-->|<[^>]{1,200}>")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
@@ -119,7 +111,7 @@ _JUDGE_SYSTEM = (
 )
 
 
-def _structural(text: str) -> list[Signal]:
+def _structural(text: str, self_ref: bool = True) -> list[Signal]:
     """Sentence-shape evidence that generalises beyond keywords.
 
     Memories are statements about the user and their world; attacks are commands to the agent. A sentence that is
@@ -131,7 +123,7 @@ def _structural(text: str) -> list[Signal]:
     meta = others = False
     for raw in re.split(r"(?<=[.!?;])\s+|\n+", text):
         sentence = raw.strip()
-        if not sentence or _FIRST_PERSON.search(sentence):
+        if not sentence or (self_ref and _FIRST_PERSON.search(sentence)):
             continue
         body = _LEAD_IN.sub("", sentence)
         first = re.match(r"[A-Za-z']+", body)
@@ -200,7 +192,9 @@ class Screener:
 
     # ------------------------------------------------------------------ public
     def screen(self, text: str, *, origin: str = "user", user_id: str | None = None) -> ScreeningResult:
-        signals = self._signals(text, user_id=user_id, depth=0)
+        # "me"/"my" only marks a statement about the *user* when the user wrote it; in a web page or tool output
+        # the first person is the page's author, so the first-person relief does not apply there.
+        signals = self._signals(text, user_id=user_id, depth=0, self_ref=origin in ("user", "system"))
         risk = _noisy_or([s.weight for s in signals])
         if origin not in ("user", "system") and any(s.directed for s in signals):
             risk = min(1.0, risk + self.untrusted_boost)
@@ -212,7 +206,7 @@ class Screener:
         return result
 
     # ------------------------------------------------------------------ rules
-    def _signals(self, text: str, *, user_id: str | None, depth: int) -> list[Signal]:
+    def _signals(self, text: str, *, user_id: str | None, depth: int, self_ref: bool = True) -> list[Signal]:
         out: list[Signal] = []
         out.extend(self._hidden_chars(text))
         visible = unicodedata.normalize("NFKC", _ALL_HIDDEN.sub("", text))
@@ -233,12 +227,12 @@ class Screener:
                     continue
                 seen.add(rule.name)
                 weight = rule.weight
-                if rule.unless_first_person is not None and _FIRST_PERSON.search(
+                if rule.unless_first_person is not None and self_ref and _FIRST_PERSON.search(
                         _sentence_of(variant, m.start(), m.end())):
                     weight = rule.unless_first_person
                 name = rule.name if variant is visible else f"{rule.name}_obfuscated"
                 out.append(Signal(name, rule.category, weight, m.group(0)[:120], rule.agent_directed))
-        out.extend(_structural(visible))
+        out.extend(_structural(visible, self_ref))
         out.extend(self._tenant_signals(visible, user_id))
         if depth == 0:
             out.extend(self._encoded(visible, user_id))
@@ -288,7 +282,7 @@ class Screener:
                 continue
             if not decoded.isprintable() or len(decoded) < 8:
                 continue
-            inner = self._signals(decoded, user_id=user_id, depth=1)
+            inner = self._signals(decoded, user_id=user_id, depth=1, self_ref=False)
             if _noisy_or([s.weight for s in inner]) >= self.borderline:
                 return [Signal("encoded_payload", "hidden", 0.9, decoded[:80])]
         return []

@@ -189,14 +189,14 @@ class ContextBuilder:
                     chosen.append(item)
                     spent += item.tokens
                     used += item.tokens
-        for kind in ("reflection", "message"):  # one long top reflection / latest turn: show its start
-            pool = pools[kind]
-            if pool and not any(c.kind == kind for c in chosen) and room - used > 24:
-                top = max(pool, key=lambda c: c.priority)
-                cut = cnt.truncate(top.text, room - used - 6) + " …"
-                chosen.append(ContextItem(kind, cut, cnt.count(cut) + 1, top.priority, top.memory_id, top.marks,
-                                          top.order))
-                used += chosen[-1].tokens
+                if pass_no == 1 and kind != "memory" and pool and cap - spent > 24 and not any(
+                        c.kind == kind for c in chosen):
+                    # one long top reflection / latest turn: show its start within the share rather than nothing
+                    top = ordered[0]
+                    cut = cnt.truncate(top.text, cap - spent - 6) + " …"
+                    chosen.append(ContextItem(kind, cut, cnt.count(cut) + 1, top.priority, top.memory_id,
+                                              top.marks, top.order))
+                    used += chosen[-1].tokens
         text = self._render(chosen)
         total = cnt.count(text)
         while total > budget_tokens and chosen:
@@ -205,6 +205,8 @@ class ContextBuilder:
             total = cnt.count(text)
         if total > budget_tokens:  # pragma: no cover - empty text counts 0
             text, total = "", 0
+        section = {"reflection": 0, "memory": 1, "message": 2}
+        chosen.sort(key=lambda c: (section[c.kind], c.order))  # items in the order the text shows them
         return BuiltContext(text=text, tokens=total, budget=budget_tokens, items=chosen,
                             omitted=candidates - len(chosen), counter=cnt.name)
 

@@ -16,12 +16,7 @@ import numpy as np
 __all__ = ["STOPWORDS", "LexicalIndex", "tokenize"]
 
 STOPWORDS = frozenset(
-    """a an the and or but if then else of to in on at by for with from into onto about as is are was were be been
-    being am do does did doing have has had having i me my mine myself we us our ours you your yours he him his she
-    her hers it its they them their theirs this that these those there here what which who whom whose when where why
-    how all any both each few more most other some such no nor not only own same so than too very s t can will just
-    don should now would could shall may might must also ever yet up down out over under again further once get got
-    let lets oh ok okay yeah yes hey hi hello really just like well""".split()
+    ["a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with", "from", "into", "onto", "about", "as", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "doing", "have", "has", "had", "having", "i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "you", "your", "yours", "he", "him", "his", "she", "her", "hers", "it", "its", "they", "them", "their", "theirs", "this", "that", "these", "those", "there", "here", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so", "than", "too", "very", "s", "t", "can", "will", "just", "don", "should", "now", "would", "could", "shall", "may", "might", "must", "also", "ever", "yet", "up", "down", "out", "over", "under", "again", "further", "once", "get", "got", "let", "lets", "oh", "ok", "okay", "yeah", "yes", "hey", "hi", "hello", "really", "just", "like", "well"]
 )
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -119,9 +114,6 @@ class LexicalIndex:
         if not touched:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         hits = np.flatnonzero(scores > 0)
-        if len(hits) > k:
-            top = hits[np.argpartition(-scores[hits], k - 1)[:k]]
-        else:
-            top = hits
+        top = hits[np.argpartition(-scores[hits], k - 1)[:k]] if len(hits) > k else hits
         order = top[np.argsort(-scores[top], kind="stable")]
         return order.astype(np.int64), scores[order]

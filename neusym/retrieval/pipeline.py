@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from neusym.extraction import entity_key
-from neusym.record import ScoreExplanation, Scope, SearchResult
+from neusym.record import Scope, ScoreExplanation, SearchResult
 from neusym.retrieval.config import RetrievalConfig
 from neusym.retrieval.derived import DerivedIndexes
 from neusym.retrieval.lexical import STOPWORDS
@@ -26,7 +26,7 @@ from neusym.symbolic.convert import entity_namespace, entity_uid, props_to_recor
 from neusym.symbolic.rescoring import SymbolicFilters, stage2_statement
 from neusym.symbolic.store import SymbolicStore
 
-__all__ = ["Candidate", "Reranker", "StageTimings", "query_entity_uids", "run_search", "stage1"]
+__all__ = ["Candidate", "Reranker", "StageTimings", "query_entity_keys", "query_entity_uids", "run_search", "stage1"]
 
 Reranker = Callable[[str, list[SearchResult]], list[SearchResult]]
 """Stage 3: takes the query and stage-2 results, returns them re-ordered (and optionally re-scored)."""
@@ -62,8 +62,13 @@ def query_entity_uids(query: str, scope: Scope, max_grams: int = 3, limit: int =
     Matching n-grams against existing entity keys (instead of running NER on a short, often lower-case query)
     links "what does caroline like" to the entity Caroline.
     """
-    words = [w.lower() for w in _WORD.findall(query)]
     ns = entity_namespace(scope)
+    return [entity_uid(ns, k) for k in query_entity_keys(query, max_grams, limit)]
+
+
+def query_entity_keys(query: str, max_grams: int = 3, limit: int = 64) -> list[str]:
+    """Entity keys of the query's word n-grams (stage 2 looks them up through the indexed ``Entity.key``)."""
+    words = [w.lower() for w in _WORD.findall(query)]
     keys: list[str] = []
     for n in range(1, max_grams + 1):
         for i in range(len(words) - n + 1):
@@ -73,7 +78,7 @@ def query_entity_uids(query: str, scope: Scope, max_grams: int = 3, limit: int =
             k = entity_key(" ".join(gram))
             if k and k not in keys:
                 keys.append(k)
-    return [entity_uid(ns, k) for k in keys[:limit]]
+    return keys[:limit]
 
 
 def stage1(
@@ -138,12 +143,14 @@ def run_search(
     timings.candidates = len(cands)
     window = parse_time_window(query, datetime.fromtimestamp(now, UTC)) if cfg.temporal else None
     expand = cfg.graph_expand
+    q_keys = query_entity_keys(query) if (expand or cfg.weights.get("entity", 0)) else []
     params: dict[str, Any] = {
         **scope.as_params(),
         **filters.params(),
         "cands": [c.__dict__ for c in cands],
         "cand_nids": [c.nid for c in cands],
-        "q_uids": query_entity_uids(query, scope) if (expand or cfg.weights.get("entity", 0)) else [],
+        "q_keys": q_keys,
+        "q_uids": [entity_uid(entity_namespace(scope), k_) for k_ in q_keys],
         "hub_degree": cfg.hub_degree,
         "hub_fraction": cfg.hub_fraction,
         "scope_size": float(max(scope_size, 1)),

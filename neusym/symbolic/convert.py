@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -109,6 +110,13 @@ def record_to_props(record: MemoryRecord) -> dict[str, Any]:
     return {k: v for k, v in props.items() if v is not None}
 
 
+_EPOCH = datetime.fromtimestamp(0, tz=UTC)
+
+
+def _num(value: Any, default: float) -> float:
+    return float(value) if value is not None else default
+
+
 def props_to_record(row: dict[str, Any]) -> MemoryRecord:
     """Build a record from a row projected with :data:`MEMORY_FIELDS` (missing keys take defaults)."""
     triples_raw = json.loads(row.get("triples_json") or "[]")
@@ -123,15 +131,15 @@ def props_to_record(row: dict[str, Any]) -> MemoryRecord:
         plan_state=PlanState(row["plan_state"]) if row.get("plan_state") else None,
         version=int(row.get("version") or 1),
         scope=Scope(user_id=row.get("user_id"), agent_id=row.get("agent_id"), session_id=row.get("session_id")),
-        created_at=from_epoch(row.get("created_at")) or from_epoch(0.0),
+        created_at=from_epoch(row.get("created_at") or 0.0) or _EPOCH,
         updated_at=from_epoch(row.get("updated_at")),
         valid_from=from_epoch(row.get("valid_from")),
         valid_to=from_epoch(row.get("valid_to")),
         last_accessed_at=from_epoch(row.get("last_accessed_at")),
         access_count=int(row.get("access_count") or 0),
-        importance=float(row.get("importance") if row.get("importance") is not None else 0.5),
-        confidence=float(row.get("confidence") if row.get("confidence") is not None else 1.0),
-        strength=float(row.get("strength") if row.get("strength") is not None else 1.0),
+        importance=_num(row.get("importance"), 0.5),
+        confidence=_num(row.get("confidence"), 1.0),
+        strength=_num(row.get("strength"), 1.0),
         expires_at=from_epoch(row.get("expires_at")),
         plan_due=from_epoch(row.get("plan_due")),
         tags=list(row.get("tags") or []),

@@ -210,6 +210,18 @@ class GovernanceQueries:
             if n < 10000:
                 return total
 
+    def rewrite_log(self) -> bool:
+        """Best effort: ask FalkorDB to rewrite its append-only file, so the commands that created deleted content
+        do not linger in the persistence log after a tenant is forgotten. A no-op on other backends."""
+        conn = getattr(getattr(self.executor, "_db", None), "connection", None)
+        if conn is None:
+            return False
+        try:
+            conn.execute_command("BGREWRITEAOF")
+            return True
+        except Exception:  # noqa: BLE001 - e.g. a rewrite already running; the next one will cover this
+            return False
+
     # ------------------------------------------------------------------ review
     def review_items(self, scope: Scope, statuses: Sequence[str], flags: Sequence[str], limit: int) -> list[Row]:
         return self._read(REVIEW_ITEMS, {"statuses": list(statuses), "flags": list(flags), "limit": int(limit),

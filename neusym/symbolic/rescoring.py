@@ -104,15 +104,19 @@ def stage2_statement() -> str:
     scope_x = _scope_on("x")
     scope_y = _scope_on("y")
     return f"""
-OPTIONAL MATCH (qe:Entity) WHERE qe.uid IN $q_uids
+// Every lookup starts from indexed keys or from the seeds, never from the scope: the cost is bounded by the
+// candidate count and the seeds' degree, not by the store size.
+OPTIONAL MATCH (qe:Entity) WHERE qe.key IN $q_keys AND qe.uid IN $q_uids
 WITH collect(DISTINCT qe) AS qes
 WITH qes, [e IN qes WHERE coalesce(e.mentions, 0) <= $hub_degree
                        AND toFloat(coalesce(e.mentions, 0)) <= $hub_fraction * $scope_size + 2.0] AS seeds
-OPTIONAL MATCH (x:Memory)-[:MENTIONS]->(sx:Entity)
-  WHERE sx IN seeds AND x.status IN $statuses AND {scope_x}
+UNWIND CASE WHEN size(seeds) = 0 OR $expand_limit = 0 THEN [null] ELSE seeds END AS sx
+OPTIONAL MATCH (x:Memory)-[:MENTIONS]->(sx)
+  WHERE x.status IN $statuses AND {scope_x}
 WITH qes, seeds, collect(DISTINCT x.nid)[..$expand_limit] AS direct
-OPTIONAL MATCH (y:Memory)-[:MENTIONS]->(:Entity)-[:RELATES]-(sy:Entity)
-  WHERE sy IN seeds AND y.status IN $statuses AND {scope_y}
+UNWIND CASE WHEN size(seeds) = 0 OR $hop_limit = 0 THEN [null] ELSE seeds END AS sy
+OPTIONAL MATCH (y:Memory)-[:MENTIONS]->(:Entity)-[:RELATES]-(sy)
+  WHERE y.status IN $statuses AND {scope_y}
 WITH qes, direct, collect(DISTINCT y.nid)[..$hop_limit] AS hop
 UNWIND ($cand_nids + [n IN direct WHERE NOT n IN $cand_nids]
         + [n IN hop WHERE NOT n IN $cand_nids AND NOT n IN direct]) AS nid
@@ -121,8 +125,8 @@ WHERE {filter_clause("m")} AND {_relation_clause("m")}
 WITH m, qes, direct, hop, [c IN $cands WHERE c.nid = m.nid] AS cs
 WITH m, qes, CASE WHEN size(cs) > 0 THEN cs[0] ELSE null END AS c, m.nid IN direct AS is_direct,
      m.nid IN hop AS is_hop
-OPTIONAL MATCH (m)-[:MENTIONS]->(me:Entity) WHERE me IN qes
-WITH m, c, is_direct, is_hop, qes, collect(DISTINCT me) AS mes
+// the memory's entity uids are denormalised on the node: a list test instead of a traversal per candidate
+WITH m, c, is_direct, is_hop, qes, [e IN qes WHERE e.uid IN coalesce(m.entity_uids, [])] AS mes
 // an entity that most of the scope mentions (the user, the speaker) says little: weight = 1 - its share
 WITH m, c, is_direct, is_hop, [e IN mes | e.name] AS matched,
      reduce(s = 0.0, e IN mes | s + CASE WHEN toFloat(coalesce(e.mentions, 1)) >= $scope_size THEN 0.0

@@ -18,7 +18,8 @@ KINDS = ["flat", "hnsw"]
 
 def _vecs(n: int, seed: int = 0, dim: int = DIM) -> np.ndarray:
     v = np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
+    out: np.ndarray = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return out
 
 
 def _brute(vecs: np.ndarray, ids: np.ndarray, q: np.ndarray, k: int) -> list[int]:

@@ -105,12 +105,13 @@ class EmbeddedFalkorDB:
             log.debug("reusing embedded FalkorDB at %s", self.socket_path)
             return str(self.socket_path)
         lock = self._read_lock()
-        if lock and isinstance(lock.get("pid"), int) and _pid_alive(int(lock["pid"])):  # type: ignore[arg-type]
+        pid = lock.get("pid") if lock else None
+        if isinstance(pid, int) and _pid_alive(pid):
             # A server is starting (or hung) for this directory: give it the start timeout before taking over.
             if self._wait_ready(None):
                 return str(self.socket_path)
             with contextlib.suppress(OSError):
-                os.kill(int(lock["pid"]), signal.SIGTERM)  # type: ignore[arg-type]
+                os.kill(pid, signal.SIGTERM)
         with contextlib.suppress(FileNotFoundError):
             self.socket_path.unlink()
         self._launch()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -90,7 +90,6 @@ class FalkorDBExecutor:
         self.graph_name = graph
         self._graph = self._db.select_graph(graph)
         self._closed = False
-        self._lock = threading.Lock()
 
     def run(self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = True) -> list[Row]:
         if self._closed:
@@ -118,10 +117,8 @@ class FalkorDBExecutor:
             return
         self._closed = True
         others = self.client_count() - 1
-        try:
+        with contextlib.suppress(Exception):
             self._db.connection.close()
-        except Exception:  # noqa: BLE001
-            pass
         if self.embedded is not None and self.stop_on_close and others <= 0:
             self.embedded.stop()
 

@@ -15,6 +15,9 @@ from langchain_neusym import NeuSymMemory
 from neusym import NeuSymMemory as Engine
 from neusym.reflection.tokens import get_token_counter
 
+# ConversationChain and LLMChain are deprecated upstream; these tests exist because users still run them
+pytestmark = pytest.mark.filterwarnings("ignore::langchain_core._api.deprecation.LangChainDeprecationWarning")
+
 
 def test_subclass_constructs_without_deprecation_warning(memory: Engine) -> None:
     with warnings.catch_warnings():
@@ -83,9 +86,9 @@ def test_return_messages(memory: Engine) -> None:
 def test_save_context_goes_through_the_write_path(memory: Engine) -> None:
     mem = NeuSymMemory(memory=memory, user_id="ana", session_id="s1")
     mem.save_context({"input": "My favourite colour is green."}, {"response": "Nice."})
-    before = memory.stats(user_id="ana")
+    before = memory.stats(user_id="ana")["memories"]
     mem.save_context({"input": "My favourite colour is green."}, {"response": "Nice."})
-    assert memory.stats(user_id="ana") == before  # governance merged the exact duplicates
+    assert memory.stats(user_id="ana")["memories"] == before  # governance merged the exact duplicates
     audit = memory.history(memory.query(user_id="ana")[0].id, user_id="ana")
     assert {e["action"] for e in audit} >= {"admit"}
     with pytest.raises(ValueError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -211,6 +212,11 @@ def test_policy_refusal_is_raised(memory: NeuSymMemory, monkeypatch: pytest.Monk
         NeuSymStore(memory).put(("ana", "x"), "k", {"text": "anything"})
 
 
+@dataclass
+class UserContext:
+    user_id: str
+
+
 def _tool_call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
     return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": call_id, "type": "tool_call"}])
 
@@ -219,33 +225,34 @@ def _store_tools() -> list[Any]:
     @tool
     def save_profile(key: str, fact: str, runtime: ToolRuntime) -> str:
         """Save a profile fact."""
-        runtime.store.put(("profiles", runtime.context["user_id"]), key, {"content": fact})
+        runtime.store.put(("profiles", runtime.context.user_id), key, {"content": fact})
         return "saved"
 
     @tool
     def read_profile(query: str, runtime: ToolRuntime) -> str:
         """Search profile facts."""
-        hits = runtime.store.search(("profiles", runtime.context["user_id"]), query=query)
+        hits = runtime.store.search(("profiles", runtime.context.user_id), query=query)
         return "\n".join(h.value["content"] for h in hits) or "nothing"
 
     return [save_profile, read_profile]
 
 
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")  # langgraph's ToolRuntime.context
 def test_create_agent_with_store(memory: NeuSymMemory, scripted: Callable[..., Any]) -> None:
     from langchain.agents import create_agent
 
     store = NeuSymStore(memory, user_index=1)
     model = scripted([_tool_call("save_profile", {"key": "diet", "fact": "Ana is vegan"}, "c1"), "Saved.",
                       _tool_call("read_profile", {"query": "diet vegan"}, "c2"), "You are vegan."])
-    agent = create_agent(model, _store_tools(), store=store, context_schema=dict)
-    agent.invoke({"messages": [HumanMessage("I am vegan")]}, context={"user_id": "ana"})
+    agent = create_agent(model, _store_tools(), store=store, context_schema=UserContext)
+    agent.invoke({"messages": [HumanMessage("I am vegan")]}, context=UserContext("ana"))
     assert store.get(("profiles", "ana"), "diet").value == {"content": "Ana is vegan"}
-    out = agent.invoke({"messages": [HumanMessage("What's my diet?")]}, context={"user_id": "ana"})
+    out = agent.invoke({"messages": [HumanMessage("What's my diet?")]}, context=UserContext("ana"))
     assert out["messages"][-1].content == "You are vegan."
     assert "Ana is vegan" in model.prompt_text()
     # Bob's agent run reads Bob's namespace only
     model.script.extend([_tool_call("read_profile", {"query": "diet vegan"}, "c3"), "No idea."])
-    agent.invoke({"messages": [HumanMessage("What's my diet?")]}, context={"user_id": "bob"})
+    agent.invoke({"messages": [HumanMessage("What's my diet?")]}, context=UserContext("bob"))
     assert "Ana is vegan" not in model.prompt_text(-1) and "nothing" in model.prompt_text(-1)
 
 

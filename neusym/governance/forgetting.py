@@ -1,0 +1,304 @@
+"""Forgetting: by id, by scope and by meaning; soft (archive) or hard (purge from every store).
+
+A hard forget has to reach every copy NeuSym keeps, not just the graph node: the FAISS vector (tombstoned slots
+still hold the vector until compaction), the BM25 postings (positions are retired, not erased, and every earlier
+version of an edited memory left postings behind), the embedding cache (keyed by the text), and the audit log
+(edit entries keep "before" values for rollback). The audit keeps the *event* and the ids, never the content.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from neusym.embeddings.cache import CachedEmbedder
+from neusym.extraction.vocabulary import PREDICATES, canonical_predicate
+from neusym.governance.policy import GovernancePolicy
+from neusym.record import MemoryRecord, Scope
+from neusym.retrieval.derived import DerivedIndexes
+from neusym.retrieval.lexical import LexicalIndex
+from neusym.retrieval.pipeline import query_entity_uids
+from neusym.symbolic.governance_store import GovernanceQueries
+from neusym.symbolic.store import SymbolicStore
+
+__all__ = ["ForgetItem", "ForgetPreview", "ForgetReport", "Purger", "forget_topic", "topic_predicates"]
+
+log = logging.getLogger(__name__)
+
+ALL_STATUSES = ("active", "pending", "superseded", "archived", "quarantined")
+
+_LEAD = [
+    re.compile(r"^\s*(?:please\s+|can\s+you\s+|could\s+you\s+|i\s+want\s+you\s+to\s+)*(?:forget|delete|remove|erase|"
+               r"wipe|purge|drop|scrub|clear)\b\s*", re.IGNORECASE),
+    re.compile(r"^(?:about\s+)?(?:everything|all|anything|what(?:ever)?|the\s+(?:stuff|things|memories|facts))?\s*"
+               r"(?:(?:that\s+)?(?:i|you)\s+(?:have\s+|'ve\s+)?(?:said|told\s+you|mentioned|shared|wrote|know|"
+               r"remember|stored|noted|saved)(?:\s+(?:to\s+you|before|earlier|so\s+far))?\s*)?", re.IGNORECASE),
+    re.compile(r"^(?:about|regarding|concerning|on|of|related\s+to|to\s+do\s+with)\s+", re.IGNORECASE),
+]
+
+TOPIC_PREDICATES: dict[str, tuple[str, ...]] = {
+    **{w: ("lives_in",) for w in ("address", "home", "live", "lived", "living", "moved", "move", "city",
+                                  "residence", "apartment", "flat", "house")},
+    **{w: ("phone",) for w in ("phone", "mobile", "cell", "telephone")},
+    **{w: ("email",) for w in ("email", "e-mail", "mail")},
+    **{w: ("works_at", "job_title") for w in ("job", "work", "employer", "company", "workplace", "career")},
+    **{w: ("job_title",) for w in ("occupation", "profession", "title")},
+    **{w: ("married_to", "partner_of") for w in ("partner", "wife", "husband", "spouse", "married", "marriage",
+                                                 "relationship", "girlfriend", "boyfriend")},
+    **{w: ("allergic_to",) for w in ("allergy", "allergies", "allergic")},
+    **{w: ("has_pet",) for w in ("pet", "pets")},
+    **{w: ("birthday", "birth_year") for w in ("birthday", "birth", "born")},
+    "age": ("age",), "name": ("name",), "diet": ("diet",),
+}
+"""Topic words -> predicates: "forget my address" must find "I moved to Lisbon", which never says "address"."""
+
+_NOT_TOPICS = frozenset({"is", "type", "will", "plan", "plans", "like", "love", "feel", "feeling", "have", "has",
+                         "i", "me", "my", "user", "what", "said"})
+_NOT_ENTITIES = frozenset({"user", "assistant", "i", "me", "my", "everything", "anything", "stuff"})
+
+
+def forget_topic(request: str) -> str:
+    """ "forget what I said about my address" -> "my address" (what the request is *about*)."""
+    topic = request.strip().rstrip(".!?")
+    for pattern in _LEAD:
+        topic = pattern.sub("", topic, count=1)
+    return topic.strip() or request.strip()
+
+
+def topic_predicates(topic: str) -> list[str]:
+    out: list[str] = []
+    for word in re.findall(r"[a-z][a-z\-]*", topic.lower()):
+        if word in _NOT_TOPICS:
+            continue
+        found = TOPIC_PREDICATES.get(word)
+        if found is None:
+            canonical = canonical_predicate(word)
+            found = (canonical,) if canonical and canonical in PREDICATES and canonical not in _NOT_TOPICS else ()
+        out.extend(p for p in found if p not in out)
+    return out
+
+
+class ForgetItem(BaseModel):
+    """One memory a forget would remove, and why it was selected."""
+
+    id: str
+    content: str
+    type: str
+    status: str
+    created_at: datetime
+    why: list[str] = Field(default_factory=list)
+    score: float = 0.0
+
+
+class ForgetPreview(BaseModel):
+    """What a forget-by-meaning would remove. Pass it (or its ids) back to ``forget`` to apply it."""
+
+    query: str
+    topic: str
+    scope: dict[str, str | None]
+    predicates: list[str] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list)
+    items: list[ForgetItem] = Field(default_factory=list)
+
+    @property
+    def ids(self) -> list[str]:
+        return [i.id for i in self.items]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+class ForgetReport(BaseModel):
+    """The outcome of ``forget``: ``applied`` is False for a preview-only call."""
+
+    applied: bool
+    hard: bool
+    ids: list[str] = Field(default_factory=list)
+    reason: str = ""
+    preview: ForgetPreview | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.ids) if self.applied else 0
+
+
+def find_by_meaning(query: str, scope: Scope, *, store: SymbolicStore, derived: DerivedIndexes,
+                    queries: GovernanceQueries, qvec: np.ndarray, policy: GovernancePolicy,
+                    statuses: Sequence[str] = ALL_STATUSES, limit: int | None = None) -> ForgetPreview:
+    """Semantic + topic + entity match of a forget request against the scope's memories (every status)."""
+    limit = limit or policy.forget_max_items
+    topic = forget_topic(query)
+    preds = topic_predicates(topic)
+    why: dict[str, list[str]] = {}
+    score: dict[str, float] = {}
+    for r in queries.ids_by_predicates(scope, preds, statuses, limit):
+        why.setdefault(r["id"], []).append(f"states {r['predicate']}")
+        score[r["id"]] = max(score.get(r["id"], 0.0), 1.0)
+    uids = [u for u in query_entity_uids(topic, scope) if u.split("\x1f", 1)[-1] not in _NOT_ENTITIES]
+    names: list[str] = []
+    for r in queries.ids_by_entities(scope, uids, statuses, limit):
+        found = [str(n) for n in r["names"] or []]
+        names.extend(n for n in found if n not in names)
+        why.setdefault(r["id"], []).append("mentions " + ", ".join(repr(n) for n in found))
+        score[r["id"]] = max(score.get(r["id"], 0.0), 0.9)
+    _, allow = derived.allowed(scope, list(statuses))
+    if allow is None or len(allow):
+        nids, sims = derived.faiss.search(qvec, min(limit, 50), allow_ids=allow)
+        hits = {int(n): float(s) for n, s in zip(nids.tolist(), sims.tolist(), strict=False)
+                if s >= policy.forget_min_similarity}
+        for rec in queries.records_by_nids(list(hits), scope):
+            why.setdefault(rec.id, []).append(f"similar ({hits[rec.nid]:.2f})")
+            score[rec.id] = max(score.get(rec.id, 0.0), hits[rec.nid])
+    records = [r for r in store.get(list(why), scope) if r.status.value in statuses]
+    items = [ForgetItem(id=r.id, content=r.content, type=r.type.value, status=r.status.value,
+                        created_at=r.created_at, why=why[r.id], score=round(score[r.id], 4)) for r in records]
+    items.sort(key=lambda i: -i.score)
+    return ForgetPreview(query=query, topic=topic, scope=scope.as_params(), predicates=preds, entities=names,
+                         items=items[:limit])
+
+
+_SAFE_DETAIL_KEYS = frozenset({
+    "decision", "dedup", "similarity", "target_id", "risk", "signals", "judged_by", "origin", "type", "trust",
+    "confidence", "raw_confidence", "supersede", "superseded_by", "conflicts", "contradictions", "by", "with",
+    "previous", "predicate", "kind", "strategy", "rule", "version", "strength", "count", "hard", "ids", "kind",
+    "archived", "reason_code", "status",
+})
+_SAFE_REASON_ACTIONS = frozenset({"admit", "reject", "quarantine", "supersede", "conflict", "merge", "decay",
+                                  "archive", "purge", "reflect"})
+
+
+def redact_details(details: Any) -> dict[str, Any]:
+    """Keep only content-free audit details (ids, numbers, rule names, previous statuses)."""
+    if not isinstance(details, dict):
+        return {}
+    out = {k: v for k, v in details.items() if k in _SAFE_DETAIL_KEYS}
+    out["redacted"] = True
+    return out
+
+
+class Purger:
+    """Hard removal of memories from every store NeuSym keeps (see the module docstring)."""
+
+    def __init__(self, store: SymbolicStore, derived: DerivedIndexes, queries: GovernanceQueries, embedder: Any,
+                 policy: GovernancePolicy) -> None:
+        self.store = store
+        self.derived = derived
+        self.queries = queries
+        self.embedder = embedder
+        self.policy = policy
+
+    def purge(self, ids: Sequence[str], scope: Scope, *, extra_texts: Iterable[str] = ()) -> list[str]:
+        """Delete ``ids`` (visible in ``scope``) everywhere. Returns the ids actually deleted."""
+        records = self.store.get(list(dict.fromkeys(ids)), scope)
+        if not records:
+            return []
+        texts = {r.content for r in records} | set(extra_texts) | self._earlier_versions([r.id for r in records])
+        gone = self.store.delete_hard([r.id for r in records], scope)
+        self.derived.catch_up(self.store)
+        self.finish(texts, audit_ids=gone)
+        return gone
+
+    def finish(self, texts: Iterable[str], *, audit_ids: Sequence[str] = (), tenant: str | None = None) -> None:
+        """Everything after the graph delete: derived indexes, caches, audit redaction, persistence."""
+        with self.derived.lock:
+            compact_lexical(self.derived)
+            if self.policy.compact_on_hard_forget:
+                self.derived.faiss.compact()
+            self.derived.dirty += 1
+        forget_cached_texts(self.embedder, texts)
+        rows = self.queries.audit_rows(memory_ids=audit_ids) if audit_ids else []
+        if tenant is not None:
+            rows += self.queries.audit_rows(user_id=tenant)
+        self.queries.redact_audit([_redacted(r) for r in rows])
+        self.derived.save()
+
+    def _earlier_versions(self, ids: Sequence[str]) -> set[str]:
+        """Texts of earlier versions (edit audits keep them for rollback): their cache entries must go too."""
+        out: set[str] = set()
+        for row in self.queries.audit_rows(memory_ids=ids):
+            try:
+                details = json.loads(row.get("details_json") or "{}")
+            except ValueError:
+                continue
+            before = details.get("before") if isinstance(details, dict) else None
+            if isinstance(before, dict) and isinstance(before.get("content"), str):
+                out.add(before["content"])
+        return out
+
+
+def _redacted(row: dict[str, Any]) -> dict[str, Any]:
+    try:
+        details = json.loads(row.get("details_json") or "{}")
+    except ValueError:
+        details = {}
+    reason = row.get("reason") or ""
+    if row.get("action") not in _SAFE_REASON_ACTIONS:
+        reason = f"[redacted] {row.get('action')}"
+    return {"id": row["id"], "details_json": json.dumps(redact_details(details)), "reason": reason}
+
+
+def compact_lexical(derived: DerivedIndexes) -> int:
+    """Drop BM25 postings of positions that are no longer alive (deleted memories and superseded versions).
+
+    ``LexicalIndex.retire`` only stops counting a position, so the terms of deleted or edited text would survive
+    in the postings (and in ``lexical.pkl``) forever. Returns the number of postings removed.
+    """
+    lex: LexicalIndex = derived.lexical
+    alive = derived.catalog.alive[: derived.catalog.size]
+    removed = 0
+    for term in list(lex._post_pos):
+        pos = lex._post_pos[term]
+        keep = [i for i, p in enumerate(pos) if p < len(alive) and alive[p]]
+        if len(keep) == len(pos):
+            continue
+        removed += len(pos) - len(keep)
+        if keep:
+            lex._post_pos[term] = [pos[i] for i in keep]
+            lex._post_tf[term] = [lex._post_tf[term][i] for i in keep]
+        else:
+            del lex._post_pos[term]
+            del lex._post_tf[term]
+        lex._cache.pop(term, None)
+    dead = np.flatnonzero(~alive[: len(lex._doc_len)]) if len(lex._doc_len) else np.zeros(0, dtype=np.int64)
+    lex._doc_len[dead] = 0.0
+    return removed
+
+
+def _caches(embedder: Any) -> list[CachedEmbedder]:
+    out: list[CachedEmbedder] = []
+    seen: set[int] = set()
+    current = embedder
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, CachedEmbedder):
+            out.append(current)
+        current = getattr(current, "inner", None)
+    return out
+
+
+def forget_cached_texts(embedder: Any, texts: Iterable[str]) -> int:
+    """Remove cached vectors of ``texts`` (both document and query roles) from every cache around ``embedder``."""
+    removed = 0
+    items = [t for t in texts if isinstance(t, str)]
+    for cache in _caches(embedder):
+        forget = getattr(cache, "forget", None)
+        if callable(forget):
+            removed += int(forget(items) or 0)
+            continue
+        with cache._lock:
+            for text in items:
+                for kind in (b"d", b"q"):
+                    if cache._store.pop(cache._key(kind, text), None) is not None:
+                        removed += 1
+    return removed
+
+
+def record_texts(records: Iterable[MemoryRecord]) -> set[str]:
+    return {r.content for r in records}
