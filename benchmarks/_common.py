@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-def machine_info() -> dict[str, Any]:
+def machine_info(module: str = "") -> dict[str, Any]:
     """CPU model, cores usable by this process, memory, Python and library versions."""
     cpu = platform.processor() or ""
     try:
@@ -75,7 +75,7 @@ def machine_info() -> dict[str, Any]:
         "versions": versions,
         "git_commit": commit,
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "command": "python -m " + " ".join([Path(sys.argv[0]).stem if sys.argv else "", *sys.argv[1:]]).strip(),
+        "command": " ".join(["python -m", module or Path(sys.argv[0]).stem, *sys.argv[1:]]),
     }
 
 
@@ -180,6 +180,24 @@ class QueryCachedEmbedder(DocCachedEmbedder):
         if v is None:
             v = self._queries[text] = super().embed_query(text)
         return v
+
+    def prime_queries(self, texts: Sequence[str]) -> None:
+        """Encode many queries in one batch (valid for symmetric models such as MiniLM and the hashing one)."""
+        todo = [t for t in dict.fromkeys(texts) if t not in self._queries]
+        if todo:
+            for t, v in zip(todo, self.inner.embed_documents(todo), strict=True):
+                self._queries[t] = np.asarray(v, dtype=np.float32)
+
+    def time_queries(self, texts: Sequence[str]) -> dict[str, float]:
+        """Live single-query embedding latency of the inner model (ms percentiles)."""
+        import time
+
+        ms = []
+        for t in texts:
+            t0 = time.perf_counter()
+            self.inner.embed_query(t)
+            ms.append((time.perf_counter() - t0) * 1000)
+        return {"p50": round(pct(ms, 50), 2), "p95": round(pct(ms, 95), 2), "n": len(ms)}
 
 
 def build_embedder(kind: str, *, cache_queries: bool = False) -> DocCachedEmbedder:

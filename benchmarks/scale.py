@@ -323,7 +323,7 @@ def run(*, sizes: Sequence[int], minilm_sizes: Sequence[int], out_dir: Path | No
     biggest = max([*sizes, *minilm_sizes])
     texts = synthetic_texts(biggest)
     vectors = random_unit(biggest, seed=11)
-    report: dict[str, Any] = {"benchmark": "scale", "machine": machine_info(), "runs": [], "notes": []}
+    report: dict[str, Any] = {"benchmark": "scale", "machine": machine_info("benchmarks.scale"), "runs": [], "notes": []}
     report["extraction"] = extraction_cost(texts)
     model: Any = None
     if minilm_sizes:

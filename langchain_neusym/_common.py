@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from neusym import InvalidInputError, NeuSymMemory, Scope, ScopeError, SearchResult
 from neusym.reflection.context import ContextBuilder
@@ -23,12 +24,13 @@ __all__ = [
     "SCOPE_KEYS",
     "SEARCH_KEYS",
     "ReadScope",
+    "ScopedModel",
+    "abuild_context",
     "bound_ids",
+    "build_context",
     "check_memory",
     "check_search_kwargs",
     "config_ids",
-    "abuild_context",
-    "build_context",
     "last_human_text",
     "message_text",
     "read_scope",
@@ -49,6 +51,27 @@ def check_memory(memory: Any) -> NeuSymMemory:
     if not isinstance(memory, NeuSymMemory):
         raise InvalidInputError(f"memory must be a neusym.NeuSymMemory, got {type(memory).__name__}")
     return memory
+
+
+class ScopedModel(BaseModel):
+    """Fields every pydantic adapter shares: the engine and the ids it is bound to (mixed in after the framework
+    base class, e.g. ``class NeuSymRetriever(BaseRetriever, ScopedModel)``)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    memory: NeuSymMemory = Field(exclude=True)
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    scope: Scope | None = None
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _check_memory(cls, value: Any) -> NeuSymMemory:
+        return check_memory(value)
+
+    def bound_ids(self) -> dict[str, str]:
+        return bound_ids(self.scope, user_id=self.user_id, agent_id=self.agent_id, session_id=self.session_id)
 
 
 def check_search_kwargs(kwargs: Mapping[str, Any] | None) -> dict[str, Any]:

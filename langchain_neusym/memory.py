@@ -10,26 +10,23 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_classic.base_memory import BaseMemory
-from langchain_classic.memory.utils import get_prompt_input_key
 from langchain_core.messages import BaseMessage, SystemMessage
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import Field
 
 from langchain_neusym._common import (
     ReadScope,
+    ScopedModel,
     abuild_context,
-    bound_ids,
     build_context,
-    check_memory,
     read_scope,
     resolve_scope,
 )
 from neusym import InvalidInputError, Scope
-from neusym import NeuSymMemory as _Engine
 
 __all__ = ["NeuSymMemory"]
 
 
-class NeuSymMemory(BaseMemory):
+class NeuSymMemory(BaseMemory, ScopedModel):
     """Classic chain memory backed by NeuSym.
 
     ``load_memory_variables`` runs NeuSym's context builder on the chain's input (two-stage search for
@@ -56,13 +53,6 @@ class NeuSymMemory(BaseMemory):
         chain = ConversationChain(llm=llm, memory=NeuSymMemory(memory=mem, user_id="ana", session_id="s1"))
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    memory: _Engine = Field(exclude=True)
-    user_id: str | None = None
-    agent_id: str | None = None
-    session_id: str | None = None
-    scope: Scope | None = None
     read_scope: ReadScope = "user"
     memory_key: str = "history"
     input_key: str | None = None
@@ -75,17 +65,11 @@ class NeuSymMemory(BaseMemory):
     infer: bool = True
     hard_clear: bool = False
 
-    @field_validator("memory", mode="before")
-    @classmethod
-    def _check_memory(cls, value: Any) -> _Engine:
-        return check_memory(value)
-
     # ------------------------------------------------------------------ scopes
     @property
     def write_scope(self) -> Scope:
-        """Where this memory writes (and what ``clear`` deletes)."""
-        bound = bound_ids(self.scope, user_id=self.user_id, agent_id=self.agent_id, session_id=self.session_id)
-        return resolve_scope(self.memory, bound)
+        """Where this memory writes (and what ``clear`` forgets)."""
+        return resolve_scope(self.memory, self.bound_ids())
 
     @property
     def search_scope(self) -> Scope:
@@ -131,8 +115,16 @@ class NeuSymMemory(BaseMemory):
                                   reason="langchain memory clear()")
 
     # ------------------------------------------------------------------ helpers
+    def _prompt_input_key(self, inputs: dict[str, Any]) -> str:
+        """The one input that is neither a memory variable nor ``stop`` (``langchain_classic``'s rule, inlined:
+        importing ``langchain_classic.memory`` for it costs over a second)."""
+        keys = sorted(set(inputs) - {*self.memory_variables, "stop"})
+        if len(keys) != 1:
+            raise InvalidInputError(f"one input key expected, got {keys}; set input_key")
+        return keys[0]
+
     def _input_text(self, inputs: dict[str, Any]) -> str:
-        key = self.input_key or get_prompt_input_key(inputs, self.memory_variables)
+        key = self.input_key or self._prompt_input_key(inputs)
         value = inputs.get(key)
         if isinstance(value, BaseMessage):
             return value.text.strip()

@@ -8,23 +8,22 @@ from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, Callba
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever, LangSmithRetrieverParams
 from langchain_core.runnables import RunnableConfig, ensure_config
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from langchain_neusym._common import (
     SCOPE_KEYS,
-    bound_ids,
-    check_memory,
+    ScopedModel,
     check_search_kwargs,
     config_ids,
     resolve_scope,
     result_to_document,
 )
-from neusym import InvalidInputError, NeuSymMemory, Scope
+from neusym import InvalidInputError, Scope
 
 __all__ = ["NeuSymRetriever"]
 
 
-class NeuSymRetriever(BaseRetriever):
+class NeuSymRetriever(BaseRetriever, ScopedModel):
     """Retrieve memories as ``Document`` objects, best first.
 
     Each document's ``id`` is the memory id and its metadata carries ``type``, ``created_at``/``updated_at``/
@@ -47,20 +46,8 @@ class NeuSymRetriever(BaseRetriever):
         docs = retriever.invoke("what does Ana like to eat?")
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    memory: NeuSymMemory = Field(exclude=True)
     k: int = 4
-    user_id: str | None = None
-    agent_id: str | None = None
-    session_id: str | None = None
-    scope: Scope | None = None
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("memory", mode="before")
-    @classmethod
-    def _check_memory(cls, value: Any) -> NeuSymMemory:
-        return check_memory(value)
 
     @field_validator("search_kwargs")
     @classmethod
@@ -109,8 +96,7 @@ class NeuSymRetriever(BaseRetriever):
 
     def _call_args(self, k: int | None, kwargs: dict[str, Any]) -> tuple[Scope, dict[str, Any]]:
         call_ids = {key: kwargs.pop(key) for key in SCOPE_KEYS if key in kwargs}
-        bound = bound_ids(self.scope, user_id=self.user_id, agent_id=self.agent_id, session_id=self.session_id)
-        scope = resolve_scope(self.memory, bound, call_ids)
+        scope = resolve_scope(self.memory, self.bound_ids(), call_ids)
         call = {**self.search_kwargs, **check_search_kwargs(kwargs)}
         call["k"] = self.k if k is None else k
         return scope, call

@@ -13,21 +13,20 @@ Scope ids come from the runnable's fields (bound) and, for ids left open, from `
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from langchain_neusym._common import (
+    SCOPE_KEYS,
     ReadScope,
+    ScopedModel,
     abuild_context,
-    bound_ids,
     build_context,
-    check_memory,
     check_search_kwargs,
     config_ids,
     last_human_text,
@@ -37,28 +36,18 @@ from langchain_neusym._common import (
     result_to_document,
     runtime_ids,
 )
-from neusym import InvalidInputError, NeuSymMemory, Scope, SearchResult
+from neusym import InvalidInputError, Scope, ScopeError, SearchResult
+from neusym.reflection.api import Reflection
 
 __all__ = ["NeuSymReflectionRunnable", "NeuSymRetrievalRunnable", "NeuSymSaveRunnable"]
 
 
-class _ScopedRunnable(RunnableSerializable[Any, Any]):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    memory: NeuSymMemory = Field(exclude=True)
-    user_id: str | None = None
-    agent_id: str | None = None
-    session_id: str | None = None
-    scope: Scope | None = None
-
-    @field_validator("memory", mode="before")
-    @classmethod
-    def _check_memory(cls, value: Any) -> NeuSymMemory:
-        return check_memory(value)
+class _ScopedRunnable(RunnableSerializable[Any, Any], ScopedModel):
+    """A Runnable bound to a memory; open scope ids come from the run's config or the LangGraph context."""
 
     def _resolve(self, config: RunnableConfig | None) -> Scope:
-        bound = bound_ids(self.scope, user_id=self.user_id, agent_id=self.agent_id, session_id=self.session_id)
-        return resolve_scope(self.memory, bound, config_ids(config, thread_as_session=True), runtime_ids())
+        return resolve_scope(self.memory, self.bound_ids(), config_ids(config, thread_as_session=True),
+                             runtime_ids())
 
 
 class NeuSymRetrievalRunnable(_ScopedRunnable):
@@ -98,8 +87,7 @@ class NeuSymRetrievalRunnable(_ScopedRunnable):
         if isinstance(value, Mapping):
             if self.input_key not in value:
                 raise InvalidInputError(f"retrieval input has no {self.input_key!r} key (keys: {sorted(value)})")
-            inner = value[self.input_key]
-            return self._query(inner) if not isinstance(inner, Mapping) else ""
+            return self._query(value[self.input_key])
         if isinstance(value, BaseMessage):
             return value.text.strip()
         if isinstance(value, Sequence):
@@ -177,37 +165,37 @@ class NeuSymSaveRunnable(_ScopedRunnable):
 
 
 class NeuSymReflectionRunnable(_ScopedRunnable):
-    """NeuSym's reflection step (consolidation into higher-level memories) as a Runnable.
+    """NeuSym's reflection step (consolidating the scope's memories into a ``reflection`` memory) as a Runnable.
 
-    Input: ``None`` or a dict of extra keyword arguments for ``NeuSymMemory.reflect``; output: its report.
-    Raises ``NotImplementedError`` on an engine without reflection.
+    Input: ``None`` or a dict of :meth:`neusym.NeuSymMemory.reflect` options (``ids``, ``entity``, ``goal``,
+    ``extractive``, ``cool``, ...; never scope ids, which come from the runnable and the config). Output: the
+    report as a JSON-friendly dict (``output="dict"``, default: what traces and chains handle well) or the
+    :class:`neusym.reflection.api.Reflection` object (``output="reflection"``).
     """
 
     name: str | None = "NeuSymReflection"
-
-    def _reflect(self) -> Any:
-        reflect = getattr(self.memory, "reflect", None)
-        if not callable(reflect):
-            raise NotImplementedError("this NeuSym engine has no reflect(); upgrade neusym")
-        return reflect
+    output: Literal["dict", "reflection"] = "dict"
 
     @staticmethod
     def _kwargs(value: Any) -> dict[str, Any]:
         if value is None:
             return {}
-        if isinstance(value, Mapping):
-            return dict(value)
-        raise InvalidInputError(f"reflection input must be None or a dict of reflect() arguments, got "
-                                f"{type(value).__name__}")
+        if not isinstance(value, Mapping):
+            raise InvalidInputError(f"reflection input must be None or a dict of reflect() options, got "
+                                    f"{type(value).__name__}")
+        scoped = sorted(set(value) & {*SCOPE_KEYS, "scope"})
+        if scoped:
+            raise ScopeError(f"reflection input cannot set {scoped}; the scope comes from the runnable and config")
+        return dict(value)
+
+    def _shape(self, report: Reflection) -> Any:
+        return report.as_dict() if self.output == "dict" else report
 
     def _run(self, value: Any, config: RunnableConfig) -> Any:
-        return self._reflect()(scope=self._resolve(config), **self._kwargs(value))
+        return self._shape(self.memory.reflect(scope=self._resolve(config), **self._kwargs(value)))
 
     async def _arun(self, value: Any, config: RunnableConfig) -> Any:
-        reflect = getattr(self.memory, "areflect", None)
-        if callable(reflect):
-            return await reflect(scope=self._resolve(config), **self._kwargs(value))
-        return await asyncio.to_thread(self._run, value, config)
+        return self._shape(await self.memory.areflect(scope=self._resolve(config), **self._kwargs(value)))
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
         return self._call_with_config(self._run, input, config, **kwargs)

@@ -208,12 +208,11 @@ class NeuSymStore(BaseStore):
         info = rec.metadata.get(_META)
         return info if isinstance(info, dict) and "key" in info and "namespace" in info else None
 
-    def _to_item(self, rec: MemoryRecord, score: float | None = None, *, search: bool = False) -> Item:
+    def _item_fields(self, rec: MemoryRecord) -> dict[str, Any]:
         info = self._info(rec) or {}
-        fields = {"value": dict(info.get("value") or {}), "key": str(info.get("key")),
-                  "namespace": tuple(info.get("namespace") or ()), "created_at": rec.created_at,
-                  "updated_at": rec.updated_at or rec.created_at}
-        return SearchItem(**fields, score=score) if search else Item(**fields)
+        return {"value": dict(info.get("value") or {}), "key": str(info.get("key")),
+                "namespace": tuple(info.get("namespace") or ()), "created_at": rec.created_at,
+                "updated_at": rec.updated_at or rec.created_at}
 
     def _index_text(self, value: dict[str, Any], index: Literal[False] | list[str] | None) -> str:
         fields = self.index_fields if index is None else (["$"] if index is False else list(index))
@@ -241,17 +240,12 @@ class NeuSymStore(BaseStore):
                 self.memory.update(rec.id, scope=rec.scope, expires_at=datetime.fromtimestamp(
                     time.time() + float(ttl) * 60, tz=UTC), actor=_ACTOR, reason="ttl refreshed on read")
 
-    def _refresh_flag(self, requested: bool) -> bool:
-        if self.ttl_config is not None and "refresh_on_read" in self.ttl_config:
-            return requested and bool(self.ttl_config["refresh_on_read"])
-        return requested
-
     def _get(self, op: GetOp) -> Item | None:
         recs = self._lookup(op.namespace, op.key, _READ)
         if not recs:
             return None
-        self._refresh(recs[:1], self._refresh_flag(op.refresh_ttl))
-        return self._to_item(recs[0])
+        self._refresh(recs[:1], op.refresh_ttl)  # BaseStore.get already applied ttl_config
+        return Item(**self._item_fields(recs[0]))
 
     def _put(self, op: PutOp) -> None:
         namespace, key = tuple(op.namespace), str(op.key)
@@ -269,8 +263,7 @@ class NeuSymStore(BaseStore):
         except (TypeError, ValueError) as err:
             raise InvalidInputError(f"store values must be JSON-serialisable: {err}") from err
         text = self._index_text(value, op.index)
-        info = {"namespace": list(namespace), "key": key, "value": value,
-                "index": op.index if op.index is not None else None, "ttl": op.ttl}
+        info = {"namespace": list(namespace), "key": key, "value": value, "index": op.index, "ttl": op.ttl}
         fields: dict[str, Any] = {"metadata": {_META: info}, "tags": self._tags(namespace),
                                   "expires_at": datetime.fromtimestamp(time.time() + float(op.ttl) * 60, tz=UTC)
                                   if op.ttl else None}
@@ -312,8 +305,8 @@ class NeuSymStore(BaseStore):
             items = [(rec, None) for rec in self._listing(prefix, user, need, bool(op.filter))]
         items = [(rec, s) for rec, s in items if self._info(rec) and _matches(self._info(rec), prefix, op.filter)]
         page = items[offset:need]
-        self._refresh([rec for rec, _ in page], self._refresh_flag(op.refresh_ttl))
-        return [self._to_item(rec, s, search=True) for rec, s in page]  # type: ignore[misc]
+        self._refresh([rec for rec, _ in page], op.refresh_ttl)
+        return [SearchItem(**self._item_fields(rec), score=s) for rec, s in page]
 
     def _ranked(self, query: str, prefix: tuple[str, ...], user: str, need: int,
                 filtered: bool) -> list[SearchResult]:

@@ -15,19 +15,18 @@ from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackMan
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, BaseToolkit, ToolException
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field
 
 from langchain_neusym._common import (
     ReadScope,
-    bound_ids,
-    check_memory,
+    ScopedModel,
     config_ids,
     read_scope,
     resolve_scope,
     result_to_document,
     runtime_ids,
 )
-from neusym import NeuSymError, NeuSymMemory, Scope, ScopeError, SearchResult
+from neusym import NeuSymError, Scope, ScopeError, SearchResult
 from neusym.governance.decisions import Decision
 
 __all__ = [
@@ -41,33 +40,23 @@ __all__ = [
 MemoryKind = Literal["fact", "preference", "instruction", "plan", "emotion", "observation", "knowledge"]
 
 
-class _ScopedTool(BaseTool):
+class _ScopedTool(BaseTool, ScopedModel):
     """Shared fields: the memory, the bound scope and how far reads reach."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    memory: NeuSymMemory = Field(exclude=True)
-    user_id: str | None = None
-    agent_id: str | None = None
-    session_id: str | None = None
-    scope: Scope | None = None
     read_scope: ReadScope = "user"
     handle_tool_error: bool | str | Callable[[ToolException], str] | None = True
 
-    @field_validator("memory", mode="before")
-    @classmethod
-    def _check_memory(cls, value: Any) -> NeuSymMemory:
-        return check_memory(value)
-
     def _write_scope(self, config: RunnableConfig | None) -> Scope:
-        bound = bound_ids(self.scope, user_id=self.user_id, agent_id=self.agent_id, session_id=self.session_id)
-        return resolve_scope(self.memory, bound, config_ids(config, thread_as_session=True), runtime_ids())
+        return resolve_scope(self.memory, self.bound_ids(), config_ids(config, thread_as_session=True),
+                             runtime_ids())
 
     def _read_scope(self, config: RunnableConfig | None) -> Scope:
         return read_scope(self._write_scope(config), self.read_scope)
 
 
 def _fail(err: NeuSymError) -> ToolException:
+    """An engine error as the tool's answer (the model can fix an unknown id or an empty text); a scope error is
+    the program's to fix, so it is re-raised as it is."""
     if isinstance(err, ScopeError):
         raise err
     return ToolException(str(err))
@@ -239,7 +228,7 @@ class NeuSymUpdateTool(_ScopedTool):
 
 
 # ---------------------------------------------------------------------- toolkit
-class NeuSymToolkit(BaseToolkit):
+class NeuSymToolkit(BaseToolkit, ScopedModel):
     """The four memory tools sharing one memory and scope.
 
     Example::
@@ -249,21 +238,9 @@ class NeuSymToolkit(BaseToolkit):
         agent.invoke({"messages": [...]}, config={"configurable": {"user_id": "ana"}})
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    memory: NeuSymMemory = Field(exclude=True)
-    user_id: str | None = None
-    agent_id: str | None = None
-    session_id: str | None = None
-    scope: Scope | None = None
     read_scope: ReadScope = "user"
     include: tuple[Literal["remember", "recall", "forget", "update"], ...] = ("remember", "recall", "forget",
                                                                               "update")
-
-    @field_validator("memory", mode="before")
-    @classmethod
-    def _check_memory(cls, value: Any) -> NeuSymMemory:
-        return check_memory(value)
 
     def get_tools(self) -> list[BaseTool]:
         common = {"memory": self.memory, "user_id": self.user_id, "agent_id": self.agent_id,

@@ -5,6 +5,7 @@ Everything here is a pure function of its arguments, so the adapters built on it
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -19,7 +20,11 @@ from llama_index.core.vector_stores.types import (
     MetadataFilters,
 )
 
-from neusym import InvalidInputError, NeuSymMemory, Scope, ScopeError, SearchResult
+from neusym import InvalidInputError, NeuSymMemory, Scope, SearchResult
+from neusym.errors import ScopeError
+from neusym.record import validate_text
+
+log = logging.getLogger(__name__)
 
 ReadScope = Literal["user", "agent", "session"]
 
@@ -32,6 +37,7 @@ _LIST_FILTERS = {"type": "types", "types": "types", "tag": "tags", "tags": "tags
                  "plan_states": "plan_states"}
 _ANY_OPS = (FilterOperator.EQ, FilterOperator.IN, FilterOperator.ANY, FilterOperator.CONTAINS)
 _TIME_KEYS = frozenset({"created_at", "time", "event_time"})
+_ROLE_ALIASES = {"chatbot": "assistant", "model": "assistant"}
 # shown to the LLM / embedder by default; everything else stays in metadata for programs, not prompts
 _LLM_VISIBLE = frozenset({"type", "created_at"})
 MAX_QUERY_CHARS = 4000
@@ -61,10 +67,11 @@ def open_memory(
                 f"pass either an existing memory or the arguments to open one, not both ({extra + list(memory_kwargs)})"
             )
         return memory
-    if embed_model is not None:
-        memory_kwargs["embedder"] = embed_model
-    if llm is not None:
-        memory_kwargs["llm"] = llm
+    for name, key, value in (("embed_model", "embedder", embed_model), ("llm", "llm", llm)):
+        if value is not None:
+            if key in memory_kwargs:
+                raise InvalidInputError(f"pass {name} or memory_kwargs[{key!r}], not both")
+            memory_kwargs[key] = value
     return NeuSymMemory(data_dir, **memory_kwargs)
 
 
@@ -197,17 +204,27 @@ def message_text(message: ChatMessage) -> str:
 
 
 def role_of(message: ChatMessage) -> str:
-    role = message.role
-    return str(getattr(role, "value", role))
+    """The message's role, with the provider spellings of "assistant" (Cohere's chatbot, Gemini's model) folded."""
+    role = str(getattr(message.role, "value", message.role))
+    return _ROLE_ALIASES.get(role, role)
 
 
 def messages_to_turns(messages: Iterable[ChatMessage], roles: Sequence[str]) -> list[dict[str, Any]]:
-    """Chat messages as NeuSym turns, keeping only the wanted roles and messages that have text."""
+    """Chat messages as NeuSym turns, keeping only the wanted roles and messages that have text.
+
+    A message NeuSym cannot store (NUL, lone surrogate, over the size limit) is skipped with a warning instead of
+    failing the batch: ``Memory`` archives flushed messages before handing them over, so raising here would lose
+    the good messages of the batch too, and abort the agent's turn.
+    """
     turns: list[dict[str, Any]] = []
-    for m in messages:
+    for i, m in enumerate(messages):
         role, text = role_of(m), message_text(m)
-        if role in roles and text:
-            turns.append({"role": role, "content": text})
+        if role not in roles or not text:
+            continue
+        try:
+            turns.append({"role": role, "content": validate_text(text, field=f"message {i}")})
+        except InvalidInputError as err:
+            log.warning("not remembering a %s message: %s", role, err)
     return turns
 
 

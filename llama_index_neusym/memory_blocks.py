@@ -18,7 +18,7 @@ import llama_index.core.instrumentation as instrument
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import Field, field_validator
 from llama_index.core.memory import BaseMemoryBlock, Memory
-from llama_index.core.storage.chat_store.sql import MessageStatus
+from llama_index.core.storage.chat_store.base_db import MessageStatus
 from llama_index.core.utils import get_tokenizer
 
 from llama_index_neusym._common import (

@@ -85,11 +85,11 @@ class NeuSymRetriever(BaseRetriever):
         search_kwargs: dict[str, Any] | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
-        **memory_kwargs: Any,
+        memory_kwargs: dict[str, Any] | None = None,
     ) -> NeuSymRetriever:
-        """Wrap ``memory``, or open one in ``data_dir`` with a LlamaIndex ``embed_model``/``llm`` (optional) and
-        any further :class:`NeuSymMemory` arguments."""
-        mem = open_memory(memory, data_dir=data_dir, embed_model=embed_model, llm=llm, **memory_kwargs)
+        """Wrap ``memory``, or open one in ``data_dir`` with an optional LlamaIndex ``embed_model`` / ``llm``
+        (``memory_kwargs`` go to :class:`NeuSymMemory`)."""
+        mem = open_memory(memory, data_dir=data_dir, embed_model=embed_model, llm=llm, **(memory_kwargs or {}))
         return cls(mem, user_id=user_id, agent_id=agent_id, session_id=session_id,
                    similarity_top_k=similarity_top_k, filters=filters, search_kwargs=search_kwargs,
                    callback_manager=callback_manager, verbose=verbose)

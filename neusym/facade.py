@@ -24,8 +24,8 @@ from neusym.embeddings import Embedder, as_embedder, default_embedder
 from neusym.errors import ClosedError, InvalidInputError, RecordNotFoundError, ScopeError
 from neusym.extraction import Extraction, Extractor, RuleExtractor
 from neusym.governance import Decision, Governor
-from neusym.governance.policy import GovernancePolicy
 from neusym.governance.api import GovernanceAPI
+from neusym.governance.policy import GovernancePolicy
 from neusym.ingest import Turn, normalize_messages
 from neusym.record import (
     MemoryRecord,
@@ -111,6 +111,8 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         scope: the default scope for calls that pass none (default ``user_id="default"``).
         retrieval: a :class:`RetrievalConfig` or recipe name (default ``hybrid_graph``).
         governance: a :class:`GovernancePolicy` (admission, screening, dedup, conflict and lifecycle thresholds).
+        reflection: ``True`` or a :class:`ReflectionPolicy` starts background reflection (off by default);
+            ``close()`` drains or persists its pending jobs.
     """
 
     def __init__(

@@ -65,8 +65,8 @@ def as_chat_model(obj: Any) -> ChatModel | None:
         return None
     if isinstance(obj, _LangChainChat | _LlamaIndexLLM | _CallableChat | ScriptedChatModel):
         return obj
-    module = type(obj).__module__
-    if module.startswith("llama_index") and hasattr(obj, "complete"):
+    from_llama_index = any(c.__module__.startswith("llama_index") for c in type(obj).__mro__)
+    if from_llama_index and hasattr(obj, "complete"):
         return _LlamaIndexLLM(obj)
     if hasattr(obj, "invoke"):
         return _LangChainChat(obj)

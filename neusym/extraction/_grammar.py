@@ -11,21 +11,42 @@ capitalisation is the only name signal available.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from neusym.extraction._text import (
     ABBREV_DOT,
     COMMON_WORDS,
+    DEMONYMS,
+    EMOTIONS,
     MONTHS,
+    OCCUPATIONS,
     PETS,
     RELATIONS,
     UPPER,
     WEEKDAYS,
+    words_of,
 )
 from neusym.extraction.dates import DateMention
 
 __all__ = [
+    "ENT_RX",
+    "ITEM_RX",
+    "LIST_RX",
+    "ACT_RX",
+    "ORG_RX",
+    "DEMONYM_RX",
+    "EMO_RX",
+    "INTENS_RX",
+    "MODAL_RX",
+    "EVENT_NOUN_RX",
+    "OCCUPATION_WORDS",
+    "DEMONYM_WORDS",
+    "PET_WORDS",
+    "EMOTION_WORDS",
+    "EVENT_WORDS",
+    "Handler",
+    "Rule",
     "ADJ",
     "ADV",
     "END_ACT",
@@ -48,6 +69,9 @@ __all__ = [
     "split_list",
     "subject_of",
 ]
+
+Handler = Callable[[re.Match[str], "Ctx"], list["RawTriple"]]
+"""Turns one regex match into triples (see :mod:`neusym.extraction._handlers`)."""
 
 _TOK = rf"(?!I\b)[{UPPER}][\w\-{ABBREV_DOT}]*(?:'[{UPPER}][\w\-]*)?"
 NAME = rf"(?-i:{_TOK}(?:\s+{_TOK}){{0,3}})"
@@ -120,6 +144,48 @@ def obj(group: str, end: str, *, commas: bool = False) -> str:
     return rf"(?P<{group}>{chars}+?){end}"
 
 
+# Object spans and closed-class alternations shared by the rule table.
+ENT_RX = obj("obj", END_ENT)
+ITEM_RX = obj("obj", END_LIST)
+LIST_RX = obj("obj", END_LIST, commas=True)
+ACT_RX = obj("obj", END_ACT)
+ORG_RX = obj("org", END_ENT)
+DEMONYM_RX = "(?:" + "|".join(sorted(DEMONYMS, key=len, reverse=True)) + ")"
+EMO_RX = (
+    "(?:"
+    + "|".join(sorted(EMOTIONS, key=len, reverse=True))
+    + r"|burn(?:ed|t)\s+out|stressed\s+out|fed\s+up)"
+)
+INTENS_RX = (
+    r"(?:(?:so|very|really|pretty|quite|a\s+bit|a\s+little(?:\s+bit)?|kind\s+of|kinda|sort\s+of|extremely|super|"
+    r"incredibly|totally|rather|somewhat|too|fairly|deeply|truly|absolutely|utterly|slightly|increasingly|a\s+lot|"
+    r"genuinely|honestly|still|getting|becoming|been|more|less|even|just)\s+)*"
+)
+MODAL_RX = (
+    r"(?P<modal>will|shall|(?:(?:am|is|are)\s+)?going\s+to|plan\s+to|plans\s+to|"
+    r"(?:(?:am|is|are)\s+)?planning\s+(?:to|on)|intend\s+to|intends\s+to|(?:(?:am|is|are)\s+)?about\s+to|have\s+to|"
+    r"has\s+to|need\s+to|needs\s+to|must|hope\s+to|hopes\s+to|(?:(?:am|is|are)\s+)?hoping\s+to|want\s+to|wants\s+to|"
+    r"would\s+like\s+to|would\s+love\s+to|(?:(?:am|is|are)\s+)?thinking\s+(?:about|of)|aim\s+to|"
+    r"(?:(?:am|is|are)\s+)?scheduled\s+to|(?:(?:am|is|are)\s+)?supposed\s+to|expect\s+to|might|should|"
+    r"(?:(?:am|is|are)\s+)?considering)"
+)
+EVENT_NOUN_RX = (
+    r"(?:meeting|appointment|interview|exam|test|flight|party|date|call|deadline|presentation|class|lesson|game|"
+    r"match|concert|trip|surgery|operation|wedding|conference|shift|event|session|check-?up|reservation|recital|"
+    r"performance|tournament|race|marathon|audition|hearing|review|demo|vacation|holiday|visit)"
+)
+
+OCCUPATION_WORDS = " ".join(OCCUPATIONS) + " #occ"
+DEMONYM_WORDS = " ".join(DEMONYMS)
+PET_WORDS = " ".join(w for p in PETS for w in p.split())
+EMOTION_WORDS = " ".join(EMOTIONS) + " burned burnt stressed fed"
+EVENT_WORDS = (
+    "meeting appointment interview exam test flight party date call deadline presentation class lesson game match "
+    "concert trip surgery operation wedding conference shift event session checkup check-up reservation recital "
+    "performance tournament race marathon audition hearing review demo vacation holiday visit"
+)
+
+
 @dataclass(slots=True)
 class RawTriple:
     subject: str
@@ -144,6 +210,12 @@ class Ctx:
     dates: list[DateMention] = field(default_factory=list)
     referent: str | None = None
     future: bool = False
+    names: list[tuple[int, str]] = field(default_factory=list)  # (start, name) of names in this sentence
+
+    def referent_at(self, pos: int) -> str | None:
+        """The person "he"/"she" at ``pos`` most likely refers to: the last name before it, else the carried one."""
+        before = [name for start, name in self.names if start < pos]
+        return before[-1] if before else self.referent
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,45 +226,10 @@ class Subject:
     named: bool = False  # a bare capitalised name, so the verb must agree ("Alice likes", not "Sounds like")
 
 
-_PRONOUN_OBJ = frozenset(
-    [
-        "it",
-        "this",
-        "that",
-        "them",
-        "those",
-        "these",
-        "him",
-        "her",
-        "you",
-        "one",
-        "something",
-        "anything",
-        "everything",
-        "nothing",
-        "stuff",
-        "things",
-        "there",
-        "here",
-        "all",
-        "lot",
-        "much",
-        "so",
-        "yes",
-        "no",
-        "what",
-        "which",
-        "me",
-        "myself",
-        "us",
-        "yourself",
-        "everyone",
-        "everybody",
-        "someone",
-        "somebody",
-        "none",
-        "whatever",
-    ]
+_PRONOUN_OBJ = words_of(
+    "it this that them those these him her you one something anything everything nothing stuff things "
+    "there here all lot much so yes no what which me myself us yourself everyone everybody someone "
+    "somebody none whatever"
 )
 _TRAIL = re.compile(
     r"(?:[\s,]+(?:a\s+lot|so\s+much|very\s+much|as\s+well|too|anymore|any\s+more|now|though|lol|haha+|really|"
@@ -210,38 +247,14 @@ _LEAD = re.compile(
 _JUNK = re.compile(r"^[^\w@+$\u20ac\u00a3#\"']+")
 _DET = re.compile(r"^(?:a|an|the|some|any|this|that|these|those)\s+", re.IGNORECASE)
 _MY = re.compile(r"^(?:my|our)\s+", re.IGNORECASE)
+_MY_APPOS = re.compile(rf"^(?:my|our)\s+{ADJ}(?:{REL_RX}|{PETS_RX}),?\s+(?P<n>{NAME})$", re.IGNORECASE)
 _LIST_SPLIT = re.compile(
     r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|as\s+well\s+as|plus|along\s+with)\s+", re.IGNORECASE
 )
-_BAD_START = frozenset(
-    [
-        "i",
-        "you",
-        "we",
-        "he",
-        "she",
-        "they",
-        "it",
-        "to",
-        "of",
-        "for",
-        "and",
-        "or",
-        "every",
-        "each",
-        "today",
-        "tomorrow",
-        "yesterday",
-        "tonight",
-        "now",
-        "then",
-        "there",
-        "here",
-        "so",
-        "too",
-        "much",
-        "very",
-    ]
+_BAD_START = words_of(
+    "i you we he she they it to of for and or every each today tomorrow yesterday tonight now then there "
+    "here so too much very makes made gives gave helps helped keeps brings means meant does did gets takes took "
+    "goes is are was were can will would"
 )
 _MAX_WORDS = {"ent": 7, "item": 8, "act": 12}
 
@@ -274,7 +287,10 @@ def clean_object(raw: str | None, kind: str, ctx: Ctx, start: int = -1) -> str |
         text = re.sub(r"^(?:to|and)\s+", "", text, flags=re.IGNORECASE)
     else:
         text = _DET.sub("", text)
-        if _MY.match(text):
+        appos = _MY_APPOS.match(text)
+        if appos:
+            text = appos.group("n")
+        elif _MY.match(text):
             text = f"{ctx.me}'s {_MY.sub('', text)}"
     text = text.strip().replace(ABBREV_DOT, ".")
     if not text:
@@ -318,8 +334,8 @@ def _strip_common(name: str) -> str:
 
 def _named(name: str, ctx: Ctx) -> Subject | None:
     clean = _strip_common(name)
-    if not clean:
-        return None
+    if not clean or (" " not in clean and clean.lower().endswith("ing")):
+        return None  # a capitalised gerund ("Dancing is ...") is an activity, not a person
     if clean.lower() == ctx.me.lower():
         return Subject(ctx.me, False, named=True)
     return Subject(clean, True, named=True)
@@ -335,7 +351,8 @@ def subject_of(m: re.Match[str], ctx: Ctx) -> Subject | None:
     if low in {"i", "we"}:
         return Subject(ctx.me, False)
     if low in {"he", "she"}:
-        return Subject(ctx.referent, True, pronoun=True) if ctx.referent else None
+        who = ctx.referent_at(m.start("subj"))
+        return Subject(who, True, pronoun=True) if who else None
     rel = gd.get("srel")
     if rel is not None:
         if gd.get("sname"):
@@ -350,35 +367,9 @@ def subject_of(m: re.Match[str], ctx: Ctx) -> Subject | None:
     return _named(raw, ctx)
 
 
-_IRREGULAR_PAST = frozenset(
-    [
-        "went",
-        "been",
-        "came",
-        "grew",
-        "had",
-        "got",
-        "met",
-        "bought",
-        "spoke",
-        "ran",
-        "caught",
-        "hung",
-        "gave",
-        "took",
-        "made",
-        "did",
-        "said",
-        "felt",
-        "left",
-        "quit",
-        "wore",
-        "drove",
-        "flew",
-        "saw",
-        "began",
-        "became",
-    ]
+_IRREGULAR_PAST = words_of(
+    "went been came grew had got met bought spoke ran caught hung gave took made did said felt left quit "
+    "wore drove flew saw began became"
 )
 
 
@@ -387,7 +378,9 @@ def disagrees(subject: Subject, verb: str | None, aux: str | None) -> bool:
     if not subject.named or not verb or aux:
         return False
     low = verb.lower()
-    return not (low.endswith(("s", "ed", "ing")) or low in _IRREGULAR_PAST or " " in low)
+    if low.endswith("ing"):
+        return True  # "Poland living in Amsterdam" is a participle phrase, not a clause about Poland
+    return not (low.endswith(("s", "ed")) or low in _IRREGULAR_PAST or " " in low)
 
 
 def owner_of(m: re.Match[str], ctx: Ctx) -> Subject | None:
@@ -397,6 +390,27 @@ def owner_of(m: re.Match[str], ctx: Ctx) -> Subject | None:
     if raw in {"my", "our"}:
         return Subject(ctx.me, False)
     if raw in {"his", "her"}:
-        return Subject(ctx.referent, True, pronoun=True) if ctx.referent else None
+        who = ctx.referent_at(m.start("owner"))
+        return Subject(who, True, pronoun=True) if who else None
     name = gd.get("oname")
     return _named(name, ctx) if name else None
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A named pattern, the words that gate it, and the handler that turns a match into triples.
+
+    ``triggers`` is a space-separated set of lowercase words; the regex runs only if the sentence contains one of
+    them (``#digit`` stands for "contains a digit", ``#occ`` for "has a word with an occupation suffix").
+    """
+
+    name: str
+    pattern: str
+    triggers: str
+    handler: Handler
+    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    gate: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "regex", re.compile(self.pattern, re.IGNORECASE))
+        object.__setattr__(self, "gate", frozenset(self.triggers.split()))

@@ -8,10 +8,11 @@ which of two objects a preference rejects. Keeping them apart from the patterns 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from neusym.extraction._grammar import (
     Ctx,
+    Handler,
     RawTriple,
     Subject,
     clean_object,
@@ -20,11 +21,12 @@ from neusym.extraction._grammar import (
     split_list,
     subject_of,
 )
-from neusym.extraction._text import DEMONYMS, EMOTIONS, OCCUPATIONS, PETS, RELATIONS, singular
+from neusym.extraction._text import DEMONYMS, EMOTIONS, OCCUPATIONS, PETS, RELATIONS, singular, words_of
 from neusym.extraction.dates import format_day
 from neusym.extraction.vocabulary import canonical_predicate
 
 __all__ = [
+    "age",
     "account",
     "job_checked",
     "name_guess",
@@ -53,7 +55,6 @@ __all__ = [
     "went",
 ]
 
-Handler = Callable[[re.Match[str], Ctx], list[RawTriple]]
 _BE = frozenset(
     {"am", "is", "are", "was", "were", "might be", "may be", "must be", "could be", "should be", "will be"}
 )
@@ -102,6 +103,8 @@ def simple(
         subj = owner_of(m, ctx) if owner else subject_of(m, ctx)
         if subj is None or disagrees(subj, gd.get("v"), gd.get("aux") or gd.get("neg")):
             return []
+        if _copula_before_finite(gd.get("aux"), gd.get("v")):
+            return []  # "Dancing is like second nature": "like" after "is" is a preposition
         polarity, past = neg_of(m)
         verb = (gd.get("v") or "").lower()
         if verb in past_set and not gd.get("aux"):
@@ -121,6 +124,16 @@ def simple(
         return [triple(subj, pred, o, polarity, kind, weight=weight, past=past) for o in objects if o]
 
     return handle
+
+
+_PARTICIPLES = words_of("been gone done seen known met bought spoken grown had got gotten made")
+
+
+def _copula_before_finite(aux: str | None, verb: str | None) -> bool:
+    if not aux or not verb or aux.lower() not in {"am", "is", "are", "was", "were"}:
+        return False
+    low = verb.lower()
+    return not (low.endswith(("ing", "ed")) or low in _PARTICIPLES)
 
 
 def moved_from_to(m: re.Match[str], ctx: Ctx) -> list[RawTriple]:
@@ -329,40 +342,9 @@ def emotion(m: re.Match[str], ctx: Ctx) -> list[RawTriple]:
     return [triple(subj, "feels", emo, polarity, "emotion")]
 
 
-_GO_NOUN = frozenset(
-    [
-        "bed",
-        "work",
-        "school",
-        "church",
-        "college",
-        "class",
-        "town",
-        "dinner",
-        "lunch",
-        "breakfast",
-        "jail",
-        "court",
-        "hospital",
-        "prison",
-        "university",
-        "uni",
-        "mass",
-        "therapy",
-        "practice",
-        "rehab",
-        "the",
-        "a",
-        "an",
-        "my",
-        "our",
-        "his",
-        "her",
-        "their",
-        "this",
-        "that",
-        "some",
-    ]
+_GO_NOUN = words_of(
+    "bed work school church college class town dinner lunch breakfast jail court hospital prison "
+    "university uni mass therapy practice rehab the a an my our his her their this that some"
 )
 _SPEECH = re.compile(
     r"^(?:say|admit|agree|tell\s+you|be\s+honest|confess|thank|apologi[sz]e|ask|mention|point\s+out|let\s+you|"
@@ -484,3 +466,14 @@ def account(m: re.Match[str], ctx: Ctx) -> list[RawTriple]:
     platform = m.group("plat").lower()
     platform = _PLATFORM_ALIASES.get(platform, platform)
     return [triple(subj, f"{platform}_handle", m.group("obj").rstrip("."), True, "fact")]
+
+
+def age(m: re.Match[str], ctx: Ctx) -> list[RawTriple]:
+    """ "I am 32" / "I just turned 32": needs the copula or "turn", or any "X 123" would be an age."""
+    gd = m.groupdict()
+    if not gd.get("turn") and (gd.get("aux") or "").lower() not in _BE:
+        return []
+    return _AGE(m, ctx)
+
+
+_AGE = simple("age", "fact", "item", weight=0.9)

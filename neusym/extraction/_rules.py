@@ -7,97 +7,48 @@ first rule to produce a (subject, predicate, object) wins, so the specific rules
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-
 from neusym.extraction import _handlers as h
 from neusym.extraction._grammar import (
+    ACT_RX,
     ADJ,
-    END_ACT,
+    DEMONYM_RX,
+    DEMONYM_WORDS,
+    EMO_RX,
+    EMOTION_WORDS,
     END_ENT,
     END_LIST,
+    ENT_RX,
+    EVENT_NOUN_RX,
+    EVENT_WORDS,
     HEAD,
     HEAD_NONEG,
+    INTENS_RX,
+    ITEM_RX,
+    LIST_RX,
+    MODAL_RX,
     NAME,
     NAME_ANY,
+    OCCUPATION_WORDS,
+    ORG_RX,
     OWNER,
+    PET_WORDS,
     PETS_RX,
     REL_RX,
     SUBJ,
     Ctx,
     RawTriple,
+    Rule,
     obj,
 )
-from neusym.extraction._text import DEMONYMS, EMOTIONS, OCCUPATIONS, PETS
 from neusym.extraction.entities import EMAIL, PHONE, URL
 
-__all__ = ["RULES", "Rule", "run_rules", "sentence_words"]
+__all__ = ["RULES", "run_rules"]
 
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """A named pattern, the words that gate it, and the handler that turns a match into triples.
-
-    ``triggers`` is a space-separated set of lowercase words; the regex runs only if the sentence contains one of
-    them (``#digit`` stands for "contains a digit", ``#occ`` for "has a word with an occupation suffix").
-    """
-
-    name: str
-    pattern: str
-    triggers: str
-    handler: h.Handler
-    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
-    gate: frozenset[str] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "regex", re.compile(self.pattern, re.IGNORECASE))
-        object.__setattr__(self, "gate", frozenset(self.triggers.split()))
-
-
-_ENT = obj("obj", END_ENT)
-_ITEM = obj("obj", END_LIST)
-_LIST = obj("obj", END_LIST, commas=True)
-_ACT = obj("obj", END_ACT)
-_ORG = obj("org", END_ENT)
-_DEMONYM_RX = "(?:" + "|".join(sorted(DEMONYMS, key=len, reverse=True)) + ")"
-_EMO_RX = (
-    "(?:"
-    + "|".join(sorted(EMOTIONS, key=len, reverse=True))
-    + r"|burn(?:ed|t)\s+out|stressed\s+out|fed\s+up)"
-)
-_INTENS = (
-    r"(?:(?:so|very|really|pretty|quite|a\s+bit|a\s+little(?:\s+bit)?|kind\s+of|kinda|sort\s+of|extremely|super|"
-    r"incredibly|totally|rather|somewhat|too|fairly|deeply|truly|absolutely|utterly|slightly|increasingly|a\s+lot|"
-    r"genuinely|honestly|still|getting|becoming|been|more|less|even|just)\s+)*"
-)
-_MODAL = (
-    r"(?P<modal>will|shall|(?:(?:am|is|are)\s+)?going\s+to|plan\s+to|plans\s+to|"
-    r"(?:(?:am|is|are)\s+)?planning\s+(?:to|on)|intend\s+to|intends\s+to|(?:(?:am|is|are)\s+)?about\s+to|have\s+to|"
-    r"has\s+to|need\s+to|needs\s+to|must|hope\s+to|hopes\s+to|(?:(?:am|is|are)\s+)?hoping\s+to|want\s+to|wants\s+to|"
-    r"would\s+like\s+to|would\s+love\s+to|(?:(?:am|is|are)\s+)?thinking\s+(?:about|of)|aim\s+to|"
-    r"(?:(?:am|is|are)\s+)?scheduled\s+to|(?:(?:am|is|are)\s+)?supposed\s+to|expect\s+to|might|should|"
-    r"(?:(?:am|is|are)\s+)?considering)"
-)
-_EVENT_NOUN = (
-    r"(?:meeting|appointment|interview|exam|test|flight|party|date|call|deadline|presentation|class|lesson|game|"
-    r"match|concert|trip|surgery|operation|wedding|conference|shift|event|session|check-?up|reservation|recital|"
-    r"performance|tournament|race|marathon|audition|hearing|review|demo|vacation|holiday|visit)"
-)
-
-_OCCUPATION_WORDS = " ".join(OCCUPATIONS) + " #occ"
-_DEMONYM_WORDS = " ".join(DEMONYMS)
-_PET_WORDS = " ".join(w for p in PETS for w in p.split())
-_EMOTION_WORDS = " ".join(EMOTIONS) + " burned burnt stressed fed"
-_EVENT_WORDS = (
-    "meeting appointment interview exam test flight party date call deadline presentation class lesson game match "
-    "concert trip surgery operation wedding conference shift event session checkup check-up reservation recital "
-    "performance tournament race marathon audition hearing review demo vacation holiday visit"
-)
 
 _I_AM_NAME = Rule(
     "i_am_name",
-    rf"^(?:(?:hi|hello|hey)(?:\s+there|\s+all|\s+everyone)?[,!.]?\s+)?(?:i\s+am|this\s+is|it\s+is)\s+(?P<obj>{NAME})"
-    r"(?=\s*(?:$|[,.!;]|\s+(?:and|from|by|here|speaking)\b))",
+    rf"^(?:(?:hi|hello|hey)(?:\s+there|\s+all|\s+everyone)?[,!.]?\s+)?(?:i\s+am\s+(?P<obj>{NAME})"
+    r"(?=\s*(?:$|[,.!;]|\s+(?:and|from|by|here|speaking)\b))|this\s+is\s+(?P<obj2>{NAME})\s+(?:speaking|here)\b)",
     "am is",
     h.name_guess,
 )
@@ -123,20 +74,20 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "nationality",
         (
-            rf"{HEAD}\s+(?:an?\s+)?(?P<obj>{_DEMONYM_RX})\b(?!\s+(?:food|cuisine|music|movies?|films?|restaurants?|"
+            rf"{HEAD}\s+(?:an?\s+)?(?P<obj>{DEMONYM_RX})\b(?!\s+(?:food|cuisine|music|movies?|films?|restaurants?|"
             rf"dishes|culture|wine|beer))"
         ),
-        _DEMONYM_WORDS,
+        DEMONYM_WORDS,
         h.nationality,
     ),
     Rule(
         "age",
         (
-            rf"{HEAD}\s+(?:turning\s+|turned\s+)?(?P<obj>\d{{1,3}})(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*(?:yo|"
+            rf"{HEAD}\s+(?P<turn>turning\s+|turned\s+)?(?P<obj>\d{{1,3}})(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*(?:yo|"
             rf"y/o))?{END_ENT}"
         ),
         "#digit",
-        h.simple("age", "fact", "item", weight=0.9),
+        h.age,
     ),
     Rule(
         "my_age",
@@ -162,7 +113,7 @@ RULES: tuple[Rule, ...] = (
     # places
     Rule(
         "moved_from_to",
-        rf"{HEAD}\s+(?:moved|relocated)\s+(?:here\s+)?from\s+{obj('src', END_ENT)}\s+to\s+{_ENT}",
+        rf"{HEAD}\s+(?:moved|relocated)\s+(?:here\s+)?from\s+{obj('src', END_ENT)}\s+to\s+{ENT_RX}",
         "moved relocated",
         h.moved_from_to,
     ),
@@ -170,32 +121,38 @@ RULES: tuple[Rule, ...] = (
         "lives_in",
         (
             rf"{HEAD}\s+(?P<v>live|lives|lived|living|reside|resides|resided|residing|based|settled|staying|stay|"
-            rf"stays)\s+(?:in|at|on|near)\s+{_ENT}"
+            rf"stays)\s+(?:in|at|on|near)\s+{ENT_RX}"
         ),
         "live lives lived living reside resides resided residing based settled staying stay stays",
         h.simple("lives_in", "fact", past_verbs=("lived", "resided")),
     ),
     Rule(
         "moved_to",
-        rf"{HEAD}\s+(?:moved|relocated)\s+(?:back\s+|over\s+|out\s+)?to\s+{_ENT}",
+        rf"{HEAD}\s+(?:moved|relocated)\s+(?:back\s+|over\s+|out\s+)?to\s+{ENT_RX}",
         "moved relocated",
         h.simple("lives_in", "fact"),
     ),
     Rule(
         "from",
-        rf"{HEAD}\s+(?:(?P<v>come|comes|came)\s+)?(?:originally\s+)?from\s+{_ENT}",
+        rf"{HEAD}\s+(?:(?P<v>come|comes|came)\s+)?(?:originally\s+)?from\s+{ENT_RX}",
         "from",
         h.from_place,
     ),
     Rule(
         "grew_up",
-        rf"{HEAD}\s+grew\s+up\s+in\s+{_ENT}",
+        rf"{HEAD}\s+grew\s+up\s+in\s+{ENT_RX}",
         "grew",
         h.simple("from", "fact"),
     ),
     Rule(
+        "address",
+        rf"{OWNER}\s+(?:home\s+|current\s+|new\s+)?address\s+is\s+(?P<obj>[^;!?()\n]+?)(?=\s*(?:$|[;!?]|\.(?:\s|$)))",
+        "address",
+        h.simple("lives_in", "fact", "item", owner=True),
+    ),
+    Rule(
         "hometown",
-        rf"{OWNER}\s+home\s*town\s+is\s+{_ENT}",
+        rf"{OWNER}\s+home\s*town\s+is\s+{ENT_RX}",
         "hometown home",
         h.simple("from", "fact", owner=True),
     ),
@@ -204,7 +161,7 @@ RULES: tuple[Rule, ...] = (
         "works_as",
         (
             rf"{HEAD}\s+(?P<v>work|works|worked|working)\s+as\s+(?:an?\s+|"
-            rf"the\s+)?{obj('title', END_ENT)}(?:\s+(?:at|for|with)\s+{_ORG})?"
+            rf"the\s+)?{obj('title', END_ENT)}(?:\s+(?:at|for|with)\s+{ORG_RX})?"
         ),
         "work works worked working",
         h.job,
@@ -213,21 +170,21 @@ RULES: tuple[Rule, ...] = (
         "works_at",
         (
             rf"{HEAD}\s+(?P<v>work|works|worked|working|employed|interning|interned)\s+(?:at|for|"
-            rf"by)\s+{_ORG}(?:\s+as\s+(?:an?\s+|the\s+)?{obj('title', END_ENT)})?"
+            rf"by)\s+{ORG_RX}(?:\s+as\s+(?:an?\s+|the\s+)?{obj('title', END_ENT)})?"
         ),
         "work works worked working employed interning interned",
         h.job,
     ),
     Rule(
         "job_at",
-        rf"{HEAD}\s+(?:an?|the)\s+{obj('title', END_ENT)}\s+(?:at|for|of|with)\s+{_ORG}",
-        _OCCUPATION_WORDS,
+        rf"{HEAD}\s+(?:an?|the)\s+{obj('title', END_ENT)}\s+(?:at|for|of|with)\s+{ORG_RX}",
+        OCCUPATION_WORDS,
         h.job_checked,
     ),
     Rule(
         "job_title",
         rf"{HEAD}\s+(?:an?)\s+{obj('title', END_ENT)}",
-        _OCCUPATION_WORDS,
+        OCCUPATION_WORDS,
         h.job_checked,
     ),
     Rule(
@@ -241,7 +198,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "my_employer",
-        rf"{OWNER}\s+(?:employer|company)\s+is\s+{_ORG}",
+        rf"{OWNER}\s+(?:employer|company)\s+is\s+{ORG_RX}",
         "employer company",
         h.job,
     ),
@@ -249,38 +206,41 @@ RULES: tuple[Rule, ...] = (
         "got_job",
         (
             rf"{HEAD}\s+(?:got|landed|started|accepted|took)\s+(?:a\s+|an\s+|my\s+|the\s+)?(?:new\s+)?(?:job|"
-            rf"position|role|internship)\s+(?:at|with)\s+{_ORG}"
+            rf"position|role|internship)\s+(?:at|with)\s+{ORG_RX}"
         ),
         "job position role internship",
         h.job,
     ),
     Rule(
         "studies",
-        rf"{HEAD}\s+(?P<v>study|studies|studied|studying|major|majors|majored|majoring)\s+(?:in\s+)?{_ITEM}",
-        "study studies studied studying major majors majored majoring",
+        (
+            rf"{HEAD}\s+(?P<v>study|studies|studied|studying|major|majors|majored|majoring|learning|learn|learns)"
+            rf"\s+(?:in\s+)?(?!to\b|how\b|about\b|that\b){ITEM_RX}"
+        ),
+        "study studies studied studying major majors majored majoring learning learn learns",
         h.simple("studies", "fact", "item"),
     ),
     Rule(
         "studies_at",
-        rf"{HEAD}\s+(?:study|studies|studying|am\s+a\s+student)\s+(?:\w+\s+){{0,3}}?at\s+{_ENT}",
+        rf"{HEAD}\s+(?:study|studies|studying|am\s+a\s+student)\s+(?:\w+\s+){{0,3}}?at\s+{ENT_RX}",
         "study studies studying student",
         h.simple("studies_at", "fact"),
     ),
     Rule(
         "graduated",
-        rf"{HEAD}\s+graduated\s+from\s+{_ENT}",
+        rf"{HEAD}\s+graduated\s+from\s+{ENT_RX}",
         "graduated",
         h.simple("graduated_from", "fact"),
     ),
     Rule(
         "volunteers",
-        rf"{HEAD}\s+(?:volunteer|volunteers|volunteered|volunteering)\s+(?:at|for|with)\s+{_ENT}",
+        rf"{HEAD}\s+(?:volunteer|volunteers|volunteered|volunteering)\s+(?:at|for|with)\s+{ENT_RX}",
         "volunteer volunteers volunteered volunteering",
         h.simple("volunteers_at", "fact"),
     ),
     Rule(
         "member",
-        rf"{HEAD}\s+(?:joined|(?:a\s+)?member\s+of|belongs?\s+to)\s+{_ENT}",
+        rf"{HEAD}\s+(?:joined|(?:a\s+)?member\s+of|belongs?\s+to)\s+{ENT_RX}",
         "joined member belong belongs",
         h.simple("member_of", "fact"),
     ),
@@ -289,7 +249,7 @@ RULES: tuple[Rule, ...] = (
         "likes",
         (
             rf"{HEAD}\s+(?P<v>like|likes|liked|love|loves|loved|enjoy|enjoys|enjoyed|adore|adores|adored|dig|"
-            rf"digs)\s+{_LIST}"
+            rf"digs)\s+{LIST_RX}"
         ),
         "like likes liked love loves loved enjoy enjoys enjoyed adore adores adored dig digs",
         h.simple("likes", "preference", "item", many=True),
@@ -298,7 +258,7 @@ RULES: tuple[Rule, ...] = (
         "likes_be",
         (
             rf"{HEAD}\s+(?:a\s+(?:big\s+|huge\s+|massive\s+)?fan\s+of|into|fond\s+of|passionate\s+about|"
-            rf"obsessed\s+with|crazy\s+about|keen\s+on|a\s+lover\s+of)\s+{_LIST}"
+            rf"obsessed\s+with|crazy\s+about|keen\s+on|a\s+lover\s+of)\s+{LIST_RX}"
         ),
         "fan into fond passionate obsessed crazy keen lover",
         h.simple("likes", "preference", "item", many=True, need_be=True),
@@ -307,7 +267,7 @@ RULES: tuple[Rule, ...] = (
         "dislikes",
         (
             rf"{HEAD}\s+(?P<v>hate|hates|hated|dislike|dislikes|disliked|detest|detests|despise|despises|loathe|"
-            rf"loathes|cannot\s+stand|can\s+not\s+stand|could\s+not\s+stand|cannot\s+bear)\s+{_LIST}"
+            rf"loathes|cannot\s+stand|can\s+not\s+stand|could\s+not\s+stand|cannot\s+bear)\s+{LIST_RX}"
         ),
         "hate hates hated dislike dislikes disliked detest detests despise despises loathe loathes stand bear",
         h.simple("dislikes", "preference", "item", many=True),
@@ -334,7 +294,7 @@ RULES: tuple[Rule, ...] = (
             rf"{OWNER}\s+(?:all[\s-]time\s+|absolute\s+|personal\s+|current\s+)?(?:favou?rite|fave|"
             rf"fav)\s+(?:kinds?\s+of\s+|types?\s+of\s+|"
             rf"sorts?\s+of\s+)?(?P<cat>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,2}}?)\s+(?:is|are|was|were|has\s+to\s+be|"
-            rf"would\s+have\s+to\s+be)(?P<neg>\s+not)?\s+{_LIST}"
+            rf"would\s+have\s+to\s+be)(?P<neg>\s+not)?\s+{LIST_RX}"
         ),
         "favourite favorite fave fav",
         h.favourite,
@@ -362,7 +322,7 @@ RULES: tuple[Rule, ...] = (
         "allergic",
         (
             rf"{HEAD}\s+(?:(?:severely|very|deathly|highly|mildly|slightly|badly|super|extremely|"
-            rf"seriously)\s+)?allergic\s+to\s+{_LIST}"
+            rf"seriously)\s+)?allergic\s+to\s+{LIST_RX}"
         ),
         "allergic",
         h.simple("allergic_to", "fact", "item", many=True),
@@ -380,7 +340,7 @@ RULES: tuple[Rule, ...] = (
         "allergy_to",
         (
             rf"{HEAD}\s+(?:have|has|got)\s+(?:an?\s+)?(?:(?:severe|bad|serious|mild)\s+)?allerg(?:y|"
-            rf"ies)\s+to\s+{_LIST}"
+            rf"ies)\s+to\s+{LIST_RX}"
         ),
         "allergy allergies",
         h.simple("allergic_to", "fact", "item", many=True),
@@ -412,32 +372,32 @@ RULES: tuple[Rule, ...] = (
         (
             rf"{HEAD_NONEG}\s+(?:avoid|avoids|(?:do|does)\s+not\s+(?:eat|drink)|cannot\s+(?:eat|drink|have)|"
             rf"can\s+not\s+(?:eat|drink)|never\s+(?:eat|drink)|no\s+longer\s+(?:eat|drink)|stopped\s+(?:eating|"
-            rf"drinking)|gave\s+up)\s+{_LIST}"
+            rf"drinking)|gave\s+up)\s+{LIST_RX}"
         ),
-        "avoid avoids eat drink eating drinking gave",
+        "avoid avoids eat drink eating drinking gave cannot",
         h.simple("avoids", "fact", "item", many=True),
     ),
     Rule(
         "speaks",
-        rf"{HEAD}\s+(?:speak|speaks)(?!\s+(?:to|with|about|up|out|for|of|at|on|in)\b)\s+{_LIST}",
+        rf"{HEAD}\s+(?:speak|speaks)(?!\s+(?:to|with|about|up|out|for|of|at|on|in)\b)\s+{LIST_RX}",
         "speak speaks",
         h.simple("speaks", "fact", "item", many=True),
     ),
     Rule(
         "fluent",
-        rf"{HEAD}\s+(?:fluent|native|conversational|proficient)\s+in\s+{_LIST}",
+        rf"{HEAD}\s+(?:fluent|native|conversational|proficient)\s+in\s+{LIST_RX}",
         "fluent native conversational proficient",
         h.simple("speaks", "fact", "item", many=True),
     ),
     Rule(
         "plays",
-        rf"{HEAD}\s+(?P<v>play|plays|played|playing)\s+(?:the\s+)?{_LIST}",
+        rf"{HEAD}\s+(?P<v>play|plays|played|playing)\s+(?:the\s+)?{LIST_RX}",
         "play plays played playing",
         h.simple("plays", "preference", "item", many=True),
     ),
     Rule(
         "uses",
-        rf"{HEAD}\s+(?:use|uses|using)\s+(?!to\b){_ITEM}",
+        rf"{HEAD}\s+(?:use|uses|using)\s+(?!to\b){ITEM_RX}",
         "use uses using",
         h.simple("uses", "fact", "item"),
     ),
@@ -450,7 +410,7 @@ RULES: tuple[Rule, ...] = (
             rf"brown|grey|gray|golden|ginger|tabby|senior|sweet|"
             rf"lovely)\s+){{0,2}}(?P<species>{PETS_RX})\b(?:(?:,\s*|\s+)(?:named|called)\s+(?P<pname>{NAME_ANY}))?"
         ),
-        _PET_WORDS,
+        PET_WORDS,
         h.pet,
     ),
     Rule(
@@ -475,7 +435,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "owns",
-        rf"{HEAD}\s+(?P<v>own|owns|owned)\s+(?!(?:a|an|one|two|\d+)?\s*{PETS_RX}\b){_ITEM}",
+        rf"{HEAD}\s+(?P<v>own|owns|owned)\s+(?!(?:a|an|one|two|\d+)?\s*{PETS_RX}\b){ITEM_RX}",
         "own owns owned",
         h.simple("owns", "fact", "item", past_verbs=("owned",)),
     ),
@@ -489,6 +449,12 @@ RULES: tuple[Rule, ...] = (
         "rel_is_my",
         rf"(?P<name>{NAME})\s+(?:is|was)\s+(?:also\s+)?my\s+(?P<ex>ex[\s-]+)?{ADJ}(?P<rel>{REL_RX})\b",
         "my",
+        h.relation,
+    ),
+    Rule(
+        "rel_is_name",
+        rf"{OWNER}\s+(?P<ex>ex[\s-]+)?{ADJ}(?P<rel>{REL_RX})\s+is\s+(?P<name>{NAME})(?=\s*(?:$|[,.;!?]|\s+(?:and|but)\b))",
+        "is",
         h.relation,
     ),
     Rule(
@@ -561,20 +527,20 @@ RULES: tuple[Rule, ...] = (
         "went_to",
         (
             rf"{HEAD}\s+(?P<v>went|go|goes|been)\s+(?:back\s+)?to\s+(?!(?:see|visit|get|buy|pick|meet|watch|check|"
-            rf"grab|do|have|make|take|play|eat|help|sleep|bed|be|the\s+bathroom|it|this|that)\b){_ENT}"
+            rf"grab|do|have|make|take|play|eat|help|sleep|bed|be|the\s+bathroom|it|this|that)\b){ENT_RX}"
         ),
         "went go goes been",
         h.went,
     ),
     Rule(
         "visited",
-        rf"{HEAD}\s+(?:visited|toured|explored)\s+{_ENT}",
+        rf"{HEAD}\s+(?:visited|toured|explored)\s+{ENT_RX}",
         "visited toured explored",
         h.simple("visited", "event"),
     ),
     Rule(
         "attended",
-        rf"{HEAD}\s+(?:attended|attend|attends)\s+{_ENT}",
+        rf"{HEAD}\s+(?:attended|attend|attends)\s+{ENT_RX}",
         "attended attend attends",
         h.simple("attended", "event"),
     ),
@@ -582,7 +548,7 @@ RULES: tuple[Rule, ...] = (
         "met",
         (
             rf"{HEAD}\s+(?:met|met\s+up\s+with|ran\s+into|bumped\s+into|hung\s+out\s+with|"
-            rf"caught\s+up\s+with)\s+{_ENT}"
+            rf"caught\s+up\s+with)\s+{ENT_RX}"
         ),
         "met ran bumped hung caught",
         h.simple("met", "event"),
@@ -591,7 +557,7 @@ RULES: tuple[Rule, ...] = (
         "bought",
         (
             rf"{HEAD}\s+(?:bought|purchased|ordered|got\s+(?:myself\s+)?(?:a|an)\s+new)\s+(?!(?:a|an|one|"
-            rf"two)?\s*{PETS_RX}\b){_ITEM}"
+            rf"two)?\s*{PETS_RX}\b){ITEM_RX}"
         ),
         "bought purchased ordered got",
         h.simple("bought", "event", "item"),
@@ -599,22 +565,22 @@ RULES: tuple[Rule, ...] = (
     # feelings and intentions
     Rule(
         "emotion",
-        rf"{HEAD}\s+(?:(?P<feel>feel|feels|felt|feeling)\s+)?{_INTENS}(?P<emo>{_EMO_RX})\b",
-        _EMOTION_WORDS,
+        rf"{HEAD}\s+(?:(?P<feel>feel|feels|felt|feeling)\s+)?{INTENS_RX}(?P<emo>{EMO_RX})\b",
+        EMOTION_WORDS,
         h.emotion,
     ),
     Rule(
         "plan",
         (
             rf"(?<!\bif\s)(?<!whether\s){HEAD_NONEG}(?P<neg1>\s+(?:do\s+not|does\s+not|am\s+not|is\s+not|are\s+not|"
-            rf"never))?\s+{_MODAL}(?P<neg2>\s+not|\s+never)?\s+{_ACT}"
+            rf"never))?\s+{MODAL_RX}(?P<neg2>\s+not|\s+never)?\s+{ACT_RX}"
         ),
         "will shall going plan plans planning intend intends about have has need needs must hope hopes hoping want wants would thinking aim scheduled supposed expect might should considering",
         h.plan,
     ),
     Rule(
         "remind",
-        rf"\bremind\s+me\s+(?:to|about|that)\s+{_ACT}",
+        rf"\bremind\s+me\s+(?:to|about|that)\s+{ACT_RX}",
         "remind",
         h.plan,
     ),
@@ -622,7 +588,7 @@ RULES: tuple[Rule, ...] = (
         "remember_to",
         (
             rf"^(?:(?:ok(?:ay)?|so|also|and|oh|hey|btw|please|pls|just)[,!]?\s+)*(?:remember|do\s+not\s+forget|"
-            rf"never\s+forget)\s+to\s+{_ACT}"
+            rf"never\s+forget)\s+to\s+{ACT_RX}"
         ),
         "remember forget",
         h.plan,
@@ -631,9 +597,9 @@ RULES: tuple[Rule, ...] = (
         "have_event",
         (
             rf"{HEAD_NONEG}\s+(?:have|has|got)\s+(?:an?|my|the|another|one\s+more|"
-            rf"our)\s+(?P<obj>(?:[\w'\-]+\s+){{0,3}}?{_EVENT_NOUN})\b"
+            rf"our)\s+(?P<obj>(?:[\w'\-]+\s+){{0,3}}?{EVENT_NOUN_RX})\b"
         ),
-        _EVENT_WORDS,
+        EVENT_WORDS,
         h.plan,
     ),
     Rule(
@@ -652,38 +618,24 @@ RULES: tuple[Rule, ...] = (
         "role_of",
         (
             rf"(?P<subj>{NAME})\s+(?:is|"
-            rf"was)\s+(?:also\s+)?the\s+(?P<role>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,2}}?)\s+of\s+{_ENT}"
+            rf"was)\s+(?:also\s+)?the\s+(?P<role>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,2}}?)\s+of\s+{ENT_RX}"
         ),
         "of",
         h.knowledge_of,
     ),
     Rule(
         "is_a",
-        rf"(?P<subj>{NAME})\s+(?P<v>is|was)\s+(?:an?)\s+{_ITEM}",
+        rf"(?P<subj>{NAME})\s+(?P<v>is|was)\s+(?:an?)\s+{ITEM_RX}",
         "a an",
         h.is_a,
     ),
     Rule(
         "located_in",
-        rf"(?P<subj>{NAME})\s+(?:is|are)\s+(?:located|situated)\s+in\s+{_ENT}",
+        rf"(?P<subj>{NAME})\s+(?:is|are)\s+(?:located|situated)\s+in\s+{ENT_RX}",
         "located situated",
         h.simple("located_in", "knowledge"),
     ),
 )
-
-
-_WORD = re.compile(r"[a-z0-9](?:[a-z0-9\-]*[a-z0-9])?")
-_OCC_SUFFIX = re.compile(r"\w(?:ist|ician|ologist|eer|grapher|ator)\b")
-
-
-def sentence_words(lower: str) -> frozenset[str]:
-    """The words of a lowercased sentence plus the ``#digit``/``#occ`` markers the rule gates use."""
-    words = set(_WORD.findall(lower))
-    if any(ch.isdigit() for ch in lower):
-        words.add("#digit")
-    if _OCC_SUFFIX.search(lower):
-        words.add("#occ")
-    return frozenset(words)
 
 
 def run_rules(sentence: str, words: frozenset[str], ctx: Ctx) -> list[RawTriple]:

@@ -30,6 +30,7 @@ __all__ = [
     "restore",
     "sentence_spans",
     "singular",
+    "words_of",
 ]
 
 ABBREV_DOT = "\u2024"
@@ -158,11 +159,12 @@ def normalise(sentence: str) -> str:
     return _SPACES.sub(" ", s).strip()
 
 
-def _words(text: str) -> frozenset[str]:
+def words_of(text: str) -> frozenset[str]:
+    """A frozenset of the whitespace-separated words of ``text`` (keeps word lists compact in source)."""
     return frozenset(text.split())
 
 
-COMMON_WORDS: frozenset[str] = _words(
+COMMON_WORDS: frozenset[str] = words_of(
     """a an the this that these those my your our their his her its me you we they he she it him them us i
     mine yours ours theirs who whom whose what which when where why how whatever whoever
     am is are was were be been being do does did have has had having will would shall should can could may might
@@ -245,7 +247,7 @@ NUMBER_WORDS: Mapping[str, float] = MappingProxyType(
     }
 )
 
-EMOTIONS: frozenset[str] = _words(
+EMOTIONS: frozenset[str] = words_of(
     """happy sad stressed anxious nervous worried excited angry mad upset tired exhausted bored lonely depressed
     frustrated overwhelmed thrilled grateful thankful proud scared afraid terrified annoyed irritated glad delighted
     down miserable content relieved hopeful disappointed heartbroken ecstatic joyful calm relaxed peaceful confused
@@ -322,6 +324,15 @@ PETS: Mapping[str, str] = MappingProxyType(
         "pets": "pet",
         "guinea pig": "guinea pig",
         "guinea pigs": "guinea pig",
+        **dict.fromkeys(
+            words_of(
+                "retriever retrievers labrador labradors lab poodle poodles terrier terriers bulldog bulldogs beagle "
+                "beagles husky huskies corgi corgis dachshund dachshunds chihuahua pug pugs collie collies spaniel "
+                "spaniels greyhound rottweiler labradoodle goldendoodle doodle schnauzer pomeranian shepherd"
+            ),
+            "dog",
+        ),
+        **dict.fromkeys(words_of("siamese ragdoll"), "cat"),
     }
 )
 """Pet species (plural -> singular)."""
@@ -353,7 +364,7 @@ RELATIONS: Mapping[str, str] = MappingProxyType(
 )
 """Relation noun after "my" -> predicate with the speaker as subject ("my mom Ann" -> child_of(user, Ann))."""
 
-OCCUPATIONS: frozenset[str] = _words(
+OCCUPATIONS: frozenset[str] = words_of(
     """engineer developer programmer designer manager teacher nurse doctor physician surgeon lawyer attorney
     accountant chef cook writer author journalist artist musician scientist researcher professor lecturer student
     consultant analyst architect pharmacist dentist therapist counselor counsellor psychologist psychiatrist
@@ -369,7 +380,7 @@ OCCUPATIONS: frozenset[str] = _words(
 )
 """Occupation head nouns, for "I am a nurse" (no employer given) and "Bob is a doctor"."""
 
-DEMONYMS: frozenset[str] = _words(
+DEMONYMS: frozenset[str] = words_of(
     """american british english scottish welsh irish canadian australian german french italian spanish portuguese
     dutch belgian swiss austrian swedish norwegian danish finnish icelandic polish czech slovak russian ukrainian
     greek turkish indian pakistani bangladeshi chinese japanese korean vietnamese thai filipino indonesian

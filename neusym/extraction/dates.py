@@ -38,7 +38,7 @@ _DATE = re.compile(
     rf"|(?P<my>(?P<my_m>{_MONTH})\s+(?P<my_y>(?:19|20)\d{{2}}))"
     r"|(?P<rel>the\s+day\s+after\s+tomorrow|the\s+day\s+before\s+yesterday|today|tonight|tomorrow|yesterday"
     r"|this\s+(?:morning|afternoon|evening)|last\s+night)"
-    rf"|(?P<wd>(?:(?P<wd_mod>next|last|this|coming|on|past|until|by)\s+)?(?P<wd_d>{_WEEKDAY}))"
+    rf"|(?P<wd>(?:(?P<wd_mod>next|last|this|coming|on|past|until|by|every|each)\s+)?(?P<wd_d>{_WEEKDAY}))"
     rf"|(?P<nl>(?P<nl_mod>next|last|this|coming|past)\s+(?P<nl_u>week|weekend|month|year|{_SEASON}))"
     rf"|(?P<in>in\s+(?P<in_n>{_NUM})\s+{_UNIT.format('in_u')})"
     rf"|(?P<ago>(?P<ago_n>{_NUM})\s+{_UNIT.format('ago_u')}\s+ago)"
@@ -236,6 +236,8 @@ def _resolve(m: re.Match[str], now: datetime, future: bool) -> tuple[datetime, s
         direction = "future" if offset > 0 else "past" if offset < 0 else "either"
         return _midnight(now) + timedelta(days=offset), direction, False, "day"
     if g["wd"]:
+        if (g["wd_mod"] or "").lower() in {"every", "each"}:
+            return None  # a routine, not a date
         when, direction = _weekday(now, WEEKDAYS[g["wd_d"].lower()], (g["wd_mod"] or "").lower(), future)
         return when, direction, False, "day"
     if g["nl"]:

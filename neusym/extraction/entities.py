@@ -44,7 +44,7 @@ _AMOUNT = re.compile(
 _QUOTED = re.compile(r"\"([^\"\n]{2,80})\"|(?<![\w'])'([^'\n]{2,80})'(?![\w'])")
 _TOKEN = rf"(?:(?:Mr|Mrs|Ms|Dr|Prof|St|Mt)[.{ABBREV_DOT}]|(?!I\b)[{UPPER}][\w\-]*(?:'[{UPPER}][\w\-]*)?|[a-z]+[A-Z][\w\-]*)"
 _RUN = re.compile(
-    rf"{_TOKEN}(?:(?:\s+(?:of|de|da|del|der|van|von|la|le|du|di|bin|al|&)\s+|'s\s+(?=[{UPPER}])|\s+){_TOKEN})*",
+    rf"(?<![\w'])(?<!\w{ABBREV_DOT}){_TOKEN}(?:(?:\s+(?:of|de|da|del|der|van|von|la|le|du|di|bin|al|&)\s+|'s\s+(?=[{UPPER}])|\s+){_TOKEN})*",
 )
 _PLACE_CUE = re.compile(r"\b(?:in|at|from|to|near|visit(?:ed|ing)?)\s+$", re.IGNORECASE)
 _TRIM_SUFFIX = re.compile(r"'s?$")

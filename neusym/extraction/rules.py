@@ -13,14 +13,14 @@ so powerful.") stay attached to what they refer to.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from neusym.errors import InvalidInputError
+from neusym.extraction import _cues as cue
 from neusym.extraction._grammar import Ctx, RawTriple
-from neusym.extraction._rules import run_rules, sentence_words
+from neusym.extraction._rules import run_rules
 from neusym.extraction._text import is_chitchat, normalise, protect, restore, sentence_spans
 from neusym.extraction.base import Extraction, entity_key
 from neusym.extraction.dates import DateMention, find_dates, find_ttl, resolve_now
@@ -30,227 +30,6 @@ from neusym.record import MemoryType, Triple
 
 __all__ = ["RuleExtractor"]
 
-_LEADIN = (
-    r"^(?:(?:ok(?:ay)?|so|also|and|but|oh|hey|btw|by\s+the\s+way|please|pls|plz|kindly|just|one\s+more\s+thing|"
-    r"important|note)[,:!]?\s+)*"
-)
-_INSTRUCTION = re.compile(
-    _LEADIN + r"(?:always|never|do\s+not\s+ever|from\s+now\s+on|going\s+forward|moving\s+forward|"
-    r"in\s+(?:the\s+)?future|for\s+future\s+reference|by\s+default|whenever|every\s+time|each\s+time|"
-    r"make\s+sure\s+(?:to|you)|be\s+sure\s+to|no\s+more|"
-    r"(?:answer|reply|respond|write|speak|talk)\s+(?:to\s+me\s+)?(?:in|using|with|like|as|more|less|only|briefly|concisely|formally)|"
-    r"keep\s+(?:it|your\s+\w+|answers|responses|replies)\s+(?:short|brief|concise|simple|under)|"
-    r"use\s+(?:the\s+)?\w+(?:\s+\w+)?\s+(?:units|spelling|format|formatting|notation|style|tone|language|dates|time|system)|"
-    r"(?:do\s+not|never)\s+(?:use|mention|include|say|add|call|recommend|suggest|bring\s+up|ask|send|share|"
-    r"talk|give|show|reply|respond|answer|write|book|schedule|contact|email)|"
-    r"address\s+me|refer\s+to\s+me|be\s+(?:more\s+|less\s+)?(?:concise|brief|formal|informal|polite|direct|"
-    r"detailed|verbose|terse|succinct|honest|specific|casual))\b"
-    r"|\b(?:you\s+(?:should|must|need\s+to|have\s+to|shall|are\s+to)\s+(?:always|never)|"
-    r"i\s+(?:want|need|would\s+like|prefer)\s+you\s+to\s+(?!remember\b|know\b)|from\s+now\s+on|going\s+forward|"
-    r"by\s+default|in\s+(?:all\s+)?(?:future|your)\s+(?:answers|responses|replies|messages))\b",
-    re.IGNORECASE,
-)
-_REMEMBER = re.compile(
-    _LEADIN
-    + r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?(?:remember|memori[sz]e|note|keep\s+in\s+mind|"
-    r"do\s+not\s+forget|never\s+forget|make\s+a\s+note|take\s+(?:a\s+)?note|save|store|bear\s+in\s+mind)\b(?!\s+to\b)"
-    r"|\b(?:for\s+the\s+record|fyi|for\s+your\s+information|just\s+so\s+you\s+know|note\s+to\s+self|"
-    r"i\s+want\s+you\s+to\s+(?:remember|know))\b",
-    re.IGNORECASE,
-)
-_REMINDER = re.compile(
-    r"(?:"
-    + _LEADIN
-    + r"|\byou\s+(?:to\s+)?|\bplease\s+)remind\s+me\b(?!\s+of\b)|"
-    + _LEADIN
-    + r"(?:remember|do\s+not\s+forget|never\s+forget)\s+to\b",
-    re.IGNORECASE,
-)
-_QUESTION = re.compile(
-    r"^(?:(?:so|and|but|oh|hey|ok(?:ay)?|well|also|btw|wait|hmm)[,]?\s+)*(?:what|where|when|who|whom|whose|why|how|"
-    r"which|do|does|did|is|are|was|were|can|could|would|will|should|have|has|had|am|may|shall)\b",
-    re.IGNORECASE,
-)
-_POLITE = re.compile(
-    r"^(?:(?:so|and|hey|ok(?:ay)?|also|btw)[,]?\s+)*(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:remember|remind|"
-    r"note|save|store|keep|always|never|make\s+sure|call\s+me|use|answer|reply|respond|write|add|update|forget)\b",
-    re.IGNORECASE,
-)
-_HYPOTHETICAL = re.compile(
-    r"\b(?:if\s+(?:i|we)\s+(?:were|was|had|could|won|lived|moved|got|did|would)|if\s+only|i\s+wish|(?<!only\s)imagine|"
-    r"suppose\s+(?:that\s+)?(?:i|we)|what\s+if|hypothetically|in\s+theory|pretend|let\s+us\s+say|"
-    r"say\s+(?:i|we)\s+(?:were|had|lived)|in\s+another\s+life|"
-    r"(?:i|we)\s+would\s+(?!like\b|love\b|prefer\b|rather\b|appreciate\b|say\b|never\s+forget\b)|"
-    r"would\s+have|could\s+have|should\s+have|might\s+have)\b",
-    re.IGNORECASE,
-)
-_HEDGE = re.compile(
-    r"\b(?:i\s+think|i\s+believe|i\s+guess|i\s+suppose|i\s+reckon|i\s+assume|i\s+doubt|maybe|perhaps|probably|"
-    r"possibly|might|may\s+be|not\s+(?:entirely\s+|completely\s+|100%\s+|really\s+)?sure|not\s+certain|"
-    r"(?<!favourite\s)(?<!favorite\s)(?<!what\s)(?<!the\s)(?<!a\s)(?<!this\s)(?<!that\s)(?<!any\s)(?<!same\s)"
-    r"(?:kind|sort)\s+of|kinda|sorta|apparently|i\s+feel\s+like|seems?\s+(?:like|to)|it\s+seems|likely|unlikely|"
-    r"if\s+i\s+remember\s+(?:correctly|right)|iirc|afaik|as\s+far\s+as\s+i\s+know|or\s+something)\b",
-    re.IGNORECASE,
-)
-_NEGATION = re.compile(
-    r"\b(?:not|never|no\s+longer|no\s+more|nobody|nothing|neither|nor|cannot)\b", re.IGNORECASE
-)
-_TEMPORARY = re.compile(
-    r"\b(?:for\s+now|temporar\w*|for\s+the\s+time\s+being|just\s+for\s+(?:today|tonight|now|this\s+session)|"
-    r"this\s+session\s+only|until\s+further\s+notice)\b",
-    re.IGNORECASE,
-)
-_FUTURE_HINT = re.compile(
-    r"\b(?:will|shall|going\s+to|plan|planning|intend|about\s+to|remind|need\s+to|have\s+to|has\s+to|must|"
-    r"hope\s+to|want\s+to|would\s+like\s+to|upcoming|coming|next|tomorrow|tonight|scheduled|later|soon|until|by|"
-    r"due|deadline|(?:am|is|are)\s+\w+ing|have\s+(?:an?|my)\s+\w+)\b",
-    re.IGNORECASE,
-)
-_PERSONAL = re.compile(r"\b(?:i|me|my|mine|myself|we|us|our|ours|you|your|yours)\b", re.IGNORECASE)
-_GENERIC_VERB = re.compile(
-    r"\b(?:is|are|was|were|has|have|contains?|means?|uses?|supports?|requires?|runs?|consists?|equals?|includes?|"
-    r"causes?|became|becomes|invented|founded|discovered|wrote|released|born|died|located)\b",
-    re.IGNORECASE,
-)
-_MIDCAP = re.compile(r"(?<=[a-z0-9,;:] )([A-Z][\w\-]+)")
-
-_HYPOTHETICAL_WORDS = frozenset(
-    [
-        "if",
-        "wish",
-        "imagine",
-        "suppose",
-        "what",
-        "hypothetically",
-        "theory",
-        "pretend",
-        "say",
-        "another",
-        "would",
-        "could",
-        "should",
-        "might",
-    ]
-)
-_HEDGE_WORDS = frozenset(
-    [
-        "think",
-        "believe",
-        "guess",
-        "suppose",
-        "reckon",
-        "assume",
-        "doubt",
-        "maybe",
-        "perhaps",
-        "probably",
-        "possibly",
-        "might",
-        "may",
-        "sure",
-        "certain",
-        "kind",
-        "sort",
-        "kinda",
-        "sorta",
-        "apparently",
-        "feel",
-        "seem",
-        "seems",
-        "likely",
-        "unlikely",
-        "remember",
-        "iirc",
-        "afaik",
-        "know",
-        "something",
-    ]
-)
-_REMEMBER_WORDS = frozenset(
-    [
-        "remember",
-        "memorise",
-        "memorize",
-        "note",
-        "keep",
-        "forget",
-        "save",
-        "store",
-        "bear",
-        "record",
-        "fyi",
-        "information",
-        "know",
-        "self",
-    ]
-)
-_REMINDER_WORDS = frozenset({"remind", "remember", "forget"})
-_DATE_WORDS = frozenset(
-    [
-        "#digit",
-        "today",
-        "tonight",
-        "tomorrow",
-        "yesterday",
-        "morning",
-        "afternoon",
-        "evening",
-        "night",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "week",
-        "weekend",
-        "month",
-        "year",
-        "summer",
-        "winter",
-        "spring",
-        "fall",
-        "autumn",
-        "ago",
-        "noon",
-        "midnight",
-        "jan",
-        "january",
-        "feb",
-        "february",
-        "mar",
-        "march",
-        "apr",
-        "april",
-        "may",
-        "jun",
-        "june",
-        "jul",
-        "july",
-        "aug",
-        "august",
-        "sep",
-        "sept",
-        "september",
-        "oct",
-        "october",
-        "nov",
-        "november",
-        "dec",
-        "december",
-        "minute",
-        "minutes",
-        "hour",
-        "hours",
-        "day",
-        "days",
-        "weeks",
-        "months",
-        "years",
-        "fortnight",
-    ]
-)
 _PRIORITY = (
     MemoryType.INSTRUCTION,
     MemoryType.PLAN,
@@ -316,6 +95,20 @@ def _check_encodable(text: str) -> None:
         raise InvalidInputError(f"text contains invalid Unicode at position {err.start}") from err
 
 
+_THIRD_PARTY = 0.9  # second-hand facts are less certain than what people say about themselves
+_PRONOUN = 0.8  # "she" resolved by recency is a guess
+
+
+def _triple_factor(t: RawTriple, all_triples: list[RawTriple]) -> float:
+    """Per-triple discount for what the sentence-level confidence has not already discounted."""
+    factor = 1.0
+    if t.third_party and not all(x.third_party for x in all_triples):
+        factor *= _THIRD_PARTY
+    if t.pronoun and not all(x.pronoun for x in all_triples):
+        factor *= _PRONOUN
+    return factor
+
+
 def _clamp(x: float) -> float:
     return max(0.0, min(1.0, round(x, 3)))
 
@@ -361,7 +154,7 @@ class RuleExtractor:
         me = speaker.strip() if speaker and speaker.strip() else "user"
         long_text = len(text) > self.max_chars
         protected = protect(text[: self.max_chars])
-        known = {m.lower() for m in _MIDCAP.findall(protected)} | {me.lower()}
+        known = {m.lower() for m in cue.MIDCAP.findall(protected)} | {me.lower()}
         referent = self._context_referent(context, me, known)
         sentences: list[_Sentence] = []
         for start, end in sentence_spans(protected):
@@ -382,9 +175,9 @@ class RuleExtractor:
         if not isinstance(text, str) or not text.strip():
             return []
         protected = protect(text[: self.max_chars])
-        known = {m.lower() for m in _MIDCAP.findall(protected)}
+        known = {m.lower() for m in cue.MIDCAP.findall(protected)}
         for c in context or ():
-            known |= {m.lower() for m in _MIDCAP.findall(c)}
+            known |= {m.lower() for m in cue.MIDCAP.findall(c)}
         names: dict[str, str] = {}
         for start, end in sentence_spans(protected):
             for mention in find_mentions(normalise(protected[start:end]), known):
@@ -399,7 +192,7 @@ class RuleExtractor:
         for line in reversed(list(context or ())[-3:]):
             if not isinstance(line, str):
                 continue
-            known |= {m.lower() for m in _MIDCAP.findall(line)}
+            known |= {m.lower() for m in cue.MIDCAP.findall(line)}
             names = [
                 m.text for m in find_mentions(normalise(protect(line[:2000])), known) if m.kind == "name"
             ]
@@ -413,25 +206,29 @@ class RuleExtractor:
     ) -> _Sentence:
         norm = normalise(raw)
         lower = norm.lower()
-        words = sentence_words(lower)
+        words = cue.sentence_words(lower)
         sent = _Sentence(text=restore(raw.strip()), start=start, end=end)
         sent.chitchat = is_chitchat(norm)
-        polite = _POLITE.match(norm) is not None
+        polite = cue.POLITE.match(norm) is not None
         asks = norm.rstrip().endswith("?")
         unpunctuated = norm.rstrip()[-1:].isalnum() and len(norm.split()) <= 15
-        question_form = not polite and (asks or unpunctuated) and _QUESTION.match(norm) is not None
+        question_form = not polite and (asks or unpunctuated) and cue.QUESTION.match(norm) is not None
         question = question_form or (not polite and asks)
-        hypothetical = not _HYPOTHETICAL_WORDS.isdisjoint(words) and _HYPOTHETICAL.search(lower) is not None
-        hedge = not _HEDGE_WORDS.isdisjoint(words) and _HEDGE.search(lower) is not None
-        instruction = _INSTRUCTION.search(norm) is not None and not question_form
-        remember = not _REMEMBER_WORDS.isdisjoint(words) and _REMEMBER.search(norm) is not None
-        reminder = not _REMINDER_WORDS.isdisjoint(words) and _REMINDER.search(norm) is not None
-        prefer_future = instruction or reminder or _FUTURE_HINT.search(lower) is not None
+        hypothetical = (
+            not cue.HYPOTHETICAL_WORDS.isdisjoint(words) and cue.HYPOTHETICAL.search(lower) is not None
+        )
+        hedge = not cue.HEDGE_WORDS.isdisjoint(words) and cue.HEDGE.search(lower) is not None
+        instruction = cue.INSTRUCTION.search(norm) is not None and not question_form
+        remember = not cue.REMEMBER_WORDS.isdisjoint(words) and cue.REMEMBER.search(norm) is not None
+        reminder = not cue.REMINDER_WORDS.isdisjoint(words) and cue.REMINDER.search(norm) is not None
+        prefer_future = instruction or reminder or cue.FUTURE_HINT.search(lower) is not None
         dates = (
-            find_dates(norm, now, prefer_future=prefer_future) if not _DATE_WORDS.isdisjoint(words) else []
+            find_dates(norm, now, prefer_future=prefer_future) if not cue.DATE_WORDS.isdisjoint(words) else []
         )
         today = now.replace(hour=0, minute=0, second=0, microsecond=0)
         future = any(d.direction == "future" or (d.direction == "either" and d.when >= today) for d in dates)
+        sent.mentions = find_mentions(norm, known) if not sent.chitchat else []
+        my_key = entity_key(me)
         ctx = Ctx(
             me=me,
             sentence=norm,
@@ -439,11 +236,13 @@ class RuleExtractor:
             dates=dates,
             referent=referent,
             future=future and prefer_future,
+            names=[
+                (x.start, x.text) for x in sent.mentions if x.kind == "name" and entity_key(x.text) != my_key
+            ],
         )
         raw_triples = run_rules(norm, words, ctx) if len(norm) <= 1000 and not sent.chitchat else []
         if question_form or hypothetical:
             raw_triples = []
-        sent.mentions = find_mentions(norm, known) if not sent.chitchat else []
         sent.ttl = find_ttl(norm, now)
         sent.type = self._type(
             raw_triples,
@@ -471,7 +270,7 @@ class RuleExtractor:
                 predicate=t.predicate,
                 object=t.object,
                 polarity=t.polarity,
-                confidence=_clamp(confidence * t.weight),
+                confidence=_clamp(confidence * t.weight * _triple_factor(t, raw_triples)),
             )
             for t in raw_triples
         ]
@@ -522,8 +321,8 @@ class RuleExtractor:
         if (
             not chat
             and not norm.endswith("!")
-            and _PERSONAL.search(lower) is None
-            and _GENERIC_VERB.search(lower) is not None
+            and cue.PERSONAL.search(lower) is None
+            and cue.GENERIC_VERB.search(lower) is not None
             and (mentions or any(c.isdigit() for c in norm))
             and all(d.has_year for d in dates)
         ):
@@ -551,13 +350,13 @@ class RuleExtractor:
             "hypothetical": hypothetical,
             "question": question,
             "negation": any(not t.polarity and not t.derived for t in triples)
-            or (not triples and _NEGATION.search(lower) is not None),
+            or (not triples and cue.NEGATION.search(lower) is not None),
             "third_party": bool(triples) and all(t.third_party for t in triples),
             "hedge": hedge,
             "past": any(t.past and not t.derived for t in triples),
             "aspiration": "aspiration" in kinds,
             "obligation": "obligation" in kinds,
-            "temporary": sent.ttl is not None or _TEMPORARY.search(lower) is not None,
+            "temporary": sent.ttl is not None or cue.TEMPORARY.search(lower) is not None,
             "pronoun_resolved": any(t.pronoun for t in triples),
         }
         return [name for name, on in flags.items() if on]
@@ -583,9 +382,9 @@ class RuleExtractor:
         if hedge:
             base *= 0.6
         if triples and all(t.third_party for t in triples):
-            base *= 0.9
-        if any(t.pronoun for t in triples):
-            base *= 0.8
+            base *= _THIRD_PARTY
+        if triples and all(t.pronoun for t in triples):
+            base *= _PRONOUN
         if hypothetical:
             base = min(base, 0.3)
         if question_form:

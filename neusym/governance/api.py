@@ -21,6 +21,7 @@ from neusym.governance.forgetting import (
     ForgetPreview,
     ForgetReport,
     Purger,
+    compact_lexical,
     find_by_meaning,
     forget_cached_texts,
 )
@@ -143,15 +144,15 @@ class GovernanceAPI:
         at = _epoch(now)
         with mem._write_lock:
             if hard:
-                done = self._governance_purger().purge(targets, sc, extra_texts=[shown.topic] if shown else ())
+                gone = self._governance_purger().purge(targets, sc, extra_texts=[shown.topic] if shown else ())
+                details: dict[str, dict[str, Any]] = {i: {"hard": True} for i in gone}
             else:
-                done = self._archive(targets, sc, at, Flag.FORGOTTEN.value)
+                previous = self._archive(targets, sc, at, Flag.FORGOTTEN.value)
+                gone = list(previous)
+                details = {i: {"hard": False, "previous": prev} for i, prev in previous.items()}
             mem.store.audit([{"memory_id": i, "action": AuditAction.FORGET.value, "reason": reason, "actor": actor,
-                              "at": at, "user_id": sc.user_id,
-                              "details": {"hard": hard, "previous": prev} if not hard else {"hard": True}}
-                             for i, prev in (done.items() if isinstance(done, dict) else ((d, None) for d in done))])
+                              "at": at, "user_id": sc.user_id, "details": details[i]} for i in gone])
             mem.derived.catch_up(mem.store)
-        gone = list(done)
         mem._emit("forget", {"scope": sc, "ids": gone, "hard": hard})
         return ForgetReport(applied=True, hard=hard, ids=gone, reason=reason, preview=shown)
 
@@ -217,9 +218,16 @@ class GovernanceAPI:
         with mem._write_lock:
             report = run_janitor(mem.store, mem.governor.queries, mem.governor.policy, scope=sc, now=_epoch(now),
                                  purge=lambda i, s: purger.purge(i, s), dry_run=dry_run)
-            if report.changed and not dry_run:
+            if not dry_run:
                 mem.derived.catch_up(mem.store)
-                mem.derived.save()
+                # plain deletes and edits leave dead BM25 postings and FAISS tombstones behind: sweep them here
+                with mem.derived.lock:
+                    report.compacted = compact_lexical(mem.derived)
+                    if mem.derived.faiss.needs_compaction:
+                        mem.derived.faiss.compact()
+                        report.compacted += 1
+                if report.changed or report.compacted:
+                    mem.derived.save()
         return report
 
     curate = run_janitor

@@ -167,8 +167,7 @@ def find_by_meaning(query: str, scope: Scope, *, store: SymbolicStore, derived: 
 _SAFE_DETAIL_KEYS = frozenset({
     "decision", "dedup", "similarity", "target_id", "risk", "signals", "judged_by", "origin", "type", "trust",
     "confidence", "raw_confidence", "supersede", "superseded_by", "conflicts", "contradictions", "by", "with",
-    "previous", "predicate", "kind", "strategy", "rule", "version", "strength", "count", "hard", "ids", "kind",
-    "archived", "reason_code", "status",
+    "previous", "predicate", "kind", "strategy", "rule", "version", "strength", "count", "hard", "ids", "archived", "reason_code", "status",
 })
 _SAFE_REASON_ACTIONS = frozenset({"admit", "reject", "quarantine", "supersede", "conflict", "merge", "decay",
                                   "archive", "purge", "reflect"})

@@ -38,6 +38,7 @@ class JanitorReport(BaseModel):
     decayed: int = 0
     archived: list[str] = Field(default_factory=list)  # faded below the archive threshold
     purged: list[str] = Field(default_factory=list)
+    compacted: int = 0  # dead BM25 postings dropped (+1 when FAISS was compacted)
 
     @property
     def changed(self) -> bool:
@@ -58,7 +59,7 @@ def decayed_strength(row: dict[str, Any], policy: GovernancePolicy, now: float) 
     importance = float(row["importance"] if row.get("importance") is not None else 0.5)
     effective = half_life * (1.0 + policy.frequency_boost * math.log1p(accesses)) \
         * (1.0 + policy.importance_boost * importance)
-    return strength * 0.5 ** (elapsed / effective)
+    return float(strength * 0.5 ** (elapsed / effective))
 
 
 def _halvings(strength: float) -> int:

@@ -166,7 +166,10 @@ def reject(mem: NeuSymMemory, rec: MemoryRecord, scope: Scope, actor: str, reaso
         winners = [o for o, p in _links(mem, rec.id, "CONFLICTS_WITH") if p.get("kind") != "contradiction"]
         pending = [r for r in mem.store.get(winners, scope) if Flag.CONFLICT_PENDING.value in r.flags]
         if len(pending) == 1:
-            return approve(mem, pending[0], scope, actor, f"other side of a rejected conflict: {reason}")
+            approve(mem, pending[0], scope, actor, f"other side of a rejected conflict: {reason}")
+            _audit(mem, rec.id, scope, actor, f"rejected ({kind}): {reason}", kind=kind, decision="reject",
+                   winner=pending[0].id)
+            return mem.store.get([rec.id], scope)[0]
         mem.store.unlink("CONFLICTS_WITH", [p for o in winners for p in ((rec.id, o), (o, rec.id))])
         mem.store.set_props([(rec.id, {"status": "archived", "archived_at": time.time(),
                                        "flags": _without(rec.flags, Flag.CONFLICT_PENDING.value)})], scope)

@@ -24,7 +24,6 @@ Design choices, and why:
   array, the faiss index and a SHA-256 trailer, written to a temp file, fsynced and atomically renamed. One file
   means the ids and the vectors can never come from two different saves; the checksum means a torn or foreign file
   is reported as :class:`IndexCorruptionError` before faiss parses a byte of it.
-
 * **Searches run faiss single-threaded** (``search_threads=1``, set per calling thread): one query gains little
   from OpenMP, and faiss' OpenMP pool contending with torch's and BLAS' on a small machine was measured to make
   both the search and the next MiniLM encode several times slower.
@@ -42,7 +41,7 @@ import secrets
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Literal, cast
@@ -604,6 +603,8 @@ class _HashingWriter:
 
 def _as_ids(ids: Any, *, strict: bool) -> IdArray:
     """Coerce ids to a 1-D int64 array. ``strict`` refuses negative ids; lenient mode just drops them."""
+    if isinstance(ids, Iterable) and not isinstance(ids, np.ndarray | list | tuple | str | bytes):
+        ids = list(ids)  # sets, dict views, generators: numpy would make a 0-d object array of them
     arr = np.asarray(ids)
     if arr.ndim == 0:
         arr = arr.reshape(1)

@@ -72,6 +72,15 @@ class Reflection:
     def stored(self) -> bool:
         return self.memory is not None
 
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly report (what a Runnable or a tool returns)."""
+        return {"id": self.id, "stored": self.stored, "summary": self.summary, "scope": self.scope.as_params(),
+                "source_ids": self.source_ids, "reinforced": list(self.reinforced), "cooled": list(self.cooled),
+                "reflection": self.draft.metadata(),
+                "quality": None if self.quality is None else {"question": self.quality.question,
+                                                              "lost_key_fact": self.quality.lost_key_fact,
+                                                              "missing": list(self.quality.missing)}}
+
 
 def _common_scope(request: Scope, sources: Sequence[MemoryRecord]) -> Scope:
     """The narrowest scope every source shares (a session's reflection stays in the session)."""
@@ -264,7 +273,8 @@ class ReflectionAPI:
                     scope: Scope | dict[str, Any] | None = None, goal: str | None = None,
                     wait: bool = False) -> Reflection | None:
         """Mark a session finished. With auto reflection on, a background job is queued (returns None at once);
-        otherwise, or with ``wait=True``, the session is reflected now. Returns None for an empty session."""
+        otherwise, or with ``wait=True``, the session is reflected now (if the model fails, by the extractive
+        reflector: ending a session must not fail on a provider outage). Returns None for an empty session."""
         mem = self._mem()
         mem._check_open()
         if not isinstance(session_id, str) or not session_id:
@@ -340,9 +350,11 @@ class ReflectionAPI:
         mem = self._mem()
         mem._check_open()
         if self._reflection_scheduler is not None and self._reflection_scheduler.running:
-            return self._reflection_scheduler
-        pol = (policy or ReflectionPolicy()).model_copy(update=overrides)
-        pol = ReflectionPolicy.model_validate(pol.model_dump())
+            return self._reflection_scheduler  # already on: call disable_auto_reflection() first to change it
+        try:
+            pol = ReflectionPolicy.model_validate({**(policy or ReflectionPolicy()).model_dump(), **overrides})
+        except ValueError as err:
+            raise InvalidInputError(f"invalid reflection policy: {err}") from err
         if pol.pending_path is None:
             pol = pol.model_copy(update={"pending_path": mem.config.index_dir / "reflection-pending.json"})
         sched = ReflectionScheduler(self._run_job, pol, scanner=self._decay_scan,

@@ -60,7 +60,14 @@ class BuiltContext:
         return [i.memory_id for i in self.items if i.memory_id]
 
     def marked(self, mark: str) -> list[ContextItem]:
-        return [i for i in self.items if mark in i.marks]
+        """Items carrying ``mark`` (prefix match, so "superseded" finds "superseded until ...")."""
+        return [i for i in self.items if any(m.startswith(mark) for m in i.marks)]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "tokens": self.tokens, "budget": self.budget, "omitted": self.omitted,
+                "counter": self.counter,
+                "items": [{"kind": i.kind, "memory_id": i.memory_id, "marks": list(i.marks), "tokens": i.tokens}
+                          for i in self.items]}
 
 
 def marks_for(record: MemoryRecord, conflicting: set[str], superseded: set[str]) -> list[str]:

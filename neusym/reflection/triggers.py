@@ -125,7 +125,7 @@ class ReflectionScheduler:
         self.clock = clock
         self._cond = threading.Condition()
         self._pending: dict[tuple[str, str | None, str | None, str | None], ReflectionJob] = {}
-        self._running: set[tuple[str, str | None, str | None, str | None]] = set()
+        self._running: dict[tuple[str, str | None, str | None, str | None], ReflectionJob] = {}
         self._last_done: dict[tuple[str, str | None, str | None, str | None], float] = {}
         self._counts: dict[tuple[str | None, str | None, str | None], int] = {}
         self._threads: list[threading.Thread] = []
@@ -171,7 +171,9 @@ class ReflectionScheduler:
             t.join(timeout=max(timeout, 1.0))
         self._threads = []
         with self._cond:
-            left = list(self._pending.values()) + list(self.failed)
+            # a job still inside a slow model call after the timeout is persisted too: it will fail once the
+            # stores close, and must then be redone by the next scheduler rather than lost
+            left = list(self._pending.values()) + list(self._running.values()) + list(self.failed)
             self._pending.clear()
         self._persist(left)
         return left
@@ -274,7 +276,7 @@ class ReflectionScheduler:
             return None
         job = min(ready, key=lambda j: j.due)
         del self._pending[job.key]
-        self._running.add(job.key)
+        self._running[job.key] = job
         return job
 
     def _loop(self) -> None:
@@ -318,7 +320,7 @@ class ReflectionScheduler:
         except Exception as err:  # noqa: BLE001 - logged, retried, never propagated to the fast path
             result, error = None, err
         with self._cond:
-            self._running.discard(job.key)
+            self._running.pop(job.key, None)
             self._last_done[job.key] = self.clock()
             if error is None:
                 self.completed += 1

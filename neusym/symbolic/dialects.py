@@ -35,6 +35,7 @@ _INDEXED: tuple[tuple[str, str], ...] = (
     ("Memory", "user_id"),
     ("Memory", "content_hash"),
     ("Memory", "status"),
+    ("Entity", "uid"),
     ("Entity", "key"),
     ("Entity", "user_id"),
     ("Tombstone", "seq"),
@@ -42,7 +43,9 @@ _INDEXED: tuple[tuple[str, str], ...] = (
     ("Audit", "memory_id"),
     ("Audit", "user_id"),
 )
-_UNIQUE: tuple[tuple[str, str], ...] = (("Memory", "id"), ("Memory", "nid"), ("Counter", "name"))
+_UNIQUE: tuple[tuple[str, str], ...] = (
+    ("Memory", "id"), ("Memory", "nid"), ("Entity", "uid"), ("Counter", "name"),
+)
 
 
 def index_statements(dialect: Dialect) -> list[str]:

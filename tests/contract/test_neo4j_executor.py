@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 import socket
 import subprocess
 import sys
@@ -417,3 +418,25 @@ def test_read_your_writes_across_calls(neo4j_executor: Neo4jExecutor) -> None:
     for i in range(20):
         neo4j_executor.run("CREATE (:T {i: $i})", {"i": i})
         assert neo4j_executor.run("MATCH (t:T) RETURN count(t) AS n", write=False) == [{"n": i + 1}]
+
+
+# --------------------------------------------------------------------------------------------- the fixture itself
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("true", "1 error"), ("", "1 skipped")])
+def test_fixture_fails_in_ci_and_skips_elsewhere_when_no_server(ci: str, outcome: str) -> None:
+    """A CI run must not turn green by skipping every Neo4j test because the server could not start."""
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k not in (*_ENV_VARS, "CI", "NEUSYM_REQUIRE_NEO4J")}
+    env.update(CI=ci, NEUSYM_NEO4J_JAVA="/nonexistent/java")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+         f"{Path(__file__).resolve()}::test_executor_satisfies_the_protocol"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300,
+    )
+    out = done.stdout + done.stderr
+    assert outcome in out, out[-3000:]
+    if ci:
+        assert done.returncode != 0 and "Neo4j test server required" in out
+    else:
+        assert done.returncode == 0

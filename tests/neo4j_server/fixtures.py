@@ -10,8 +10,8 @@ Where the server comes from:
   database before each test: never point ``NEO4J_URI`` at a database you care about.
 * otherwise the harness server is built if needed and started once per test process (see ``launcher.py``).
 
-If neither works the tests are skipped on a developer machine, but FAIL when ``CI`` is set: a CI run that silently
-skipped every Neo4j test would look green while testing nothing.
+If neither works the tests are skipped on a developer machine, but FAIL when ``CI`` (or ``NEUSYM_REQUIRE_NEO4J``) is
+set: a CI run that silently skipped every Neo4j test would look green while testing nothing.
 
 The server is a process-wide singleton rather than state of one fixture, so importing the fixtures into several
 conftest files (each import is a separate fixture definition to pytest) still starts one JVM. It stops when the
@@ -34,7 +34,7 @@ from .launcher import Neo4jServerError, Neo4jTestServer, start_neo4j
 if TYPE_CHECKING:
     from neusym.symbolic.executors.neo4j import Neo4jExecutor
 
-__all__ = ["Neo4jConnection", "in_ci", "neo4j_connection", "neo4j_executor", "neo4j_server"]
+__all__ = ["Neo4jConnection", "neo4j_connection", "neo4j_executor", "neo4j_required", "neo4j_server"]
 
 START_TIMEOUT = float(os.environ.get("NEUSYM_NEO4J_START_TIMEOUT", "180"))
 
@@ -58,8 +58,13 @@ class Neo4jConnection:
         }
 
 
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def neo4j_required() -> bool:
+    """True in CI (``CI`` set, as every CI service does) or when ``NEUSYM_REQUIRE_NEO4J`` asks for it."""
+    return _flag("CI") or _flag("NEUSYM_REQUIRE_NEO4J")
 
 
 _lock = threading.Lock()
@@ -118,8 +123,8 @@ def neo4j_server() -> Iterator[Neo4jConnection]:
     try:
         conn = neo4j_connection()
     except Neo4jServerError as err:
-        if in_ci():
-            pytest.fail(f"Neo4j test server unavailable in CI: {err}", pytrace=False)
+        if neo4j_required():
+            pytest.fail(f"Neo4j test server required (CI or NEUSYM_REQUIRE_NEO4J) but unavailable: {err}", pytrace=False)
         pytest.skip(f"Neo4j test server unavailable: {err}")
     yield conn
 

@@ -223,7 +223,7 @@ def start_neo4j(
         timeout: seconds to wait for the JVM to report ready (building has its own ``build_timeout``).
         port: Bolt port on 127.0.0.1; 0 lets the OS pick a free one.
         password: password of user ``neo4j`` (at least 8 characters).
-        java: the ``java`` executable; defaults to ``$JAVA_HOME/bin/java``, then ``java`` on PATH.
+        java: the ``java`` executable; defaults to ``$NEUSYM_NEO4J_JAVA``, ``$JAVA_HOME/bin/java``, ``java`` on PATH.
     """
     build(timeout=build_timeout)
     args = tuple(jvm_args)
@@ -233,7 +233,9 @@ def start_neo4j(
 
 
 def _spawn(java: str, jvm_args: Sequence[str], port: int, password: str, timeout: float) -> Neo4jTestServer:
-    log_fd, log_name = tempfile.mkstemp(prefix="neusym-neo4j-", suffix=".log")
+    # Server stderr lives in target/logs: deleted on a clean stop, kept for a post-mortem when the test run crashed.
+    (TARGET / "logs").mkdir(parents=True, exist_ok=True)
+    log_fd, log_name = tempfile.mkstemp(prefix="server-", suffix=".log", dir=TARGET / "logs")
     log_path = Path(log_name)
     cmd = [java, *_JVM_LOGGING, *jvm_args, "-jar", str(JAR), "--port", str(port), "--password", password]
     began = time.monotonic()
@@ -274,6 +276,10 @@ def _spawn(java: str, jvm_args: Sequence[str], port: int, password: str, timeout
 
 
 def _find_java() -> str:
+    """``NEUSYM_NEO4J_JAVA`` (an explicit java binary), then ``$JAVA_HOME/bin/java``, then ``java`` on PATH."""
+    explicit = os.environ.get("NEUSYM_NEO4J_JAVA")
+    if explicit:
+        return explicit
     home = os.environ.get("JAVA_HOME")
     if home and (Path(home) / "bin" / "java").exists():
         return str(Path(home) / "bin" / "java")

@@ -228,3 +228,20 @@ def test_scheduler_debounce_cooldown_and_max_delay_unit() -> None:
     assert nxt.due == clock.now + 100  # cooldown after the last run
     with pytest.raises(ValueError):
         sched.submit("manual", Scope())
+
+
+def test_a_job_stuck_in_the_model_at_shutdown_is_persisted(make_memory: Callable[..., NeuSymMemory]) -> None:
+    model = GatedModel()
+    mem = make_memory(llm=model, extractor=RuleExtractor(),
+                      reflection=ReflectionPolicy(every_n=2, debounce_s=0, drain_timeout_s=0))
+    mem.add("Fact one about kites", user_id="ana", infer=False)
+    mem.add("Fact two about kites", user_id="ana", infer=False)
+    assert model.entered.wait(WAIT)
+    path = mem.config.index_dir / "reflection-pending.json"
+    mem.close()  # the drain gives up at once; the job inside the model call is kept, not lost
+    saved = json.loads(path.read_text())
+    assert [j["kind"] for j in saved["jobs"]] == ["every_n"]
+    model.release.set()  # the orphaned call now fails against the closed store (logged, never raised)
+    resumed = make_memory(reflection=ReflectionPolicy(debounce_s=0))
+    assert resumed.reflection_scheduler is not None and resumed.reflection_scheduler.wait_idle(WAIT)
+    assert len(reflections(resumed, "ana")) == 1

@@ -142,6 +142,8 @@ def test_search_with_allow_list_exact_path(kind: str) -> None:
     assert got.size == 0
     got, _ = idx.search(q, 5, allow_ids=[424242])
     assert got.size == 0
+    got, _ = idx.search(q, 3, allow_ids={int(i) for i in allow[1:4]})  # any iterable of ints
+    assert sorted(got.tolist()) == sorted(allow[1:4].tolist())
 
 
 def test_search_with_medium_allow_list_is_exact_for_both_structures(kind: str) -> None:

@@ -2,9 +2,10 @@
 
 Why managed transactions (``execute_write`` / ``execute_read``) for every statement: they are the driver's unit of
 retry. Leader switches, deadlocks and other transient errors are retried by the driver with back-off, so the store
-above sees only errors that retrying cannot fix. The price is that a statement must be safe to run again, which the
-store's MERGE-based Cypher is; statements that Neo4j refuses inside an explicit transaction (``CALL { ... } IN
-TRANSACTIONS``, ``USE`` of another database) are not supported here.
+above sees only errors that retrying cannot fix. A retry after a failed transaction is harmless (nothing was
+committed); only a connection lost between commit and acknowledgement replays a committed statement, and the unique
+constraints on ``Memory.id``/``nid`` turn a replayed create into a constraint error instead of a duplicate. Statements
+Neo4j refuses inside an explicit transaction (``CALL { ... } IN TRANSACTIONS``, ``USE``) are not supported here.
 
 Why a bookmark manager of our own: each ``run`` opens its own session, so without shared bookmarks a read routed to a
 cluster follower could miss the write made by the previous call. On a single server it costs nothing.

@@ -89,14 +89,18 @@ def test_reflection_runnable(memory: NeuSymMemory) -> None:
                      user_id="ana", session_id="run")
     step = NeuSymReflectionRunnable(memory=memory, user_id="ana")
     report = step.invoke({"extractive": True})
-    assert report.stored and report.memory.type.value == "reflection"
-    assert report.scope.user_id == "ana" and len(report.source_ids) == 3
+    assert report["stored"] and report["scope"]["user_id"] == "ana" and len(report["source_ids"]) == 3
+    assert memory.get(report["id"], user_id="ana").type.value == "reflection"
+    obj = NeuSymReflectionRunnable(memory=memory, user_id="ana", output="reflection").invoke({"extractive": True})
+    assert obj.stored and obj.memory.type.value == "reflection"
     with pytest.raises(ScopeError):
         step.invoke(None, {"configurable": {"user_id": "bob"}})
+    with pytest.raises(ScopeError):
+        step.invoke({"user_id": "bob", "extractive": True})
 
 
 async def test_reflection_runnable_async(memory: NeuSymMemory) -> None:
     memory.add_batch(["Bob bought flour.", "Bob bought yeast."], user_id="bob")
     report = await NeuSymReflectionRunnable(memory=memory).ainvoke({"extractive": True},
                                                                     {"configurable": {"user_id": "bob"}})
-    assert report.stored and report.scope.user_id == "bob"
+    assert report["stored"] and report["scope"]["user_id"] == "bob"

@@ -53,6 +53,21 @@ def test_put_get_update_delete(store: NeuSymStore) -> None:
     assert store.get(ns, "a") is not None and store.get(ns, "b") is not None
 
 
+def test_superseded_items_keep_their_value(store: NeuSymStore) -> None:
+    ns = ("ana", "facts")
+    store.put(ns, "home", {"content": "Ana lives in Porto."})
+    store.put(ns, "moved", {"content": "Ana lives in Lisbon."})  # governance: this supersedes the first fact
+    old = [r for r in store.memory.query(user_id="ana", statuses=["superseded"])]
+    assert [r.content for r in old] == ["Ana lives in Porto."]
+    assert store.get(ns, "home").value == {"content": "Ana lives in Porto."}  # the store still returns it
+    assert {h.key for h in store.search(ns, query="where does Ana live")} == {"home", "moved"}
+    docs = NeuSymRetriever(memory=store.memory, user_id="ana").invoke("where does Ana live")
+    assert [d.page_content for d in docs] == ["Ana lives in Lisbon."]  # the engine's recall prefers the new fact
+    store.put(ns, "home", {"content": "Ana's parents live in Porto."})  # a new value is admitted afresh
+    assert store.get(ns, "home").value == {"content": "Ana's parents live in Porto."}
+    assert not store.memory.query(user_id="ana", statuses=["superseded"])
+
+
 def test_items_are_memories_the_other_adapters_see(store: NeuSymStore) -> None:
     store.put(("ana", "memories"), "m1", {"content": "Ana's sister lives in Madrid"})
     docs = NeuSymRetriever(memory=store.memory, user_id="ana").invoke("where does the sister live")
@@ -170,6 +185,15 @@ def test_ttl(memory: NeuSymMemory) -> None:
     assert memory.get(recs["forever"].id, user_id="ana").expires_at is None
     store.put(ns, "short", {"text": "expires soon"}, ttl=5)  # same text again: revived, not lost
     assert store.get(ns, "short") is not None
+
+    lazy = NeuSymStore(memory, ttl={"refresh_on_read": False})
+    lazy.put(ns, "lazy", {"text": "no refresh"}, ttl=10)
+    rid = next(r.id for r in memory.query(user_id="ana", tags=['lgns:["ana","tmp"]']) if r.content == "no refresh")
+    first = memory.get(rid, user_id="ana").expires_at
+    lazy.get(ns, "lazy")
+    assert memory.get(rid, user_id="ana").expires_at == first  # the store's config: no refresh on read
+    lazy.get(ns, "lazy", refresh_ttl=True)
+    assert memory.get(rid, user_id="ana").expires_at > first  # an explicit request wins
 
 
 def test_tenant_scoping(store: NeuSymStore, memory: NeuSymMemory) -> None:

@@ -44,7 +44,8 @@ def config(falkordb_dir: Path, graph_name: str) -> NeuSymConfig:
 
 
 def test_llamaindex_embedding_model(config: NeuSymConfig) -> None:
-    retriever = NeuSymRetriever.from_defaults(config=config, embed_model=MockEmbedding(embed_dim=16), user_id="ana")
+    retriever = NeuSymRetriever.from_defaults(memory_kwargs={"config": config}, embed_model=MockEmbedding(embed_dim=16),
+                                              user_id="ana")
     mem = retriever.memory
     try:
         assert mem.embedder.name.startswith("llamaindex:") and mem.embedder.dimension == 16
@@ -56,7 +57,7 @@ def test_llamaindex_embedding_model(config: NeuSymConfig) -> None:
 
 async def test_llamaindex_llm_extracts_and_reflects(config: NeuSymConfig, prompts: Prompts) -> None:
     # MockLLM echoes its prompt, which is not valid JSON: NeuSym asks it, then falls back to its LLM-free path
-    block = NeuSymMemoryBlock.from_defaults(memory_kwargs={"config": config, "embedder": MockEmbedding(embed_dim=8)},
+    block = NeuSymMemoryBlock.from_defaults(memory_kwargs={"config": config}, embed_model=MockEmbedding(embed_dim=8),
                                             llm=MockLLM(), user_id="ana")
     try:
         session = Memory.from_defaults(session_id="s1", memory_blocks=[block])
@@ -87,13 +88,9 @@ class JsonLLM(CustomLLM):
         raise NotImplementedError
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine: neusym.llm.as_chat_model recognises LlamaIndex LLMs by their class's own module, so a subclass "
-    "defined elsewhere is taken for a ChatModel and called complete(system, user) = complete(prompt=system, "
-    "formatted=user): the user text never reaches the model. Fix: detect LlamaIndex LLMs by MRO."))
 def test_custom_llamaindex_llm_subclass_gets_the_whole_prompt(config: NeuSymConfig) -> None:
     llm = JsonLLM(prompts=[])
-    chat = NeuSymChatMemory.from_defaults(memory_kwargs={"config": config, "embedder": MockEmbedding(embed_dim=8)},
+    chat = NeuSymChatMemory.from_defaults(memory_kwargs={"config": config}, embed_model=MockEmbedding(embed_dim=8),
                                           llm=llm, user_id="ana")
     try:
         chat.put(ChatMessage(role="user", content="I play the cello every evening."))

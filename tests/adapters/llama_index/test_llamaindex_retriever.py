@@ -16,7 +16,8 @@ from llama_index.core.vector_stores.types import (
 )
 
 from llama_index_neusym import NeuSymRetriever
-from neusym import InvalidInputError, NeuSymMemory, ScopeError
+from neusym import InvalidInputError, NeuSymMemory
+from neusym.errors import ScopeError
 
 
 @pytest.fixture
@@ -139,4 +140,4 @@ def test_from_defaults_opens_or_wraps(mem: NeuSymMemory, tmp_path) -> None:  # t
     with pytest.raises(InvalidInputError):
         NeuSymRetriever.from_defaults(mem, data_dir=tmp_path, user_id="alice")
     with pytest.raises(InvalidInputError):
-        NeuSymRetriever.from_defaults(mem, user_id="alice", graph="x")
+        NeuSymRetriever.from_defaults(mem, user_id="alice", memory_kwargs={"retrieval": "dense_only"})
