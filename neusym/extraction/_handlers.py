@@ -189,9 +189,9 @@ def birthday(m: re.Match[str], ctx: Ctx) -> list[RawTriple]:
     return [triple(subj, "birthday", found[1], True, "fact")]
 
 
-def name(m: re.Match[str], ctx: Ctx, weight: float = 1.0) -> list[RawTriple]:
+def name(m: re.Match[str], ctx: Ctx, weight: float = 1.0, group: str = "obj") -> list[RawTriple]:
     subj = owner_of(m, ctx) if "owner" in m.groupdict() else Subject(ctx.me, False)
-    value = clean_object(m.group("obj"), "ent", ctx, m.start("obj"))
+    value = clean_object(m.group(group), "ent", ctx, m.start(group))
     if subj is None or not value or len(value.split()) > 4:
         return []
     low = value.lower()
@@ -342,6 +342,9 @@ def emotion(m: re.Match[str], ctx: Ctx) -> list[RawTriple]:
     return [triple(subj, "feels", emo, polarity, "emotion")]
 
 
+_PERFECT = re.compile(
+    r"^have\s+(?:been|had|\w+ed|\w+en|done|gone|seen|made|found|got|known)\b", re.IGNORECASE
+)
 _GO_NOUN = words_of(
     "bed work school church college class town dinner lunch breakfast jail court hospital prison "
     "university uni mass therapy practice rehab the a an my our his her their this that some"
@@ -368,6 +371,8 @@ def plan(m: re.Match[str], ctx: Ctx) -> list[RawTriple]:
         return []
     if modal in {"might", "may", "should", "must", "could"} and act.lower().startswith("be "):
         return []  # "I might be allergic to X" is a hedged fact, not a plan
+    if _PERFECT.match(act):
+        return []  # "I might have found it otherwise" is about the past
     if modal.endswith("going to") and (act[:1].isupper() or act.split()[0].lower() in _GO_NOUN):
         act = f"go to {act}"
     polarity = not (gd.get("neg1") or gd.get("neg2") or gd.get("neg"))
@@ -443,8 +448,8 @@ def job_checked(m: re.Match[str], ctx: Ctx) -> list[RawTriple]:
 
 
 def name_guess(m: re.Match[str], ctx: Ctx) -> list[RawTriple]:
-    """ "I'm John": a name, but less certain than "my name is John"."""
-    return name(m, ctx, 0.75)
+    """Names from "I'm John" or "this is John speaking": likely, but less certain than "my name is John"."""
+    return name(m, ctx, 0.75, group="obj" if m.group("obj") else "obj2")
 
 
 def self_fact(pred: str) -> Handler:

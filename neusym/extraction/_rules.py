@@ -48,7 +48,7 @@ __all__ = ["RULES", "run_rules"]
 _I_AM_NAME = Rule(
     "i_am_name",
     rf"^(?:(?:hi|hello|hey)(?:\s+there|\s+all|\s+everyone)?[,!.]?\s+)?(?:i\s+am\s+(?P<obj>{NAME})"
-    r"(?=\s*(?:$|[,.!;]|\s+(?:and|from|by|here|speaking)\b))|this\s+is\s+(?P<obj2>{NAME})\s+(?:speaking|here)\b)",
+    rf"(?=\s*(?:$|[,.!;]|\s+(?:and|from|by|here|speaking)\b))|this\s+is\s+(?P<obj2>{NAME})\s+(?:speaking|here)\b)",
     "am is",
     h.name_guess,
 )
