@@ -401,7 +401,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
             pairs = self._next_pairs(sc, [candidates[i] for i in chain], {r.id for r in to_create})
             created = self.store.create(to_create, np.vstack([vec_of[r.id] for r in to_create])
                                         if to_create else np.zeros((0, self.embedder.dimension), np.float32),
-                                        next_pairs=pairs)
+                                        next_pairs=pairs, supersede=self.governor.planned_supersessions(decisions))
             by_id = {r.id: r for r in created}
             for d in decisions:
                 if d.record.id in by_id:

@@ -1,7 +1,7 @@
 """Regex building blocks for clause-level facts: subjects, negation, object spans, and how spans are cleaned.
 
 Every rule in :mod:`neusym.extraction._rules` is ``<subject> <adverbs> <aux> <negation> <verb> <object>``; putting
-the shared parts here keeps each rule one readable line and guarantees that negation, "used to" and third-person
+the shared parts here keeps each rule short and guarantees that negation, "used to" and third-person
 subjects behave the same for every predicate.
 
 Patterns are compiled case-insensitively; proper names are matched case-sensitively inside ``(?-i:...)`` because

@@ -474,7 +474,7 @@ def account(m: re.Match[str], ctx: Ctx) -> list[RawTriple]:
 
 
 def age(m: re.Match[str], ctx: Ctx) -> list[RawTriple]:
-    """ "I am 32" / "I just turned 32": needs the copula or "turn", or any "X 123" would be an age."""
+    """Ages from "I am 32" or "I just turned 32": the copula or "turn" is required, else any "X 123" is an age."""
     gd = m.groupdict()
     if not gd.get("turn") and (gd.get("aux") or "").lower() not in _BE:
         return []

@@ -6,9 +6,10 @@ questions and hypotheticals assert no triples, hedges lower confidence, and anyt
 observation for admission control to judge.
 
 A text is split into sentences; each sentence is typed and mined for triples; sentences are then grouped into
-memories. Directive sentences (instructions, plans, explicit "remember ..." with an expiry) become memories of their
-own because they carry their own type, due date or TTL; other sentences are merged, and short follow-ups ("It was
-so powerful.") stay attached to what they refer to.
+memories. Directive sentences (instructions, plans with a due date, anything with an expiry) become memories of
+their own because they carry their own type, due date or TTL; other sentences are merged into one memory (a chat
+turn stays one memory, which is also what turn-level benchmarks score), and follow-ups ("It was so powerful.",
+"Please remember that.") stay attached to what they refer to.
 """
 
 from __future__ import annotations

@@ -197,6 +197,7 @@ class Purger:
         """Delete ``ids`` (visible in ``scope``) everywhere. Returns the ids actually deleted."""
         records = self.store.get(list(dict.fromkeys(ids)), scope)
         if not records:
+            self._complete_interrupted(ids, scope, extra_texts)
             return []
         texts = {r.content for r in records} | set(extra_texts) | self._earlier_versions([r.id for r in records])
         gone = self.store.delete_hard([r.id for r in records], scope)
@@ -217,6 +218,20 @@ class Purger:
             rows += self.queries.audit_rows(user_id=tenant)
         self.queries.redact_audit([_redacted(r) for r in rows])
         self.derived.save()
+
+    def _complete_interrupted(self, ids: Sequence[str], scope: Scope, extra_texts: Iterable[str]) -> None:
+        """Finish a purge that died after its graph delete (crash, lost connection): a retry finds nothing left to
+        delete, but the orphaned entities (names from the forgotten text) and the audit entries quoting it would
+        otherwise stay forever. Only this tenant's ids that are gone from the graph are touched; idempotent."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return
+        self.store.delete_orphan_entities(scope)
+        present = {r.id for r in self.store.get(wanted, Scope())}
+        gone = list(dict.fromkeys(str(r["memory_id"]) for r in self.queries.audit_rows(
+            memory_ids=[i for i in wanted if i not in present]) if r.get("user_id") == scope.user_id))
+        if gone:
+            self.finish(set(extra_texts) | self._earlier_versions(gone), audit_ids=gone)
 
     def _earlier_versions(self, ids: Sequence[str]) -> set[str]:
         """Texts of earlier versions (edit audits keep them for rollback): their cache entries must go too."""

@@ -99,6 +99,24 @@ class Governor:
         self.conflicts.apply(decisions, scope)
         return decisions
 
+    def planned_supersessions(self, decisions: Sequence[Decision]) -> list[dict[str, Any]]:
+        """The plan's status changes and SUPERSEDES edges, which the facade applies inside the create statement so a
+        crash between the create and :meth:`after_write` never leaves two current values of one fact (after_write
+        applies them again, idempotently, with the rest of the side effects and the audit)."""
+        now = time.time()
+        out: list[dict[str, Any]] = []
+        for d in decisions:
+            if not d.stored:
+                continue
+            for e in _entries(d.details.get("supersede")):
+                prev = dict(e.get("previous") or {})
+                out.append({"id": str(e["id"]), "user_id": d.record.scope.user_id, "by": d.record.id,
+                            "props": {"status": "superseded", "valid_to": e["valid_to"], "updated_at": now,
+                                      "flags": _without(prev.get("flags") or [], Flag.CONFLICT_PENDING.value)},
+                            "edge": {"predicate": e["predicate"], "kind": e["kind"], "strategy": e["strategy"],
+                                     "at": now}})
+        return out
+
     def after_write(self, decisions: Sequence[Decision], scope: Scope, actor: str = "system",
                     now: float | None = None) -> None:
         """Apply what ``admit`` planned (the candidates themselves are already created) and audit everything."""

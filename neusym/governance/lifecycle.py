@@ -63,7 +63,8 @@ def decayed_strength(row: dict[str, Any], policy: GovernancePolicy, now: float) 
 
 
 def _halvings(strength: float) -> int:
-    return int(math.floor(-math.log2(strength))) if strength > 0 else 64
+    """How many times a memory has halved; decay is audited once per halving, not on every pass."""
+    return int(math.floor(-math.log2(strength) + 1e-6)) if strength > 0 else 64
 
 
 def run_janitor(

@@ -130,6 +130,9 @@ class ReflectionAPI:
             out.extend(page)
             if len(page) < _PAGE:
                 break
+        if len(out) >= limit:
+            log.warning("reflecting the oldest %d memories of %s only (limit); the rest stay unreflected and are "
+                        "picked up by only_unreflected=True / the background triggers", limit, sc.as_params())
         return out
 
     # ------------------------------------------------------------------ reflect
@@ -162,6 +165,7 @@ class ReflectionAPI:
         ``cool``: what happens to observations the reflection fully covers: ``demote`` (strength halved, flagged
         ``reflected``), ``archive`` (status archived: out of default search) or ``none``. ``quality_question``
         runs the quality check: if the reflection lost a key fact for it, the raw memories are kept hot.
+        ``limit`` caps how many memories one call reads (oldest first; a warning says when it was reached).
         """
         mem = self._mem()
         mem._check_open()

@@ -159,8 +159,15 @@ class LLMReflector:
 
     def run_batch(self, records: Sequence[MemoryRecord], lines: Sequence[str], goal: str | None,
                   budget: ReflectionBudget, counter: TokenCounter) -> tuple[ReflectionOutput, int]:
+        lines = list(lines)
         user = reflect_user_prompt(lines, goal, budget.output_tokens)
         prompt_tokens = counter.count(REFLECT_SYSTEM) + counter.count(user)
+        while prompt_tokens > budget.input_tokens and lines:  # joined text can tokenise a little differently
+            i = max(range(len(lines)), key=lambda j: len(lines[j]))
+            lines[i] = counter.truncate(lines[i], max(counter.count(lines[i]) - (prompt_tokens - budget.input_tokens)
+                                                      - 2, 1)) + " …"
+            user = reflect_user_prompt(lines, goal, budget.output_tokens)
+            prompt_tokens = counter.count(REFLECT_SYSTEM) + counter.count(user)
         try:
             out: ReflectionOutput = ask_structured(self.llm, REFLECT_SYSTEM, user, ReflectionOutput,
                                                    retries=self.retries, structured=self.structured)

@@ -3,6 +3,7 @@
 from neusym.retrieval.config import RetrievalConfig
 from neusym.retrieval.recipes import (
     DENSE_ONLY,
+    HYBRID,
     HYBRID_GRAPH,
     HYBRID_RRF,
     HYBRID_SYMBOLIC,
@@ -10,4 +11,4 @@ from neusym.retrieval.recipes import (
     RECIPES,
 )
 
-__all__ = ["DENSE_ONLY", "HYBRID_GRAPH", "HYBRID_RRF", "HYBRID_SYMBOLIC", "LEXICAL_ONLY", "RECIPES", "RetrievalConfig"]
+__all__ = ["DENSE_ONLY", "HYBRID", "HYBRID_GRAPH", "HYBRID_RRF", "HYBRID_SYMBOLIC", "LEXICAL_ONLY", "RECIPES", "RetrievalConfig"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,10 +16,11 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "strength": 0.05,
     "entity": 0.15,
     "graph": 0.1,
-    "neighbour": 0.25,
+    "neighbour": 0.2,  # best fused score among the memory's conversation neighbours (NEXT)
     "temporal": 0.1,
     "dense": 0.0,  # raw cosine of the dense channel (the fused similarity already contains its rank)
     "lexical": 0.0,  # BM25 / best BM25 of the query
+    "speaker": 0.125,  # the memory's speaker is named in the query
 }
 
 # Durable statements outrank passing ones at equal similarity; reflections summarise many memories.
@@ -46,6 +47,8 @@ class RetrievalConfig(BaseModel):
     lexical: bool = True
     candidates: int = Field(default=50, ge=1, le=10_000)  # stage-1 depth per channel
     rrf_k: int = Field(default=20, ge=1)
+    fusion: Literal["linear", "rrf"] = "linear"  # how stage 1 fuses dense and BM25 (see pipeline.stage1)
+    lexical_weight: float = Field(default=0.6, ge=0)  # BM25 share in linear fusion (dense = 1)
     graph_expand: bool = True
     neighbours: bool = True
     expand_limit: int = Field(default=20, ge=0)

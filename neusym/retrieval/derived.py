@@ -203,7 +203,11 @@ class DerivedIndexes:
                     self.faiss.remove(np.asarray([nid], dtype=np.int64))
                     continue
                 pos = self.catalog.put(nid, r.get("user_id"), r.get("agent_id"), r.get("session_id"), status)
-                self.lexical.add(pos, r.get("content") or "")
+                session = r.get("session_id")
+                # memories of one session are a sequence (a conversation): the lexical document of each also holds
+                # its neighbours' words (see LexicalIndex); memories without a session stand alone
+                self.lexical.add(pos, r.get("content") or "", order=nid,
+                                 context_key=(r.get("user_id"), r.get("agent_id"), session) if session else None)
                 emb = r.get("embedding")
                 if emb is not None:
                     v = decode_embedding(emb) if isinstance(emb, str) else np.asarray(emb, dtype=np.float32)

@@ -89,7 +89,14 @@ def stage1(
     statuses: list[str],
     cfg: RetrievalConfig,
 ) -> tuple[list[Candidate], int]:
-    """Fused candidates, and how many memories the scope holds (stage 2 uses it to discount hub entities)."""
+    """Fused candidates, and how many memories the scope holds (stage 2 uses it to discount hub entities).
+
+    Fusion ``linear`` (default) scores every candidate of either channel on BOTH channels (the raw cosine of a
+    BM25-only hit is computed from its stored vector, the BM25 of a dense-only hit is read from the same scoring
+    pass) and mixes them: ``sim = (max(cos, 0) + lexical_weight * bm25 / best_bm25) / (1 + lexical_weight)``.
+    Ranks throw away how much better the best match is, and a candidate found by one channel only would otherwise
+    count as zero on the other. ``rrf`` keeps reciprocal-rank fusion (the classic baseline recipe).
+    """
     mask, allow = derived.allowed(scope, statuses)
     n = cfg.candidates
     cands: dict[int, Candidate] = {}
@@ -100,24 +107,54 @@ def stage1(
                 continue
             c = cands.setdefault(nid, Candidate(nid))
             c.dense, c.drank = float(s), rank
+    lex_all: np.ndarray | None = None
+    top = 1.0
     if cfg.lexical:
-        positions, scores = derived.lexical.search(query, mask, n)
+        lex_all = derived.lexical.score_all(query, mask)
+        positions, scores = derived.lexical.top(lex_all, n)
         nids = derived.catalog.nid[positions] if len(positions) else np.zeros(0, dtype=np.int64)
         top = float(scores[0]) if len(scores) else 1.0
         for rank, (nid, s) in enumerate(zip(nids.tolist(), scores.tolist(), strict=False)):
             c = cands.setdefault(int(nid), Candidate(int(nid)))
             c.lex, c.lexn, c.lrank = float(s), float(s) / top, rank
-    channels = int(cfg.dense) + int(cfg.lexical)
-    best = channels / (cfg.rrf_k + 1.0)
-    for c in cands.values():
-        rrf = 0.0
-        if c.drank is not None:
-            rrf += 1.0 / (cfg.rrf_k + 1.0 + c.drank)
-        if c.lrank is not None:
-            rrf += 1.0 / (cfg.rrf_k + 1.0 + c.lrank)
-        c.sim = rrf / best if best else 0.0
+    if cfg.fusion == "linear":
+        _fill_missing_channels(derived, cands, qvec if cfg.dense else None, lex_all, top)
+        wd = 1.0 if cfg.dense and qvec is not None else 0.0
+        wl = cfg.lexical_weight if cfg.lexical else 0.0
+        for c in cands.values():
+            fused = wd * max(c.dense or 0.0, 0.0) + wl * (c.lexn or 0.0)
+            c.sim = fused / (wd + wl) if wd + wl else 0.0
+    else:
+        channels = int(cfg.dense) + int(cfg.lexical)
+        best = channels / (cfg.rrf_k + 1.0)
+        for c in cands.values():
+            rrf = 0.0
+            if c.drank is not None:
+                rrf += 1.0 / (cfg.rrf_k + 1.0 + c.drank)
+            if c.lrank is not None:
+                rrf += 1.0 / (cfg.rrf_k + 1.0 + c.lrank)
+            c.sim = rrf / best if best else 0.0
     ordered = sorted(cands.values(), key=lambda c: -c.sim)
     return ordered[: max(n, 1)], int(mask.sum())
+
+
+def _fill_missing_channels(derived: DerivedIndexes, cands: dict[int, Candidate], qvec: np.ndarray | None,
+                           lex_all: np.ndarray | None, top: float) -> None:
+    """Give every candidate both channel scores (cost: one small reconstruct + a lookup per candidate)."""
+    if qvec is not None:
+        missing = [c.nid for c in cands.values() if c.dense is None and derived.faiss.contains(c.nid)]
+        if missing:
+            dots = derived.faiss.reconstruct(np.asarray(missing, dtype=np.int64)) @ np.asarray(qvec, np.float32)
+            for nid, d in zip(missing, dots.tolist(), strict=True):
+                cands[nid].dense = float(d)
+    if lex_all is not None:
+        pos_of = derived.catalog.pos_of
+        for c in cands.values():
+            if c.lex is None:
+                pos = pos_of.get(c.nid)
+                if pos is not None and pos < len(lex_all) and lex_all[pos] > 0:
+                    c.lex = float(lex_all[pos])
+                    c.lexn = c.lex / top
 
 
 def run_search(
@@ -143,7 +180,8 @@ def run_search(
     timings.candidates = len(cands)
     window = parse_time_window(query, datetime.fromtimestamp(now, UTC)) if cfg.temporal else None
     expand = cfg.graph_expand
-    q_keys = query_entity_keys(query) if (expand or cfg.weights.get("entity", 0)) else []
+    q_keys = (query_entity_keys(query)
+              if (expand or cfg.weights.get("entity", 0) or cfg.weights.get("speaker", 0)) else [])
     params: dict[str, Any] = {
         **scope.as_params(),
         **filters.params(),
@@ -159,7 +197,8 @@ def run_search(
         "now": now,
         "half_life": cfg.half_life_days * 86400.0,
         "w": {**{k_: 0.0 for k_ in ("similarity", "recency", "importance", "confidence", "strength", "entity",
-                                     "graph", "neighbour", "temporal", "dense", "lexical")},
+                                     "graph", "neighbour", "temporal", "dense", "lexical",
+                                     "speaker")},
               **cfg.weights, **({} if cfg.neighbours else {"neighbour": 0.0})},
         "type_weights": cfg.type_weights,
         "t_from": window[0] if window else None,
@@ -192,6 +231,8 @@ def _to_result(row: dict[str, Any], weights: dict[str, float], cfg: RetrievalCon
         path = ["query entity", "RELATES", "entity", "MENTIONS", "memory"]
     if float(row.get("nbr") or 0.0) > 0:
         path = path + ["NEXT-neighbour of a candidate"]
+    if float(row.get("spk") or 0.0) > 0:
+        path = path + [f"said by {record.source.speaker}, named in the query"]
     warnings = []
     if "low_confidence" in record.flags or record.confidence < 0.5:
         warnings.append("low confidence")

@@ -6,6 +6,7 @@ from neusym.retrieval.config import RetrievalConfig
 
 __all__ = [
     "DENSE_ONLY",
+    "HYBRID",
     "HYBRID_GRAPH",
     "HYBRID_RRF",
     "HYBRID_SYMBOLIC",
@@ -15,22 +16,25 @@ __all__ = [
 ]
 
 _NO_BOOSTS = {"similarity": 1.0, "recency": 0.0, "importance": 0.0, "confidence": 0.0, "strength": 0.0,
-              "entity": 0.0, "graph": 0.0, "neighbour": 0.0, "temporal": 0.0, "dense": 0.0, "lexical": 0.0}
+              "entity": 0.0, "graph": 0.0, "neighbour": 0.0, "temporal": 0.0, "dense": 0.0, "lexical": 0.0,
+              "speaker": 0.0}
 
 DENSE_ONLY = RetrievalConfig(name="dense_only", lexical=False, graph_expand=False, neighbours=False,
                              temporal=False, weights=_NO_BOOSTS)
 LEXICAL_ONLY = RetrievalConfig(name="lexical_only", dense=False, graph_expand=False, neighbours=False,
                                temporal=False, weights=_NO_BOOSTS)
-HYBRID_RRF = RetrievalConfig(name="hybrid_rrf", graph_expand=False, neighbours=False, temporal=False,
+HYBRID_RRF = RetrievalConfig(name="hybrid_rrf", fusion="rrf", graph_expand=False, neighbours=False, temporal=False,
                              weights=_NO_BOOSTS)
-"""Stage 1 only: dense + BM25 fused by reciprocal rank."""
+"""Stage 1 only, classic: dense + BM25 fused by reciprocal rank."""
+HYBRID = RetrievalConfig(name="hybrid", graph_expand=False, neighbours=False, temporal=False, weights=_NO_BOOSTS)
+"""Stage 1 only, as the default pipeline runs it: both channels scored on every candidate, linear fusion."""
 HYBRID_SYMBOLIC = RetrievalConfig(name="hybrid_symbolic", graph_expand=False, neighbours=False, temporal=False)
 """Stage 2 filters and re-scores (recency, importance, confidence, type, strength, entity match), no expansion."""
 HYBRID_GRAPH = RetrievalConfig(name="hybrid_graph")
 """The default: full two-stage retrieval with entity/relation expansion, conversation neighbours and time."""
 
 RECIPES: dict[str, RetrievalConfig] = {
-    r.name: r for r in (DENSE_ONLY, LEXICAL_ONLY, HYBRID_RRF, HYBRID_SYMBOLIC, HYBRID_GRAPH)
+    r.name: r for r in (DENSE_ONLY, LEXICAL_ONLY, HYBRID_RRF, HYBRID, HYBRID_SYMBOLIC, HYBRID_GRAPH)
 }
 
 

@@ -48,7 +48,7 @@ _BUMP = (
 CREATE_MEMORIES = (
     _BUMP
     + "UNWIND range(0, size($rows) - 1) AS i "
-    "WITH base + i + 1 AS s, $rows[i] AS r "
+    "WITH base + i + 1 AS s, $rows[i] AS r, base "
     "CREATE (m:Memory) SET m = r.props, m.seq = s, m.nid = s, m.embedding = r.embedding "
     "FOREACH (ent IN r.entities | "
     "  MERGE (e:Entity {uid: ent.uid}) ON CREATE SET e.key = ent.key, e.name = ent.name, e.user_id = ent.ns "
@@ -61,7 +61,17 @@ CREATE_MEMORIES = (
     "  MERGE (m)-[:MENTIONS]->(a) MERGE (m)-[:MENTIONS]->(b) "
     "  CREATE (a)-[:RELATES {predicate: t.predicate, polarity: t.polarity, confidence: t.confidence, "
     "    memory_id: m.id, valid_from: r.props.valid_from, created_at: r.props.created_at}]->(b)) "
-    "WITH collect({id: m.id, nid: m.nid, seq: m.seq}) AS out "
+    "WITH base, collect({id: m.id, nid: m.nid, seq: m.seq}) AS out "
+    # supersessions planned by governance land in the same statement: a crash right after the create must not leave
+    # two current values of one fact (the governor's after_write re-applies them idempotently, with the audit)
+    "UNWIND CASE WHEN size($sets) = 0 THEN [null] ELSE $sets END AS st "
+    "OPTIONAL MATCH (o:Memory {id: st.id}) WHERE coalesce(o.user_id, '') = coalesce(st.user_id, '') "
+    "OPTIONAL MATCH (nw:Memory {id: st.by}) "
+    "FOREACH (_ IN CASE WHEN o IS NULL THEN [] ELSE [1] END | "
+    "  SET o += st.props, o.seq = base + size($rows) + st.k + 1) "
+    "FOREACH (_ IN CASE WHEN o IS NULL OR nw IS NULL THEN [] ELSE [1] END | "
+    "  MERGE (nw)-[x:SUPERSEDES]->(o) SET x += st.edge) "
+    "WITH out LIMIT 1 "
     "UNWIND CASE WHEN size($pairs) = 0 THEN [null] ELSE $pairs END AS p "
     "OPTIONAL MATCH (x:Memory {id: p[0]}) "
     "OPTIONAL MATCH (y:Memory {id: p[1]}) "

@@ -96,7 +96,16 @@ def fulltext_query_text(dialect: Dialect, text: str, *, max_terms: int = 32) -> 
         # Lucene reads upper-case AND/OR/NOT as operators ("cats AND" is a parse error); the index's analyzer
         # lower-cases anyway, so lower-casing the terms changes nothing else.
         return " OR ".join(t.lower() for t in terms)
-    return "|".join(terms)
+    return "|".join(v for t in terms for v in _case_variants(t))
+
+
+def _case_variants(term: str) -> list[str]:
+    """RediSearch folds only ASCII letters to lower case, at index and at query time, so "übermaß" would miss a
+    stored "Übermaß" (Lucene on Neo4j folds all of Unicode). Searching the usual spellings of a non-ASCII term
+    (as given, lower, capitalised, upper) makes FalkorDB's fulltext as case-insensitive as Neo4j's in practice."""
+    if term.isascii():
+        return [term]
+    return list(dict.fromkeys([term, term.lower(), term[:1].upper() + term[1:].lower(), term.upper()]))
 
 
 def fulltext_query_call(dialect: Dialect) -> str:

@@ -102,7 +102,7 @@ REVIEW_ITEMS = (
 AUDIT_FOR_IDS = (
     "MATCH (a:Audit) WHERE a.memory_id IN $ids "
     "RETURN a.id AS id, a.memory_id AS memory_id, a.action AS action, a.reason AS reason, "
-    "a.details_json AS details_json"
+    "a.details_json AS details_json, a.user_id AS user_id"
 )
 
 AUDIT_FOR_TENANT = (

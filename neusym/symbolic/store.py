@@ -81,16 +81,21 @@ class SymbolicStore:
         embeddings: np.ndarray,
         *,
         next_pairs: Sequence[tuple[str, str]] = (),
+        supersede: Sequence[Mapping[str, Any]] = (),
     ) -> list[MemoryRecord]:
         """Create memory nodes with their entities, triples and NEXT links in ONE statement (atomic per batch).
 
+        ``supersede``: ``{"id", "user_id", "by", "props", "edge"}`` entries (see ``Governor.planned_supersessions``)
+        applied in the same statement: the old memory's status change and the SUPERSEDES edge.
         Returns the records with ``nid``/``seq`` filled in.
         """
         if not records:
             return []
         rows = [self._row(r, embeddings[i]) for i, r in enumerate(records)]
+        sets = [{**dict(e), "k": k} for k, e in enumerate(supersede)]
         out = self.executor.run(
-            q.CREATE_MEMORIES, {"rows": rows, "n": len(rows), "pairs": [list(p) for p in next_pairs]}
+            q.CREATE_MEMORIES, {"rows": rows, "n": len(rows) + len(sets), "pairs": [list(p) for p in next_pairs],
+                                "sets": sets}
         )
         created = {d["id"]: d for d in (out[0]["out"] if out else [])}
         result = []
@@ -202,9 +207,12 @@ class SymbolicStore:
             q.DELETE_HARD, {"ids": list(ids), "n": len(ids), "now": time.time(), **scope.as_params()}
         )
         gone = list(out[0]["ids"]) if out else []
-        if gone:
-            self.executor.run(q.DELETE_ORPHAN_ENTITIES, {"namespaces": [entity_namespace(scope)]})
+        self.delete_orphan_entities(scope)  # also when nothing was left: completes a delete a crash interrupted
         return gone
+
+    def delete_orphan_entities(self, scope: Scope) -> None:
+        """Drop the scope's tenant entities no memory mentions any more (idempotent: a retried forget re-runs it)."""
+        self.executor.run(q.DELETE_ORPHAN_ENTITIES, {"namespaces": [entity_namespace(scope)]})
 
     def link(self, rel: str, pairs: Sequence[tuple[str, str]], props: Mapping[str, Any] | None = None) -> int:
         """Create typed edges between memories of the same tenant (never across tenants)."""

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from gov_helpers import JAN, JUN, graph_rows
 
 from neusym import NeuSymMemory, RecordNotFoundError
 from neusym.governance import GovernancePolicy
-from tests.governance.conftest import JAN, JUN, graph_rows
 
 
 def test_every_decision_is_audited_with_reason_actor_and_time(mem: NeuSymMemory) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from gov_helpers import JAN, JUN, MAR, SEP, graph_rows
+
 from neusym import NeuSymMemory
 from neusym.extraction import RuleExtractor
 from neusym.governance import Action, GovernancePolicy
 from neusym.llm import ScriptedChatModel
-from tests.governance.conftest import JAN, JUN, MAR, SEP, graph_rows
 
 U = "ana"
 

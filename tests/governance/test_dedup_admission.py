@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from gov_helpers import graph_rows
 
 from neusym import InvalidInputError, NeuSymMemory
 from neusym.embeddings import CachedEmbedder, HashingEmbedder
 from neusym.governance import Action, GovernancePolicy
-from tests.governance.conftest import graph_rows
 
 # HashingEmbedder cosines are lower than MiniLM's for the same paraphrase; the defaults (0.95 / 0.88) are
 # calibrated for MiniLM, so these tests use thresholds calibrated the same way for the hashing model.

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from gov_helpers import JAN, JUN, cache_holds, faiss_best, graph_rows, lexical_hits
 
 from neusym import InvalidInputError, NeuSymMemory, Scope, ScopeError
-from tests.governance.conftest import JAN, JUN, cache_holds, faiss_best, graph_rows, lexical_hits
 
 ADDRESS_WORDS = ("Porto", "Lisbon", "Augusta", "Alfama")
 

@@ -11,11 +11,11 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from gov_helpers import graph_rows, lexical_hits
 
 from neusym import NeuSymMemory
 from neusym.governance import GovernancePolicy
 from neusym.governance.lifecycle import decayed_strength
-from tests.governance.conftest import graph_rows, lexical_hits
 
 DAY = 86400.0
 

@@ -614,3 +614,70 @@ def test_throughput_smoke() -> None:
     for text in texts:
         RX.extract(text, now=NOW)
     assert time.perf_counter() - start < 30
+
+
+# ---------------------------------------------------------------------------------------------------- regressions
+# Each of these was a wrong triple on real conversational text (LoCoMo-style chat turns).
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "My sister's name is Priya and she lives in Mumbai.",
+            {("user", "sibling_of", "Priya", True), ("Priya", "lives_in", "Mumbai", True)},
+        ),
+        (
+            "We have a golden retriever called Max.",
+            {("user", "has_pet", "Max", True), ("Max", "is_a", "dog", True)},
+        ),
+        ("My boss is Jennifer Lee.", {("user", "reports_to", "Jennifer Lee", True)}),
+        ("I'm learning Japanese.", {("user", "studies", "Japanese", True)}),
+        (
+            "My address is 221B Baker Street, London.",
+            {("user", "lives_in", "221B Baker Street, London", True)},
+        ),
+        (
+            "I love my dog Rex so much!",
+            {("user", "likes", "Rex", True), ("user", "has_pet", "Rex", True), ("Rex", "is_a", "dog", True)},
+        ),
+        ("I can't have dairy.", {("user", "avoids", "dairy", True)}),
+        (
+            "I'm a software developer from Poland living in Amsterdam.",
+            {("user", "job_title", "software developer", True)},
+        ),
+        ("Dancing is like second nature to me.", set()),
+        ("It's Shia Labeouf!", set()),
+        ("Note: my flight is UA 123 on June 5th.", set()),
+        ("Connecting with the things I love makes writing even more fun.", set()),
+        ("Amazing products that I might not have found otherwise.", set()),
+    ],
+)
+def test_regressions(text: str, expected: set[Spo]) -> None:
+    assert spo(text) == expected
+
+
+def test_routines_have_no_event_date() -> None:
+    ext = one("I go to the gym every Monday.")
+    assert ext.valid_from is None and ext.plan_due is None
+    assert ("user", "goes_to", "gym", True) in {
+        (t.subject, t.predicate, t.object, t.polarity) for t in ext.triples
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "absent"),
+    [
+        ("I'm lucky to have people like you to remind me.", "reminder"),
+        ("They always remind me of that day.", "reminder"),
+        ("I can just imagine the thrill of it.", "hypothetical"),
+        ("Don't give up on your dreams!", "instruction"),
+        ("I'd been wanting to try yoga for a while.", "hypothetical"),
+    ],
+)
+def test_idioms_do_not_trigger_signals(text: str, absent: str) -> None:
+    assert all(absent not in x.intent_signals for x in run(text))
+
+
+def test_pronoun_confidence_is_per_triple() -> None:
+    ext = one("My sister's name is Priya and she lives in Mumbai.")
+    conf = {t.predicate: t.confidence for t in ext.triples}
+    assert conf["lives_in"] < conf["sibling_of"] == ext.confidence

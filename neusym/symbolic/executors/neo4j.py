@@ -36,6 +36,11 @@ __all__ = ["Neo4jExecutor"]
 _DEFAULT_DATABASE = "neo4j"
 _DATABASE_MISSING = "Neo.ClientError.Database.DatabaseNotFound"
 _SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+# Server notifications the driver would log as warnings on nearly every statement, none of them actionable:
+# UNRECOGNIZED ("property key does not exist": optional properties are the norm in a schemaless memory graph),
+# PERFORMANCE (cartesian products the stage-2 statement builds on purpose) and SCHEMA ("index already exists" from
+# the idempotent DDL). Deprecations and the rest stay visible.
+_QUIET_NOTIFICATIONS = ("UNRECOGNIZED", "PERFORMANCE", "SCHEMA")
 
 
 def _clean(value: Any) -> Any:
@@ -256,7 +261,8 @@ class Neo4jExecutor:
             return [dict(zip(record.keys(), map(_plain, record), strict=True)) for record in tx.run(cypher, clean)]
 
         try:
-            with self._driver.session(database=self.database, bookmark_manager=self._bookmarks) as session:
+            with self._driver.session(database=self.database, bookmark_manager=self._bookmarks,
+                                      notifications_disabled_classifications=_QUIET_NOTIFICATIONS) as session:
                 return session.execute_write(work) if write else session.execute_read(work)
         except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, TypeError, ValueError, OverflowError) as err:
             if self._closed:

@@ -1,0 +1,72 @@
+"""Headless Chromium helpers: render a graph page to a PNG, or dump the DOM after its script ran.
+
+Used by ``neusym graph --png`` and by the browser test. Each call gets a fresh throw-away profile and the flags
+that keep Chromium from reaching the network (the page itself never asks for anything).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from neusym.errors import BackendUnavailableError, NeuSymError
+
+__all__ = ["CHROMIUM_FLAGS", "dump_dom", "find_chromium", "screenshot"]
+
+CHROMIUM_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+    "--disable-extensions", "--mute-audio",
+)
+_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+
+
+def find_chromium() -> str | None:
+    """``NEUSYM_CHROMIUM`` if set, else the first Chromium/Chrome on ``PATH``."""
+    env = os.environ.get("NEUSYM_CHROMIUM")
+    if env:
+        return shutil.which(env) or (env if Path(env).is_file() else None)
+    for name in _NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    exe = find_chromium()
+    if exe is None:
+        raise BackendUnavailableError("no Chromium found (install Debian's 'chromium' package or set NEUSYM_CHROMIUM)")
+    with tempfile.TemporaryDirectory(prefix="neusym-chromium-") as profile:
+        cmd = [exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired as err:
+            raise NeuSymError(f"chromium did not finish within {timeout:.0f}s") from err
+    if proc.returncode != 0:
+        tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
+        raise NeuSymError(f"chromium failed (exit {proc.returncode}): {tail}")
+    return proc
+
+
+def dump_dom(page: str | os.PathLike[str], *, timeout: float = 120.0, budget_ms: int = 5000) -> str:
+    """The page's DOM after load (its scripts have run), as HTML text."""
+    uri = Path(page).resolve().as_uri()
+    return _run(["--dump-dom", f"--virtual-time-budget={budget_ms}", uri], timeout).stdout
+
+
+def screenshot(page: str | os.PathLike[str], png: str | os.PathLike[str], *, width: int = 1400, height: int = 900,
+               timeout: float = 120.0, budget_ms: int = 5000) -> Path:
+    """Render ``page`` to ``png`` at ``width`` x ``height``; returns the PNG path."""
+    out = Path(png).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    uri = Path(page).resolve().as_uri()
+    _run([f"--screenshot={out}", f"--window-size={width},{height}", f"--virtual-time-budget={budget_ms}", uri],
+         timeout)
+    if not out.is_file() or out.stat().st_size == 0:
+        raise NeuSymError(f"chromium wrote no screenshot to {out}")
+    return out
