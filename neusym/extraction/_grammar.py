@@ -408,9 +408,18 @@ class Rule:
     pattern: str
     triggers: str
     handler: Handler
-    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
     gate: frozenset[str] = field(init=False, repr=False, compare=False)
+    _compiled: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "regex", re.compile(self.pattern, re.IGNORECASE))
         object.__setattr__(self, "gate", frozenset(self.triggers.split()))
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """Compiled on first use: the rule table's patterns are large, and compiling all of them at import made
+        ``import neusym`` take seconds; the gate means many rules never run in a given process."""
+        rx = self._compiled
+        if rx is None:
+            rx = re.compile(self.pattern, re.IGNORECASE)
+            object.__setattr__(self, "_compiled", rx)
+        return rx

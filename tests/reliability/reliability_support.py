@@ -21,6 +21,9 @@ from neusym.retrieval.derived import _INDEXED_STATUSES
 FULL = os.environ.get("NEUSYM_FULL", "").strip().lower() not in ("", "0", "false", "no")
 """``NEUSYM_FULL=1 pytest tests/reliability -m slow`` runs the full counts; CI runs the reduced ones."""
 
+SEED = int(os.environ.get("NEUSYM_RELIABILITY_SEED", "0"))
+"""Offset added to every random seed of the suite (default 0: CI is reproducible; change it to explore)."""
+
 WORKER = Path(__file__).with_name("crash_worker.py")
 ALL_ROWS = 10**7
 

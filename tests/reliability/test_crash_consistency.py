@@ -25,6 +25,7 @@ from neusym import NeuSymConfig, NeuSymMemory
 from neusym.embeddings import HashingEmbedder
 from reliability_support import (
     FULL,
+    SEED,
     ForkServer,
     Model,
     check_consistency,
@@ -107,7 +108,7 @@ def _retry_inflight(mem: NeuSymMemory, model: Model, inflight: dict[str, Any] | 
 def run_campaign(fork_server: ForkServer, workdir: Path, config: dict[str, Any], *, kills: int, seed: int,
                  kill_server: bool = False, max_trials: int | None = None) -> dict[str, Any]:
     """Run trials until ``kills`` of them died by SIGKILL; every trial is verified after a reopen."""
-    rng = random.Random(seed)
+    rng = random.Random(seed + SEED)
     model = Model()
     stats: Counter[str] = Counter()
     trial = 0
