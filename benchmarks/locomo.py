@@ -44,8 +44,9 @@ _SESSION = re.compile(r"session_(\d+)$")
 # The NeuSym ablation, in the order the report shows it. Each entry is (label, recipe name, config changes).
 ABLATION: list[tuple[str, str, dict[str, Any]]] = [
     ("neusym: dense only", "dense_only", {}),
-    ("neusym: BM25 only", "lexical_only", {}),
-    ("neusym: stage 1 (RRF)", "hybrid_rrf", {}),
+    ("neusym: BM25 only (session context)", "lexical_only", {}),
+    ("neusym: stage 1, RRF fusion", "hybrid_rrf", {}),
+    ("neusym: stage 1 (linear fusion)", "hybrid", {}),
     ("neusym: + symbolic rescoring", "hybrid_symbolic", {}),
     ("neusym: + graph expansion", "hybrid_graph", {"neighbours": False, "temporal": False}),
     ("neusym: + conversation neighbours", "hybrid_graph", {"temporal": False}),
@@ -441,7 +442,7 @@ def plot(report: dict[str, Any], path: Path) -> None:
     panels = [("categories 1-4", "overall")] + [(f"cat {c}: {CATEGORIES[c]}", str(c)) for c in (1, 2, 3, 4)]
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.4), sharey=True)
     shown = [r for r in report["results"] if not r["system"].startswith("neusym:")
-             or r["system"] in ("neusym: stage 1 (RRF)", "neusym: + symbolic rescoring",
+             or r["system"] in ("neusym: stage 1 (linear fusion)", "neusym: + symbolic rescoring",
                                 "neusym: + temporal = full (default)")]
     for ax, (title, key) in zip(axes, panels, strict=True):
         for r in shown:

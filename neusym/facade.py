@@ -45,6 +45,7 @@ from neusym.reflection.api import ReflectionAPI
 from neusym.reflection.triggers import ReflectionPolicy
 from neusym.retrieval.config import RetrievalConfig
 from neusym.retrieval.derived import DerivedIndexes
+from neusym.retrieval.graph_vectors import GraphVectorSearch
 from neusym.retrieval.pipeline import Reranker, StageTimings, run_search
 from neusym.retrieval.recipes import HYBRID_GRAPH, get_recipe
 from neusym.retrieval.rerank import as_reranker
@@ -152,9 +153,19 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
 
         self.executor = executor or _open_executor(cfg)
         self.store = SymbolicStore(self.executor)
-        self.store.setup()
+        # neural_backend="neo4j_vector": the dense channel asks the graph's native vector index instead of FAISS.
+        # Every other process on that graph joins in writing Memory.embedding_vec once the index exists.
+        in_graph = cfg.neural_backend == "neo4j_vector"
+        try:
+            self.store.setup()
+            self.store.enable_vectors(self.embedder.dimension, create=in_graph)
+        except BaseException:
+            if executor is None:  # ours: do not leak the connection (or an embedded server) on a failed open
+                self.executor.close()
+            raise
+        self.dense_search: GraphVectorSearch | None = GraphVectorSearch(self.store) if in_graph else None
         self.derived = DerivedIndexes(self.embedder.dimension, cfg.index_dir, model=self.embedder.name,
-                                      faiss_kind=cfg.faiss_kind)
+                                      faiss_kind=cfg.faiss_kind, graph_vectors=self.dense_search)
         loaded = self.derived.load()
         applied = self.derived.catch_up(self.store)
         log.info("opened NeuSym (%s, index %s, caught up %d)", self.executor.dialect.value,
@@ -391,7 +402,8 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
                 decisions.extend(res.decisions)
         return AddResult(records, decisions)
 
-    def _write(self, candidates: list[MemoryRecord], sc: Scope, *, chain: Sequence[int]) -> AddResult:
+    def _write(self, candidates: list[MemoryRecord], sc: Scope, *, chain: Sequence[int],
+               derived_from: Sequence[dict[str, Any]] = ()) -> AddResult:
         vectors = self.embedder.embed_documents([c.content for c in candidates])
         with self._write_lock:
             decisions = self.governor.admit(candidates, vectors, sc)
@@ -401,7 +413,8 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
             pairs = self._next_pairs(sc, [candidates[i] for i in chain], {r.id for r in to_create})
             created = self.store.create(to_create, np.vstack([vec_of[r.id] for r in to_create])
                                         if to_create else np.zeros((0, self.embedder.dimension), np.float32),
-                                        next_pairs=pairs, supersede=self.governor.planned_supersessions(decisions))
+                                        next_pairs=pairs, supersede=self.governor.planned_supersessions(decisions),
+                                        derived_from=derived_from)
             by_id = {r.id: r for r in created}
             for d in decisions:
                 if d.record.id in by_id:
@@ -486,7 +499,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         timings.embed_ms = (time.perf_counter() - t0) * 1000
         results = run_search(self.store, self.derived, query=query, qvec=qvec, scope=sc, k=k, filters=filters,
                              cfg=cfg, reranker=as_reranker(reranker) or self.reranker, timings=timings,
-                             now=as_epoch(now))
+                             now=as_epoch(now), dense=self.dense_search)
         self.last_timings = timings
         if touch and results:
             self.store.touch([r.memory.nid for r in results])
@@ -705,7 +718,8 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         sc = self.scope_for(scope, **ids) if not all_tenants else Scope()
         out = self.store.stats(sc)
         out.update({"backend": self.executor.dialect.value, "indexed_vectors": len(self.derived.faiss),
-                    "watermark": self.derived.watermark, "embedder": self.embedder.name})
+                    "watermark": self.derived.watermark, "embedder": self.embedder.name,
+                    "neural_backend": self.config.neural_backend})
         return out
 
     def rebuild_index(self) -> int:

@@ -203,7 +203,7 @@ class Governor:
                                         "metadata": dict(t.metadata), "access_count": t.access_count})
             c = d.record
             cur["strength"] = min(p.max_strength, cur["strength"] + p.merge_reinforcement)
-            cur["confidence"] = max(cur["confidence"], min(c.confidence * p.trust(c.source.origin), 1.0))
+            cur["confidence"] = max(cur["confidence"], c.confidence)  # already trust-weighted by admission
             cur["tags"] = list(dict.fromkeys([*cur["tags"], *c.tags]))
             cur["access_count"] += 1
             cur["metadata"].setdefault("provenance", []).append({

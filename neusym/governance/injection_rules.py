@@ -282,7 +282,7 @@ RULES: tuple[Rule, ...] = (
     # ---------------------------------------------------------------- hidden markup
     Rule("html_comment", "hidden", _r(r"<!--.*?-->"), 0.2, False),
     Rule("hidden_style", "hidden",
-         _r(r"<[^>]+style\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|"
+         _r(r"<[^>]{0,300}?style\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|"
             r"opacity\s*:\s*0|color\s*:\s*(?:white|#fff\b|#ffffff))"), 0.6, False),
     Rule("script_markup", "hidden", _r(r"<\s*(?:script|iframe|object|embed)\b|javascript:"), 0.7, False),
     Rule("system_tag", "impersonation", _r(r"<\s*/?\s*(?:system|sys|instructions?|admin)\s*>"), 0.7, True),

@@ -24,6 +24,8 @@ __all__ = ["ReviewItem", "ReviewKind", "approve", "classify", "list_review", "re
 ReviewKind = Literal["quarantine", "conflict", "dedup", "contradiction", "suspicious"]
 _REVIEW_FLAGS = (Flag.CONFLICT_PENDING.value, Flag.DEDUP_REVIEW.value, Flag.CONTRADICTION.value,
                  Flag.SUSPICIOUS.value)
+_KIND_FLAG = {"conflict": Flag.CONFLICT_PENDING.value, "dedup": Flag.DEDUP_REVIEW.value,
+              "contradiction": Flag.CONTRADICTION.value, "suspicious": Flag.SUSPICIOUS.value}
 _REVERSIBLE = ("edit", "supersede", "archive", "forget", "conflict")
 
 
@@ -56,7 +58,11 @@ _REASONS = {
 
 
 def list_review(mem: NeuSymMemory, scope: Scope, kind: str | None, limit: int) -> list[ReviewItem]:
-    rows = mem.governor.queries.review_items(scope, ["quarantined"], list(_REVIEW_FLAGS), limit)
+    statuses, flags = ["quarantined"], list(_REVIEW_FLAGS)
+    if kind is not None:  # filter in the query, so ``limit`` counts items of the requested kind
+        statuses = ["quarantined"] if kind == "quarantine" else []
+        flags = [] if kind == "quarantine" else [_KIND_FLAG[kind]]
+    rows = mem.governor.queries.review_items(scope, statuses, flags, limit)
     out = []
     for row in rows:
         rec = props_to_record(row)

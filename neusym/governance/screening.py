@@ -55,7 +55,8 @@ _ALL_HIDDEN = re.compile("[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200b
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
 _LEET_L = str.maketrans({"1": "l", "|": "l"})
-_LEET_WORD = re.compile(r"[\w@$!|]*[0-9@$!|][\w@$!|]*")
+_LEET_WORD = re.compile(r"[\w@$!|]+")
+_LEET_CHARS = re.compile(r"[0-9@$!|]")
 _KEYWORDS = frozenset(
     ["all", "ignore", "previous", "prior", "instructions", "instruction", "rules", "system", "prompt", "filters", "filter", "reveal", "jailbreak", "always", "never", "recommend", "disable", "follow", "safety", "policies", "guidelines", "tell", "disregard", "override", "assistant", "developer", "mode", "unrestricted", "promote", "secret", "password"])
 _SPACED = re.compile(r"\b(?:[A-Za-z](?: {1,2}|[.\-_*])){3,}[A-Za-z]\b")
@@ -144,7 +145,7 @@ def _structural(text: str, self_ref: bool = True) -> list[Signal]:
 def _deleet(m: re.Match[str]) -> str:
     """Read a leetspeak word: "1" is "i" in "1gn0re" but "l" in "a11", so prefer the reading that is a keyword."""
     word = m.group(0)
-    if word.isdigit():
+    if word.isdigit() or not _LEET_CHARS.search(word):
         return word
     as_i = word.translate(_LEET)
     as_l = word.translate(_LEET_L).translate(_LEET)
@@ -194,7 +195,8 @@ class Screener:
     def screen(self, text: str, *, origin: str = "user", user_id: str | None = None) -> ScreeningResult:
         # "me"/"my" only marks a statement about the *user* when the user wrote it; in a web page or tool output
         # the first person is the page's author, so the first-person relief does not apply there.
-        signals = self._signals(text, user_id=user_id, depth=0, self_ref=origin in ("user", "system"))
+        signals = self._signals(text, user_id=user_id, depth=0, self_ref=origin in ("user", "system"),
+                                shape=origin != "agent")
         risk = _noisy_or([s.weight for s in signals])
         if origin not in ("user", "system") and any(s.directed for s in signals):
             risk = min(1.0, risk + self.untrusted_boost)
@@ -206,7 +208,10 @@ class Screener:
         return result
 
     # ------------------------------------------------------------------ rules
-    def _signals(self, text: str, *, user_id: str | None, depth: int, self_ref: bool = True) -> list[Signal]:
+    def _signals(self, text: str, *, user_id: str | None, depth: int, self_ref: bool = True,
+                 shape: bool = True) -> list[Signal]:
+        """``shape`` enables the sentence-shape evidence; off for the agent's own turns, which address the user
+        with imperatives all the time ("Try restarting the router")."""
         out: list[Signal] = []
         out.extend(self._hidden_chars(text))
         visible = unicodedata.normalize("NFKC", _ALL_HIDDEN.sub("", text))
@@ -232,7 +237,8 @@ class Screener:
                     weight = rule.unless_first_person
                 name = rule.name if variant is visible else f"{rule.name}_obfuscated"
                 out.append(Signal(name, rule.category, weight, m.group(0)[:120], rule.agent_directed))
-        out.extend(_structural(visible, self_ref))
+        if shape:
+            out.extend(_structural(visible, self_ref))
         out.extend(self._tenant_signals(visible, user_id))
         if depth == 0:
             out.extend(self._encoded(visible, user_id))

@@ -221,7 +221,11 @@ class ReflectionAPI:
             source=Source(origin="reflection", session_id=target.session_id), created_at=utcnow(),
             importance=draft.importance, confidence=round(min(confidence, 0.95), 3), metadata=meta,
         )
-        res = mem._write([record], target, chain=[])
+        cited, covered = set(draft.cited_ids), set(draft.covered_ids)
+        links = [{"src": record.id, "dst": s.id, "props": {"cited": s.id in cited or s.id in covered,
+                                                           "covered": s.id in covered, "at": time.time(),
+                                                           "method": draft.method}} for s in sources]
+        res = mem._write([record], target, chain=[], derived_from=links)  # node + links: one atomic write
         decision = res.decisions[0] if res.decisions else None
         stored: MemoryRecord | None = res[0] if len(res) else None
         if stored is None and decision is not None and decision.target_id:

@@ -8,19 +8,20 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["DEFAULT_TYPE_WEIGHTS", "DEFAULT_WEIGHTS", "RetrievalConfig"]
 
+# Tuned on the LoCoMo dev half only (benchmarks/RESULTS.md); every component is general, none is per question.
 DEFAULT_WEIGHTS: dict[str, float] = {
     "similarity": 1.0,
     "recency": 0.05,
     "importance": 0.05,
     "confidence": 0.05,
     "strength": 0.05,
-    "entity": 0.15,
-    "graph": 0.1,
-    "neighbour": 0.2,  # best fused score among the memory's conversation neighbours (NEXT)
+    "entity": 0.05,
+    "graph": 0.05,
+    "neighbour": 0.25,  # best fused score among the memory's conversation neighbours (NEXT)
     "temporal": 0.1,
-    "dense": 0.0,  # raw cosine of the dense channel (the fused similarity already contains its rank)
+    "dense": 0.0,  # extra weight on the raw cosine (linear fusion already puts it in the similarity)
     "lexical": 0.0,  # BM25 / best BM25 of the query
-    "speaker": 0.125,  # the memory's speaker is named in the query
+    "speaker": 0.2,  # the memory's speaker is named in the query
 }
 
 # Durable statements outrank passing ones at equal similarity; reflections summarise many memories.

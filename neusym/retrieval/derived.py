@@ -21,6 +21,7 @@ import numpy as np
 from neusym.errors import DimensionMismatchError, IndexCorruptionError
 from neusym.neural import FaissIndex
 from neusym.record import Scope
+from neusym.retrieval.graph_vectors import GraphBackedIndex, GraphVectorSearch
 from neusym.retrieval.lexical import LexicalIndex
 from neusym.symbolic.convert import decode_embedding
 from neusym.symbolic.store import SymbolicStore
@@ -116,16 +117,29 @@ class Catalog:
 class DerivedIndexes:
     """FAISS + BM25 + catalog, with a watermark into the graph's write sequence."""
 
-    def __init__(self, dimension: int, path: Path | None, *, model: str, faiss_kind: str = "auto") -> None:
+    def __init__(self, dimension: int, path: Path | None, *, model: str, faiss_kind: str = "auto",
+                 graph_vectors: GraphVectorSearch | None = None) -> None:
         self.dimension = dimension
         self.path = path
         self.model = model
         self.faiss_kind = faiss_kind
+        # neural_backend="neo4j_vector": the vectors stay in the graph and ``faiss`` is a stand-in that asks it
+        self.graph_vectors = graph_vectors
         self.lock = threading.RLock()
         self._reset()
 
+    @property
+    def vector_home(self) -> str:
+        """Where the vectors live: ``faiss`` (in this process) or ``graph`` (the native vector index)."""
+        return "faiss" if self.graph_vectors is None else "graph"
+
+    def _new_vector_index(self) -> FaissIndex:
+        if self.graph_vectors is not None:
+            return GraphBackedIndex(self.dimension, self.graph_vectors)
+        return FaissIndex(self.dimension, kind=self.faiss_kind)  # type: ignore[arg-type]
+
     def _reset(self) -> None:
-        self.faiss = FaissIndex(self.dimension, kind=self.faiss_kind)  # type: ignore[arg-type]
+        self.faiss = self._new_vector_index()
         self.lexical = LexicalIndex()
         self.catalog = Catalog()
         self.watermark = 0
@@ -153,6 +167,12 @@ class DerivedIndexes:
                 log.warning("embedding model changed (%s -> %s): rebuilding the index from the graph",
                             meta.get("model"), self.model)
                 return False
+            if meta.get("vectors", "faiss") != self.vector_home:  # a FAISS file saved in the other mode is empty
+                log.warning("neural backend changed (%s -> %s): rebuilding the index from the graph",
+                            meta.get("vectors", "faiss"), self.vector_home)
+                return False
+            if self.graph_vectors is not None:
+                index = self._new_vector_index()
         except (IndexCorruptionError, OSError, EOFError, pickle.UnpicklingError, KeyError, ValueError,
                 AttributeError, TypeError) as err:
             log.warning("derived index at %s is unreadable (%s); rebuilding from the graph", self.path, err)
@@ -184,7 +204,7 @@ class DerivedIndexes:
                 if os.path.exists(tmp):
                     os.unlink(tmp)
             self.faiss.save(str(faiss_file), watermark=self.watermark,
-                            meta={"model": self.model, "dimension": self.dimension})
+                            meta={"model": self.model, "dimension": self.dimension, "vectors": self.vector_home})
             self.dirty = 0
 
     # ------------------------------------------------------------------ sync
@@ -244,6 +264,11 @@ class DerivedIndexes:
         """Bring the indexes up to the graph's current sequence. Returns the number of changes applied."""
         with self.lock:
             upto = store.counter()
+            if upto < self.watermark:
+                # the sequence went backwards: the graph was emptied or restored from a backup under this index
+                log.warning("graph write sequence %d is behind the index watermark %d (graph reset?): rebuilding",
+                            upto, self.watermark)
+                self._reset()
             if upto <= self.watermark:
                 return 0
             since = self.watermark
@@ -274,8 +299,9 @@ class DerivedIndexes:
     # ------------------------------------------------------------------ stage 1 helpers
     def allowed(self, scope: Scope, statuses: list[str] | None) -> tuple[np.ndarray, np.ndarray | None]:
         """(position mask, FAISS allow-list of nids or None when everything alive is allowed)."""
-        mask = self.catalog.mask(scope, statuses)
-        count = int(mask.sum())
-        if count == self.catalog.live and count == len(self.faiss):
-            return mask, None
-        return mask, self.catalog.nid[: self.catalog.size][mask]
+        with self.lock:  # a concurrent apply() grows the catalog between the mask and the nid lookup
+            mask = self.catalog.mask(scope, statuses)
+            count = int(mask.sum())
+            if count == self.catalog.live and count == len(self.faiss):
+                return mask, None
+            return mask, self.catalog.nid[: self.catalog.size][mask]

@@ -180,10 +180,7 @@ class LexicalIndex:
         if scores is None or k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         hits = np.flatnonzero(scores > 0)
-        if len(hits) > k:
-            top = hits[np.argpartition(-scores[hits], k - 1)[:k]]
-        else:
-            top = hits
+        top = hits[np.argpartition(-scores[hits], k - 1)[:k]] if len(hits) > k else hits
         order = top[np.argsort(-scores[top], kind="stable")]
         return order.astype(np.int64), scores[order]
 

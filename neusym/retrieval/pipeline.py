@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -26,10 +26,20 @@ from neusym.symbolic.convert import entity_namespace, entity_uid, props_to_recor
 from neusym.symbolic.rescoring import SymbolicFilters, stage2_statement
 from neusym.symbolic.store import SymbolicStore
 
-__all__ = ["Candidate", "Reranker", "StageTimings", "query_entity_keys", "query_entity_uids", "run_search", "stage1"]
+__all__ = ["Candidate", "DenseSearch", "Reranker", "StageTimings", "query_entity_keys", "query_entity_uids",
+           "run_search", "stage1"]
 
 Reranker = Callable[[str, list[SearchResult]], list[SearchResult]]
 """Stage 3: takes the query and stage-2 results, returns them re-ordered (and optionally re-scored)."""
+
+
+class DenseSearch(Protocol):
+    """Stage 1's dense channel when it is not the in-process FAISS index (e.g. the graph's native vector index,
+    :class:`neusym.retrieval.graph_vectors.GraphVectorSearch`): top-``n`` (nids, cosines) inside ``scope`` with one
+    of ``statuses``. ``eligible``/``total``: memories in the scope / in the whole index, from the catalog."""
+
+    def __call__(self, qvec: np.ndarray, scope: Scope, statuses: list[str], n: int, *, eligible: int,
+                 total: int) -> tuple[list[int], list[float]]: ...
 
 _STAGE2 = stage2_statement()
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
@@ -88,6 +98,7 @@ def stage1(
     scope: Scope,
     statuses: list[str],
     cfg: RetrievalConfig,
+    dense: DenseSearch | None = None,
 ) -> tuple[list[Candidate], int]:
     """Fused candidates, and how many memories the scope holds (stage 2 uses it to discount hub entities).
 
@@ -101,8 +112,12 @@ def stage1(
     n = cfg.candidates
     cands: dict[int, Candidate] = {}
     if cfg.dense and qvec is not None and (allow is None or len(allow) > 0):
-        ids, scores = derived.faiss.search(qvec, n, allow_ids=allow)
-        for rank, (nid, s) in enumerate(zip(ids.tolist(), scores.tolist(), strict=False)):
+        if dense is not None:
+            ids_l, scores_l = dense(qvec, scope, statuses, n, eligible=int(mask.sum()), total=derived.catalog.live)
+        else:
+            ids, scores = derived.faiss.search(qvec, n, allow_ids=allow)
+            ids_l, scores_l = ids.tolist(), scores.tolist()
+        for rank, (nid, s) in enumerate(zip(ids_l, scores_l, strict=False)):
             if nid < 0:
                 continue
             c = cands.setdefault(nid, Candidate(nid))
@@ -170,11 +185,13 @@ def run_search(
     now: float | None = None,
     reranker: Reranker | None = None,
     timings: StageTimings | None = None,
+    dense: DenseSearch | None = None,
 ) -> list[SearchResult]:
     timings = timings or StageTimings()
     now = time.time() if now is None else now
     t0 = time.perf_counter()
-    cands, scope_size = stage1(derived, query, qvec, scope, filters.statuses, cfg)
+    with derived.lock:  # one consistent snapshot: a concurrent write grows the catalog, BM25 and FAISS under us
+        cands, scope_size = stage1(derived, query, qvec, scope, filters.statuses, cfg, dense)
     t1 = time.perf_counter()
     timings.stage1_ms = (t1 - t0) * 1000
     timings.candidates = len(cands)

@@ -49,7 +49,9 @@ CREATE_MEMORIES = (
     _BUMP
     + "UNWIND range(0, size($rows) - 1) AS i "
     "WITH base + i + 1 AS s, $rows[i] AS r, base "
-    "CREATE (m:Memory) SET m = r.props, m.seq = s, m.nid = s, m.embedding = r.embedding "
+    # r.vec is null unless the graph-side vector index is in use (neural_backend="neo4j_vector"): then the memory's
+    # vector for that index is written by this same statement, so the index can never lag behind the graph.
+    "CREATE (m:Memory) SET m = r.props, m.seq = s, m.nid = s, m.embedding = r.embedding, m.embedding_vec = r.vec "
     "FOREACH (ent IN r.entities | "
     "  MERGE (e:Entity {uid: ent.uid}) ON CREATE SET e.key = ent.key, e.name = ent.name, e.user_id = ent.ns "
     "  SET e.mentions = coalesce(e.mentions, 0) + 1 "
@@ -76,6 +78,13 @@ CREATE_MEMORIES = (
     "OPTIONAL MATCH (x:Memory {id: p[0]}) "
     "OPTIONAL MATCH (y:Memory {id: p[1]}) "
     "FOREACH (_ IN CASE WHEN x IS NULL OR y IS NULL THEN [] ELSE [1] END | MERGE (x)-[:NEXT]->(y)) "
+    "WITH out LIMIT 1 "
+    # a reflection and its DERIVED_FROM links are one write: a crash never leaves a reflection without its sources
+    "UNWIND CASE WHEN size($derived) = 0 THEN [null] ELSE $derived END AS l "
+    "OPTIONAL MATCH (ra:Memory {id: l.src}) "
+    "OPTIONAL MATCH (rb:Memory {id: l.dst}) WHERE coalesce(rb.user_id, '') = coalesce(ra.user_id, '') "
+    "FOREACH (_ IN CASE WHEN ra IS NULL OR rb IS NULL THEN [] ELSE [1] END | "
+    "  MERGE (ra)-[z:DERIVED_FROM]->(rb) SET z += l.props) "
     "WITH out LIMIT 1 RETURN out"
 )
 

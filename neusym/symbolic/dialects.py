@@ -17,8 +17,10 @@ __all__ = [
     "index_statements",
     "is_duplicate_schema_error",
     "vector_index_dimension_query",
+    "vector_index_ready_statement",
     "vector_index_statement",
     "vector_query_call",
+    "vector_similarity_expr",
 ]
 
 
@@ -143,10 +145,38 @@ def vector_index_dimension_query(dialect: Dialect) -> str | None:
     return None
 
 
-def vector_query_call(dialect: Dialect) -> str:
-    """A CALL clause yielding ``node`` and ``score`` (cosine similarity, higher is closer) for ``$vector``."""
+def vector_index_ready_statement(dialect: Dialect) -> str | None:
+    """A statement that returns once a just-created vector index is ONLINE (Neo4j populates indexes in the
+    background and refuses to query one that is still populating). ``None`` where creation is synchronous."""
     if dialect is Dialect.NEO4J:
-        return "CALL db.index.vector.queryNodes('neusym_memory_embedding', $top, $vector) YIELD node, score"
+        return "CALL db.awaitIndex('neusym_memory_embedding', 300)"
+    return None
+
+
+def vector_similarity_expr(dialect: Dialect, var: str = "m") -> str:
+    """Cosine similarity in [-1, 1] between ``{var}.embedding_vec`` and ``$vector``, computed exactly.
+
+    The same number FAISS reports (inner product of unit vectors), so graph-side and in-process dense scores are
+    interchangeable. Neo4j's ``vector.similarity.cosine`` is rescaled to [0, 1] as ``(1 + cos) / 2``; undo that.
+    """
+    if dialect is Dialect.NEO4J:
+        return f"(2.0 * vector.similarity.cosine({var}.embedding_vec, $vector) - 1.0)"
+    return f"(1.0 - vec.cosineDistance({var}.embedding_vec, vecf32($vector)))"
+
+
+def vector_query_call(dialect: Dialect) -> str:
+    """A CALL clause yielding ``node`` and ``score`` (cosine similarity in [-1, 1], higher is closer) for the
+    ``$top`` approximate nearest neighbours of ``$vector``.
+
+    On Neo4j the index's own score is a rescaled similarity (and coarse for negative cosines), so the score is
+    recomputed exactly for the ``$top`` nodes with :func:`vector_similarity_expr`: ranks and numbers then match
+    an exact search and FAISS.
+    """
+    if dialect is Dialect.NEO4J:
+        return (
+            "CALL db.index.vector.queryNodes('neusym_memory_embedding', $top, $vector) YIELD node "
+            f"WITH node, {vector_similarity_expr(dialect, 'node')} AS score"
+        )
     return (
         "CALL db.idx.vector.queryNodes('Memory', 'embedding_vec', $top, vecf32($vector)) YIELD node, score "
         "WITH node, 1.0 - score AS score"

@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from neusym.errors import BackendError, InvalidInputError, UnsafeQueryError
+from neusym.errors import BackendError, DimensionMismatchError, InvalidInputError, UnsafeQueryError
 from neusym.record import MemoryRecord, Scope
 from neusym.symbolic import cypher as q
 from neusym.symbolic.convert import (
+    decode_embedding,
     encode_embedding,
     entity_namespace,
     entity_uid,
@@ -34,6 +35,11 @@ from neusym.symbolic.dialects import (
     fulltext_query_text,
     index_statements,
     is_duplicate_schema_error,
+    vector_index_dimension_query,
+    vector_index_ready_statement,
+    vector_index_statement,
+    vector_query_call,
+    vector_similarity_expr,
 )
 from neusym.symbolic.executors.base import Executor, Row
 
@@ -50,6 +56,11 @@ _ALLOWED_CALLS = re.compile(r"\bCALL\s+(db\.idx\.fulltext\.queryNodes|db\.index\
                             r"db\.relationshipTypes|db\.propertyKeys)\b", re.IGNORECASE)
 
 
+def _floats(vector: np.ndarray) -> list[float]:
+    """A float32 embedding as the plain list of floats a graph vector property holds."""
+    return [float(x) for x in np.asarray(vector, dtype=np.float32).ravel()]
+
+
 def _key(name: str) -> str:
     from neusym.extraction import entity_key
 
@@ -62,6 +73,9 @@ class SymbolicStore:
     def __init__(self, executor: Executor) -> None:
         self.executor = executor
         self.dialect: Dialect = executor.dialect
+        # True once the graph keeps a native vector index over Memory.embedding_vec (see enable_vectors): every
+        # write of an embedding then also writes that property, in the same statement.
+        self.vectors = False
 
     # ------------------------------------------------------------------ schema
     def setup(self) -> None:
@@ -74,6 +88,124 @@ class SymbolicStore:
                     raise
         self.executor.run("MERGE (c:Counter {name: 'seq'}) ON CREATE SET c.value = 0")
 
+    # ------------------------------------------------------------------ graph-side vector index
+    def vector_index_dimension(self) -> int | None:
+        """Dimension of the existing native vector index, or None (no index, or a backend that cannot say)."""
+        query = vector_index_dimension_query(self.dialect)
+        if query is None:
+            return None
+        rows = self.executor.run(query, write=False)
+        return int(rows[0]["dimension"]) if rows and rows[0].get("dimension") is not None else None
+
+    def enable_vectors(self, dimension: int, *, create: bool) -> bool:
+        """Keep ``Memory.embedding_vec`` (the native vector index's property) up to date from now on.
+
+        ``create=True`` (the ``neo4j_vector`` neural backend): create the index if missing, wait until it is
+        ONLINE and backfill memories written without the property (by FAISS-mode processes or imports); a
+        different existing dimension is an error. ``create=False`` (every other process): only join in when the
+        index already exists with this dimension, so FAISS-mode processes sharing the database keep it complete.
+        Returns whether vectors are written.
+        """
+        if self.dialect is not Dialect.NEO4J:
+            if create:
+                raise InvalidInputError(
+                    f"neural_backend='neo4j_vector' needs the Neo4j backend, not {self.dialect.value}"
+                )
+            return False
+        existing = self.vector_index_dimension()
+        if existing is not None and existing != dimension:
+            if create:
+                raise DimensionMismatchError(
+                    f"the graph's vector index neusym_memory_embedding is {existing}-d but the embedder is "
+                    f"{dimension}-d: use the original embedding model, or drop the index "
+                    "(DROP INDEX neusym_memory_embedding) to rebuild it for the new one"
+                )
+            log.warning("graph vector index is %d-d, this process embeds %d-d: not writing graph vectors",
+                        existing, dimension)
+            return False
+        if existing is None:
+            if not create:
+                return False
+            self.executor.run(vector_index_statement(self.dialect, dimension))
+        ready = vector_index_ready_statement(self.dialect)
+        if ready is not None:
+            self.executor.run(ready, write=False)
+        self.vectors = True
+        if create:
+            filled = self.backfill_vectors(dimension)
+            if filled:
+                log.info("wrote graph vectors for %d memories that had none", filled)
+        return True
+
+    def backfill_vectors(self, dimension: int, *, batch: int = 1000) -> int:
+        """Write ``embedding_vec`` from the stored embedding for memories that lack it (walks ``nid`` order).
+
+        No sequence bump: the vector is the embedding the derived indexes already have, in another encoding.
+        Embeddings of another dimension are skipped (the index would ignore them anyway).
+        """
+        after, written = -1, 0
+        while True:
+            rows = self.executor.run(
+                "MATCH (m:Memory) WHERE m.nid > $after AND m.embedding_vec IS NULL AND m.embedding IS NOT NULL "
+                "RETURN m.nid AS nid, m.embedding AS embedding ORDER BY m.nid LIMIT $batch",
+                {"after": after, "batch": int(batch)}, write=False,
+            )
+            if not rows:
+                return written
+            after = int(rows[-1]["nid"])
+            fill = []
+            for r in rows:
+                vec = decode_embedding(r["embedding"])
+                if vec.shape[0] == dimension:
+                    fill.append({"nid": int(r["nid"]), "vec": vec.tolist()})
+            if fill:
+                self.executor.run(
+                    "UNWIND $rows AS r MATCH (m:Memory {nid: r.nid}) WHERE m.embedding_vec IS NULL "
+                    "SET m.embedding_vec = r.vec",
+                    {"rows": fill},
+                )
+                written += len(fill)
+
+    def vector_search(self, vector: np.ndarray, scope: Scope, statuses: Sequence[str], n: int, *,
+                      top: int | None = None) -> list[tuple[int, float]]:
+        """(nid, cosine) of the ``n`` memories in ``scope`` with one of ``statuses`` closest to ``vector``.
+
+        ``top=None`` scores every memory of the scope exactly (an indexed ``user_id`` lookup: right for a tenant
+        of a few thousand memories, where a filtered ANN query would need a huge over-fetch). ``top=k`` asks the
+        native vector index for its ``k`` approximate neighbours and filters them by scope and status in the same
+        statement (may return fewer than ``n``; the caller over-fetches and retries).
+        """
+        params: dict[str, Any] = {"vector": _floats(vector), "statuses": list(statuses), "n": int(n),
+                                  **scope.as_params()}
+        if top is None:
+            stmt = (f"MATCH (m:Memory) WHERE {q.SCOPE_FILTER} AND m.status IN $statuses "
+                    f"AND m.embedding_vec IS NOT NULL WITH m, {vector_similarity_expr(self.dialect, 'm')} AS score ")
+        else:
+            params["top"] = int(top)
+            stmt = (f"{vector_query_call(self.dialect)} WITH node AS m, score "
+                    f"WHERE {q.SCOPE_FILTER} AND m.status IN $statuses ")
+        rows = self.executor.run(stmt + "RETURN m.nid AS nid, score ORDER BY score DESC, m.nid LIMIT $n",
+                                 params, write=False)
+        return [(int(r["nid"]), float(r["score"])) for r in rows]
+
+    def embeddings_by_nid(self, nids: Sequence[int]) -> dict[int, str]:
+        """The stored (base64) embeddings of memories by ``nid``; absent memories are left out."""
+        rows = self.executor.run(
+            "UNWIND $nids AS nid MATCH (m:Memory {nid: nid}) RETURN m.nid AS nid, m.embedding AS embedding",
+            {"nids": [int(x) for x in nids]}, write=False,
+        )
+        return {int(r["nid"]): r["embedding"] for r in rows if r.get("embedding")}
+
+    def vector_scores(self, vector: np.ndarray, nids: Sequence[int], k: int) -> list[tuple[int, float]]:
+        """(nid, cosine) of the ``k`` memories among ``nids`` closest to ``vector``, scored exactly."""
+        rows = self.executor.run(
+            "UNWIND $nids AS nid MATCH (m:Memory {nid: nid}) WHERE m.embedding_vec IS NOT NULL "
+            f"WITH m, {vector_similarity_expr(self.dialect, 'm')} AS score "
+            "RETURN m.nid AS nid, score ORDER BY score DESC, m.nid LIMIT $k",
+            {"vector": _floats(vector), "nids": [int(x) for x in nids], "k": int(k)}, write=False,
+        )
+        return [(int(r["nid"]), float(r["score"])) for r in rows]
+
     # ------------------------------------------------------------------ writes
     def create(
         self,
@@ -82,20 +214,28 @@ class SymbolicStore:
         *,
         next_pairs: Sequence[tuple[str, str]] = (),
         supersede: Sequence[Mapping[str, Any]] = (),
+        derived_from: Sequence[Mapping[str, Any]] = (),
+        vectors: bool | None = None,
     ) -> list[MemoryRecord]:
         """Create memory nodes with their entities, triples and NEXT links in ONE statement (atomic per batch).
 
         ``supersede``: ``{"id", "user_id", "by", "props", "edge"}`` entries (see ``Governor.planned_supersessions``)
         applied in the same statement: the old memory's status change and the SUPERSEDES edge.
+        ``derived_from``: ``{"src", "dst", "props"}`` DERIVED_FROM links (a reflection to its sources, same tenant).
+        ``vectors`` (default :attr:`vectors`, on once :meth:`enable_vectors` ran) also writes each embedding as the
+        ``embedding_vec`` list the native vector index reads, in the same statement.
         Returns the records with ``nid``/``seq`` filled in.
         """
         if not records:
             return []
         rows = [self._row(r, embeddings[i]) for i, r in enumerate(records)]
+        with_vectors = self.vectors if vectors is None else vectors
+        for i, row in enumerate(rows):
+            row["vec"] = _floats(embeddings[i]) if with_vectors else None
         sets = [{**dict(e), "k": k} for k, e in enumerate(supersede)]
         out = self.executor.run(
             q.CREATE_MEMORIES, {"rows": rows, "n": len(rows) + len(sets), "pairs": [list(p) for p in next_pairs],
-                                "sets": sets}
+                                "sets": sets, "derived": [dict(d) for d in derived_from]}
         )
         created = {d["id"]: d for d in (out[0]["out"] if out else [])}
         result = []
@@ -150,6 +290,8 @@ class SymbolicStore:
         p = dict(props)
         if embedding is not None:
             p["embedding"] = encode_embedding(embedding)
+            if self.vectors:
+                p["embedding_vec"] = _floats(embedding)
         rows = self.set_props([(memory_id, p)], scope, bump_version=True)
         return rows[0] if rows else None
 
@@ -305,7 +447,10 @@ class SymbolicStore:
         try:
             rows = self.executor.run(cypher, dict(params or {}), write=False)
         except BackendError as err:
-            if "read-only" in str(err).lower() or "write" in str(err).lower():
+            msg = str(err).lower()
+            # FalkorDB: "... executed only on read-only queries"; Neo4j: "[Neo.ClientError.Statement.AccessMode]
+            # Writing in read access mode not allowed"
+            if "read-only" in msg or "write" in msg or "accessmode" in msg or "read access mode" in msg:
                 raise UnsafeQueryError(str(err)) from err
             raise
         return rows[:limit]

@@ -71,11 +71,12 @@ EXPORT_MENTIONS = (
     "UNWIND $ids AS mid MATCH (m:Memory {id: mid})-[x:MENTIONS]->(e:Entity) "
     "RETURN mid AS memory_id, e.uid AS uid, properties(x) AS props"
 )
-# A memory's facts hang between entities it mentions and carry its id (see CREATE_MEMORIES / replace_relations).
+# A memory's facts hang between entities it mentions and carry its id (see CREATE_MEMORIES / replace_relations);
+# MENTIONS is MERGEd, so each fact comes back exactly once.
 EXPORT_RELATES = (
     "UNWIND $ids AS mid MATCH (m:Memory {id: mid})-[:MENTIONS]->(a:Entity)-[x:RELATES]->(b:Entity) "
     "WHERE x.memory_id = mid "
-    "RETURN DISTINCT id(x) AS eid, a.uid AS src, b.uid AS dst, properties(x) AS props"
+    "RETURN a.uid AS src, b.uid AS dst, properties(x) AS props"
 )
 EXPORT_EDGES = (
     "UNWIND $ids AS mid MATCH (a:Memory {id: mid})-[x]->(b:Memory) WHERE type(x) IN $rels "

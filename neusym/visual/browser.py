@@ -53,9 +53,10 @@ def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     return proc
 
 
-def dump_dom(page: str | os.PathLike[str], *, timeout: float = 120.0, budget_ms: int = 5000) -> str:
-    """The page's DOM after load (its scripts have run), as HTML text."""
-    uri = Path(page).resolve().as_uri()
+def dump_dom(page: str | os.PathLike[str], *, fragment: str = "", timeout: float = 120.0,
+             budget_ms: int = 5000) -> str:
+    """The page's DOM after load (its scripts have run), as HTML text; ``fragment`` is appended as ``#...``."""
+    uri = Path(page).resolve().as_uri() + (f"#{fragment}" if fragment else "")
     return _run(["--dump-dom", f"--virtual-time-budget={budget_ms}", uri], timeout).stdout
 
 

@@ -7,7 +7,8 @@ so a memory holding ``<script>`` or an ``onerror=`` payload is shown, not run.
 
 DOM contract (used by the tests and handy for scripting): every drawn node is an element with ``data-node`` (plus
 ``data-id``, ``data-kind``, ``data-type``, ``data-status``), every edge a ``<line data-edge data-rel=...>``, every
-timeline bar ``data-bar``; when drawing is done ``<body>`` gets ``data-rendered="nodes/edges"``.
+timeline bar ``data-bar``; when drawing is done ``<body>`` gets ``data-rendered="nodes/edges"``. Deep links:
+``page.html#select=<node id>`` opens a node's details, ``#q=<text>`` pre-fills the search.
 """
 
 from __future__ import annotations
@@ -76,11 +77,13 @@ aside section{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding
 .node{cursor:pointer}
 .node.memory .shape{stroke:#30363d;stroke-width:1.2}
 .node.entity .shape{stroke:#0b6b75;stroke-width:1.2}
-.status-superseded .shape,.bar.status-superseded{stroke-dasharray:3 2;opacity:.6}
-.status-archived .shape,.bar.status-archived{opacity:.38}
-.status-pending .shape{stroke:#ff9f1c;stroke-width:3}
-.status-quarantined .shape{stroke:#d62728;stroke-width:3.5}
-.status-deleted .shape{opacity:.25}
+.node.status-superseded .shape,.bar.status-superseded{stroke-dasharray:3 2;opacity:.6}
+.node.status-archived .shape,.bar.status-archived{opacity:.38}
+.node.status-pending .shape{stroke:#ff9f1c;stroke-width:3}
+.node.status-quarantined .shape{stroke:#d62728;stroke-width:3.5}
+.bar.status-quarantined{stroke:#d62728;stroke-width:1.5}
+.node.status-deleted .shape{opacity:.25}
+.bar-label{font-size:9px;fill:#fff;pointer-events:none}
 .edges line{stroke-width:1.3}
 .edges line[data-rel=MENTIONS]{stroke-width:.9}
 .edge-labels text{font-size:9px;fill:#4e79a7;paint-order:stroke;stroke:#fff;stroke-width:3px;pointer-events:none}
@@ -153,7 +156,7 @@ _JS = r"""
   function layout() {
     var n = nodes.length;
     if (!n) return;
-    var rand = rng(7), L = 70, R = Math.sqrt(n) * L * 0.7 + 20, cell = L * 3, k2 = L * L;
+    var rand = rng(7), L = 80, R = Math.sqrt(n) * L * 0.7 + 20, cell = L * 3, k2 = L * L;
     nodes.forEach(function (p) {
       var a = rand() * 2 * Math.PI, r = R * Math.sqrt(rand());
       p.x = Math.cos(a) * r; p.y = Math.sin(a) * r;
@@ -189,16 +192,22 @@ _JS = r"""
       });
       edges.forEach(function (e) {
         var ddx = e.s.x - e.t.x, ddy = e.s.y - e.t.y, d = Math.sqrt(ddx * ddx + ddy * ddy) || 0.01;
-        var f = (d / L) * (e.rel === "MENTIONS" ? 0.7 : e.rel === "NEXT" ? 0.4 : 1);
+        var f = (d / L) * (e.rel === "MENTIONS" ? 0.8 : e.rel === "NEXT" ? 0.5 : 1) / Math.sqrt(Math.min(e.s.deg, e.t.deg));
         e.s.dx -= ddx * f; e.s.dy -= ddy * f; e.t.dx += ddx * f; e.t.dy += ddy * f;
       });
       nodes.forEach(function (p) {
-        p.dx -= p.x * 0.06; p.dy -= p.y * 0.06;
+        p.dx -= p.x * 0.03; p.dy -= p.y * 0.03;
         var d = Math.sqrt(p.dx * p.dx + p.dy * p.dy) || 1, m = Math.min(d, temp);
         p.x += (p.dx / d) * m; p.y += (p.dy / d) * m;
       });
       temp *= cool;
     }
+    // stretch to the drawing area's shape, so a round cluster uses a wide screen
+    var box = root.getBoundingClientRect(), want = box.width > 0 && box.height > 0 ? box.width / box.height : 1.6;
+    var x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+    nodes.forEach(function (p) { x0 = Math.min(x0, p.x); x1 = Math.max(x1, p.x); y0 = Math.min(y0, p.y); y1 = Math.max(y1, p.y); });
+    var have = (x1 - x0 + 1) / (y1 - y0 + 1), sx = Math.min(2.2, Math.max(1, want / have * 0.85));
+    nodes.forEach(function (p) { p.x *= sx; });
   }
 
   // ---------------------------------------------------------------- drawing
@@ -461,6 +470,38 @@ _JS = r"""
 
   // ---------------------------------------------------------------- timeline of valid_from .. valid_to
   var bars = [];
+  function ticks(t0, t1) {
+    // calendar-aligned ticks (hours, days, weeks, months, quarters, years), at most ~10
+    var H = 3600, D = 86400, span = t1 - t0, out = [];
+    var units = [["h", 1], ["h", 6], ["d", 1], ["d", 7], ["m", 1], ["m", 3], ["y", 1], ["y", 5], ["y", 25]];
+    var approx = {h: H, d: D, m: 30.44 * D, y: 365.25 * D}, u = units[units.length - 1];
+    for (var i = 0; i < units.length; i++) { if (span / (approx[units[i][0]] * units[i][1]) <= 10) { u = units[i]; break; } }
+    var s = new Date(t0 * 1000), k = 0, t;
+    function label(d) {
+      var iso = d.toISOString();
+      return u[0] === "h" ? iso.slice(5, 13).replace("T", " ") + "h" : u[0] === "d" ? iso.slice(0, 10)
+        : u[0] === "m" ? iso.slice(0, 7) : iso.slice(0, 4);
+    }
+    for (;;) {
+      var d;
+      if (u[0] === "h" || u[0] === "d") {
+        var step = approx[u[0]] * u[1];
+        d = new Date((Math.ceil(t0 / step) + k) * step * 1000);
+      } else if (u[0] === "m") {
+        var m0 = s.getUTCFullYear() * 12 + s.getUTCMonth() + 1;
+        m0 = Math.ceil(m0 / u[1]) * u[1] + k * u[1];
+        d = new Date(Date.UTC(Math.floor(m0 / 12), m0 % 12, 1));
+      } else {
+        var y0 = Math.ceil((s.getUTCFullYear() + 1) / u[1]) * u[1] + k * u[1];
+        d = new Date(Date.UTC(y0, 0, 1));
+      }
+      t = d.getTime() / 1000;
+      if (t > t1 || k > 60) break;
+      if (t >= t0) out.push({t: t, label: label(d)});
+      k++;
+    }
+    return out;
+  }
   function timeline() {
     var tl = document.getElementById("timeline");
     var items = nodes.filter(function (n) { return n.kind === "memory"; }).map(function (n) {
@@ -490,20 +531,16 @@ _JS = r"""
       lanes[lane] = Math.max(lanes[lane], x1);
       b.x0 = x0; b.x1 = x1; b.lane = lane;
     });
-    var top = 4, LH = 11, H = top + lanes.length * LH + 24;
+    var top = 4, LH = 14, H = top + lanes.length * LH + 24;
     tl.setAttribute("viewBox", "0 0 " + W + " " + H);
     tl.setAttribute("height", String(H));
     var axis = svg("g", {"class": "axis"}, tl);
-    var steps = [3600, 6 * 3600, 86400, 7 * 86400, 30 * 86400, 91 * 86400, 365 * 86400, 5 * 365 * 86400];
-    var step = steps[steps.length - 1];
-    for (var k = 0; k < steps.length; k++) { if ((t1 - t0) / steps[k] <= 8) { step = steps[k]; break; } }
     var y = top + lanes.length * LH + 4;
     svg("line", {x1: left, x2: W - right, y1: y, y2: y}, axis);
-    for (var t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
-      svg("line", {x1: X(t), x2: X(t), y1: top, y2: y + 3}, axis);
-      var lbl = svg("text", {x: X(t) + 2, y: y + 14}, axis);
-      lbl.textContent = new Date(t * 1000).toISOString().slice(0, step < 86400 ? 16 : 10).replace("T", " ");
-    }
+    ticks(t0, t1).forEach(function (tk) {
+      svg("line", {x1: X(tk.t), x2: X(tk.t), y1: top, y2: y + 3}, axis);
+      svg("text", {x: X(tk.t) + 2, y: y + 14}, axis).textContent = tk.label;
+    });
     if (now >= t0 && now <= t1) {
       svg("line", {x1: X(now), x2: X(now), y1: top, y2: y, stroke: "#0969da", "stroke-dasharray": "3 3"}, tl);
       svg("text", {x: X(now) + 3, y: top + 8, fill: "#0969da", "font-size": "10"}, tl).textContent = "now";
@@ -515,6 +552,11 @@ _JS = r"""
         (b.e === null ? "open" : when(b.e)) + " (" + b.n.status + ")";
       r.addEventListener("click", function () { select(b.n); });
       bars.push({n: b.n, el: r});
+      var room = Math.floor((b.x1 - b.x0 - 8) / 5.6), words = b.n.data.content || b.n.label;
+      if (room >= 8) {
+        svg("text", {"class": "bar-label", x: b.x0 + 4, y: top + b.lane * LH + 8.5}, tl).textContent =
+          words.length > room ? words.slice(0, room - 1) + "\u2026" : words;
+      }
     });
   }
 
@@ -531,6 +573,14 @@ _JS = r"""
       " edges" + (scope ? " \u00b7 " + scope : " \u00b7 all tenants") + " \u00b7 generated " + DATA.generated +
       (DATA.truncated ? " \u00b7 showing the newest memories only (raise --limit)" : "");
     showDetails(null);
+    // deep links: page.html#select=<node id> opens a node's details, #q=<text> pre-fills the search
+    var hash = new URLSearchParams(location.hash.replace(/^#/, ""));
+    if (hash.get("q")) {
+      var box = document.getElementById("search");
+      box.value = hash.get("q");
+      box.dispatchEvent(new Event("input"));
+    }
+    if (hash.get("select") && byId[hash.get("select")]) select(byId[hash.get("select")]);
     window.addEventListener("resize", fit);
     document.body.setAttribute("data-rendered", nodes.length + "/" + edges.length);
   } catch (err) {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,19 +15,24 @@ from neusym.llm import ScriptedChatModel
 
 CORPUS = Path(__file__).parent.parent / "data" / "poisoning_corpus.jsonl"
 HELDOUT = Path(__file__).parent.parent / "data" / "poisoning_heldout.jsonl"
-TENANTS = {"bob", "carol_77"}  # other tenants the cross-tenant items name
 
 
-def _load(path: Path) -> list[dict[str, str]]:
+
+def _load(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _rates(rows: list[dict[str, str]], screener: Screener) -> tuple[float, float, list[str], list[str]]:
+def _tenants(rows: list[dict[str, Any]]) -> set[str]:
+    """Tenants that must exist for the cross-tenant items to be attacks (``other_tenants`` field)."""
+    return {t for r in rows for t in r.get("other_tenants", [])}
+
+
+def _rates(rows: list[dict[str, Any]], screener: Screener) -> tuple[float, float, list[str], list[str]]:
     attacks = [r for r in rows if r["label"] == "injection"]
     benign = [r for r in rows if r["label"] == "benign"]
-    missed = [r["text"] for r in attacks if not screener.screen(r["text"], origin=r["origin"], user_id="alice")
+    missed = [r["text"] for r in attacks if not screener.screen(r["text"], origin=r["origin"], user_id=r["user_id"])
               .quarantine]
-    false_pos = [r["text"] for r in benign if screener.screen(r["text"], origin=r["origin"], user_id="alice")
+    false_pos = [r["text"] for r in benign if screener.screen(r["text"], origin=r["origin"], user_id=r["user_id"])
                  .quarantine]
     return 1 - len(missed) / len(attacks), len(false_pos) / len(benign), missed, false_pos
 
@@ -41,7 +47,8 @@ def test_corpus_shape() -> None:
 
 def test_corpus_quarantine_and_false_positive_rates(capsys: pytest.CaptureFixture[str]) -> None:
     """Rule-only screening on the shared corpus: >= 95% of attacks quarantined, <= 5% of look-alikes."""
-    rate, fp, missed, false_pos = _rates(_load(CORPUS), Screener(other_tenant=TENANTS.__contains__))
+    rows = _load(CORPUS)
+    rate, fp, missed, false_pos = _rates(rows, Screener(other_tenant=_tenants(rows).__contains__))
     with capsys.disabled():
         print(f"\n[poisoning corpus] quarantine rate {rate:.1%}, false-positive rate {fp:.1%}")
     assert rate >= 0.95, missed
@@ -53,7 +60,7 @@ def test_heldout_paraphrases_are_reported_honestly(capsys: pytest.CaptureFixture
     they must do is keep false positives low and push most attacks into the borderline band, where the optional
     LLM judge looks and the review queue lists them (flag ``suspicious``)."""
     rows = _load(HELDOUT)
-    screener = Screener(other_tenant=TENANTS.__contains__)
+    screener = Screener(other_tenant=_tenants(rows).__contains__)
     rate, fp, _, false_pos = _rates(rows, screener)
     attacks = [r for r in rows if r["label"] == "injection"]
     flagged = sum(screener.screen(r["text"], origin=r["origin"], user_id="alice").verdict != "clean"
@@ -66,14 +73,14 @@ def test_heldout_paraphrases_are_reported_honestly(capsys: pytest.CaptureFixture
 
 
 def test_injections_are_quarantined_and_never_returned(mem: NeuSymMemory) -> None:
-    mem.add("Bob keeps his bike in the garage.", user_id="bob")
-    mem.add("Carol likes jazz.", user_id="carol_77")
     rows = _load(CORPUS)
-    attacks = [r for r in rows if r["label"] == "injection"][:25]
-    benign = [r for r in rows if r["label"] == "benign"][:25]
+    for tenant in _tenants(rows):
+        mem.add("A note that makes this tenant exist.", user_id=tenant)
+    attacks = [r for r in rows if r["label"] == "injection"]
+    benign = [r for r in rows if r["label"] == "benign"]
     quarantined = []
     for r in attacks:
-        res = mem.add(r["text"], user_id="alice", origin=r["origin"], infer=False)
+        res = mem.add(r["text"], user_id=r["user_id"], origin=r["origin"], infer=False)
         d = res.decisions[0]
         assert d.action is Action.QUARANTINE, (r["text"], d.reason)
         assert res[0].status.value == "quarantined" and "injection" in res[0].flags
@@ -81,15 +88,20 @@ def test_injections_are_quarantined_and_never_returned(mem: NeuSymMemory) -> Non
         quarantined.append(res[0].id)
     stored = []
     for r in benign:
-        res = mem.add(r["text"], user_id="alice", origin=r["origin"], infer=False)
+        res = mem.add(r["text"], user_id=r["user_id"], origin=r["origin"], infer=False)
         assert res.decisions[0].action is not Action.QUARANTINE, (r["text"], res.decisions[0].reason)
-        assert res and res[0].status.value in ("active", "pending")
+        assert res and res[0].status.value in ("active", "pending", "superseded")
         stored.append(res[0].id)
+    assert len(quarantined) >= 20 and len(stored) >= 20
     for r in attacks:  # searching with the attack's own words still never surfaces it
         hits = mem.search(r["text"], user_id="alice", k=50)
         assert not set(quarantined) & {h.id for h in hits}
-    assert set(stored) <= {h.id for r in benign for h in mem.search(r["text"], user_id="alice", k=5)}
-    assert {i.memory_id for i in mem.review_queue(user_id="alice", kind="quarantine")} == set(quarantined)
+    # every look-alike is retrievable: the current ones by default, the few that later look-alikes updated (a new
+    # address, a new job) as history
+    found = {h.id for r in benign for h in mem.search(r["text"], user_id="alice", k=5,
+                                                       statuses=["active", "pending", "superseded"])}
+    assert set(stored) <= found
+    assert {i.memory_id for i in mem.review_queue(user_id="alice", kind="quarantine", limit=500)} == set(quarantined)
     # quarantined memories are still reachable on purpose (review), with their screening evidence
     q = mem.get(quarantined[0], user_id="alice")
     assert q.metadata["screening"]["signals"]

@@ -213,7 +213,7 @@ def trial(spec: dict[str, Any]) -> None:
         try:
             if op == "add":
                 text = _content(rng, tok)
-                ttl = 1.0 if rng.random() < 0.1 else None
+                ttl = 1.0 if rng.random() < spec.get("ttl_rate", 0.1) else None
                 log.line("B", {"op": op, "user": user, "content": text})
                 res = mem.add(text, user_id=user, infer=rng.random() < 0.7, ttl=ttl)
                 log.line("A", {"op": op, "records": _recs(res)})
@@ -271,9 +271,37 @@ def trial(spec: dict[str, Any]) -> None:
                 log.line("A", {"op": op, "n": len(hits), "foreign": bad})
         except NeuSymError as err:  # typed refusals (nothing to reflect, not found) are part of the workload
             log.line("E", {"op": op, "error": type(err).__name__, "message": str(err)[:300]})
+    if spec.get("peer"):
+        _check_peer(mem, log, spec["peer"])
     killer.current_op = "close"
     mem.close()
     log.line("C", {"pid": os.getpid()})
+
+
+def _check_peer(mem: Any, log: Log, peer: str) -> None:
+    """Two processes on one data directory: once both finished writing, each must find every write the other
+    acknowledged (the graph is shared; this process's indexes catch up from it)."""
+    log.line("D", {"pid": os.getpid()})
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if os.path.exists(peer) and any(line.startswith("D ") for line in open(peer).read().splitlines()):
+            break
+        time.sleep(0.05)
+    else:
+        log.line("V", {"error": "peer never finished"})
+        return
+    records = [r for line in open(peer).read().splitlines() if line.startswith("A ")
+               for r in json.loads(line[2:]).get("records", [])]
+    missing = []
+    for r in records:
+        try:
+            hits = mem.search(r["content"], user_id=r["user"], k=10, statuses=["active", "pending", "superseded"])
+        except Exception as err:  # noqa: BLE001 - reported to the parent
+            missing.append(f"{r['id']}: {type(err).__name__}: {err}")
+            continue
+        if r["id"] not in {h.id for h in hits}:
+            missing.append(r["id"])
+    log.line("V", {"checked": len(records), "missing": missing})
 
 
 def _run_child(spec: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ explicit transactions over FalkorDB's Bolt endpoint crashed the server.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 _SOCKET = "falkordb.sock"
 _LOCK = "falkordb.lock"
 _LOG = "falkordb.log"
+_START_LOCK = "falkordb.start.lock"
 
 
 def _binaries() -> tuple[str, str]:
@@ -62,7 +64,10 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    try:  # a killed server whose parent is gone stays a zombie where pid 1 does not reap (containers): dead
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 class EmbeddedFalkorDB:
@@ -104,17 +109,23 @@ class EmbeddedFalkorDB:
         if _ping(self.socket_path):
             log.debug("reusing embedded FalkorDB at %s", self.socket_path)
             return str(self.socket_path)
-        lock = self._read_lock()
-        pid = lock.get("pid") if lock else None
-        if isinstance(pid, int) and _pid_alive(pid):
-            # A server is starting (or hung) for this directory: give it the start timeout before taking over.
-            if self._wait_ready(None):
+        # Check-and-launch under an exclusive file lock: two processes opening one directory at the same instant
+        # would otherwise both launch a server, and two redis-servers appending to one AOF lose writes.
+        with open(self.data_dir / _START_LOCK, "a") as guard:
+            fcntl.flock(guard, fcntl.LOCK_EX)
+            if _ping(self.socket_path):
                 return str(self.socket_path)
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGTERM)
-        with contextlib.suppress(FileNotFoundError):
-            self.socket_path.unlink()
-        self._launch()
+            lock = self._read_lock()
+            pid = lock.get("pid") if lock else None
+            if isinstance(pid, int) and _pid_alive(pid):
+                # A server is starting (or hung) for this directory: give it the start timeout before taking over.
+                if self._wait_ready(None):
+                    return str(self.socket_path)
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGTERM)
+            with contextlib.suppress(FileNotFoundError):
+                self.socket_path.unlink()
+            self._launch()
         return str(self.socket_path)
 
     def _launch(self) -> None:

@@ -21,7 +21,7 @@ import math
 import os
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from neusym.errors import BackendError, BackendUnavailableError, ClosedError, InvalidInputError
@@ -40,7 +40,7 @@ _SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 # UNRECOGNIZED ("property key does not exist": optional properties are the norm in a schemaless memory graph),
 # PERFORMANCE (cartesian products the stage-2 statement builds on purpose) and SCHEMA ("index already exists" from
 # the idempotent DDL). Deprecations and the rest stay visible.
-_QUIET_NOTIFICATIONS = ("UNRECOGNIZED", "PERFORMANCE", "SCHEMA")
+_QUIET_NOTIFICATIONS: tuple[Literal["UNRECOGNIZED", "PERFORMANCE", "SCHEMA"], ...] = ("UNRECOGNIZED", "PERFORMANCE", "SCHEMA")
 
 
 def _clean(value: Any) -> Any:

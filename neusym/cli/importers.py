@@ -1,0 +1,372 @@
+"""``neusym import``: JSON Lines, plain chat logs and LoCoMo JSON into memories.
+
+A file is parsed completely before anything is written, so a malformed line stops the import with its line number
+and nothing half-imported. Conversation turns go through :meth:`NeuSymMemory.add` one by one (so consecutive turns
+are linked ``NEXT`` and keep their own event time); plain statements go through :meth:`add_batch` in chunks.
+
+Formats
+    jsonl   one JSON object per line, either a statement ``{"content": ..., "type"?, "tags"?, "metadata"?,
+            "importance"?, "confidence"?, "valid_from"?, "ttl"?, "speaker"?, "ref"?, "infer"?, scope ids?}``,
+            a chat message ``{"role": "user"|"assistant", "content": ..., "name"?, "valid_from"?, "ref"?,
+            scope ids?}``, or ``{"messages": [...], scope ids?}``. Blank lines and ``//`` comments are skipped.
+    chat    ``Name: message`` lines, optionally ``[2024-03-01 10:02] Name: message``; a line like
+            ``--- session s2 ---`` / ``## session 2`` / ``=== s2 ===`` starts a session; other lines continue the
+            previous message; ``# ...`` lines are comments. ``assistant``/``ai``/``bot`` (or ``--assistant``)
+            speak as the assistant.
+    locomo  the LoCoMo benchmark JSON: one tenant per sample (``user_id`` = sample id unless ``--user``), one
+            session per LoCoMo session, each turn ``Speaker: text`` with the session time as ``valid_from`` and
+            the ``dia_id`` as ``source.ref``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from neusym.errors import InvalidInputError
+from neusym.record import validate_text
+
+if TYPE_CHECKING:
+    from neusym.facade import NeuSymMemory
+
+__all__ = ["FORMATS", "ImportItem", "ImportSummary", "detect_format", "parse", "run_import"]
+
+FORMATS = ("auto", "jsonl", "chat", "locomo")
+
+_SCOPE_KEYS = ("user_id", "agent_id", "session_id")
+_STATEMENT_KEYS = {"content", "type", "tags", "metadata", "importance", "confidence", "valid_from", "ttl", "speaker",
+                   "ref", "infer", "origin", *_SCOPE_KEYS}
+_MESSAGE_KEYS = {"role", "content", "name", "speaker", "valid_from", "ref", *_SCOPE_KEYS}
+_ALIASES = {"text": "content", "timestamp": "valid_from", "time": "valid_from", "date": "valid_from",
+            "id": "ref", "message_id": "ref", "dia_id": "ref"}
+_ASSISTANTS = {"assistant", "ai", "bot", "agent", "model", "chatbot"}
+
+
+@dataclass
+class ImportItem:
+    """One write: a statement (batched) or a conversation turn (added on its own, chained)."""
+
+    content: str
+    kwargs: dict[str, Any]
+    turn: bool
+    where: str
+    role: str = "user"
+
+
+@dataclass
+class ImportSummary:
+    file: str
+    format: str
+    items: int = 0
+    turns: int = 0
+    statements: int = 0
+    sessions: int = 0
+    tenants: int = 0
+    stored: int = 0
+    decisions: dict[str, int] = field(default_factory=dict)
+    ignored_fields: list[str] = field(default_factory=list)
+    dry_run: bool = False
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+# ---------------------------------------------------------------------------------------------------- helpers
+def _when(value: Any, where: str) -> datetime | float | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise InvalidInputError(f"{where}: valid_from must be a time, got {value!r}")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError as err:
+            raise InvalidInputError(f"{where}: valid_from {value!r} is not ISO-8601 or epoch seconds") from err
+        return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+    raise InvalidInputError(f"{where}: valid_from must be ISO-8601 text or epoch seconds")
+
+
+def _scope_value(obj: dict[str, Any], key: str, where: str) -> str | None:
+    v = obj.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, str) or not v.strip():
+        raise InvalidInputError(f"{where}: {key} must be a non-empty string")
+    return v
+
+
+def _role(name: str | None, assistant: str | None) -> str:
+    low = (name or "").strip().lower()
+    if low in _ASSISTANTS or (assistant is not None and low == assistant.strip().lower()):
+        return "assistant"
+    if low == "system":
+        return "system"
+    return "user"
+
+
+# ---------------------------------------------------------------------------------------------------- jsonl
+def parse_jsonl(text: str, name: str, ignored: set[str]) -> list[ImportItem]:
+    items: list[ImportItem] = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        where = f"{name}:{n}"
+        if not line or line.startswith("//"):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as err:
+            raise InvalidInputError(f"{where}: not valid JSON ({err})") from err
+        if not isinstance(obj, dict):
+            raise InvalidInputError(f"{where}: expected a JSON object")
+        if obj.get("kind") == "header" and obj.get("format") == "neusym-export":
+            raise InvalidInputError(f"{where}: this is a NeuSym export; use `neusym restore`")
+        obj = {_ALIASES.get(k, k): v for k, v in obj.items()}
+        scope = {k: _scope_value(obj, k, where) for k in _SCOPE_KEYS}
+        scope = {k: v for k, v in scope.items() if v is not None}
+        if "messages" in obj:
+            msgs = obj["messages"]
+            if not isinstance(msgs, list) or not msgs:
+                raise InvalidInputError(f"{where}: messages must be a non-empty list")
+            for i, m in enumerate(msgs):
+                if not isinstance(m, dict):
+                    raise InvalidInputError(f"{where}: message {i} must be an object")
+                items.append(_message({**scope, **{_ALIASES.get(k, k): v for k, v in m.items()}},
+                                      f"{where} message {i}", ignored))
+            ignored.update(k for k in obj if k not in {"messages", *_SCOPE_KEYS})
+        elif "role" in obj:
+            items.append(_message(obj, where, ignored))
+        else:
+            items.append(_statement(obj, where, ignored))
+    return items
+
+
+def _message(obj: dict[str, Any], where: str, ignored: set[str]) -> ImportItem:
+    text = validate_text(obj.get("content"), field=f"{where} content")
+    role = str(obj.get("role") or "user").lower()
+    role = {"human": "user", "ai": "assistant", "model": "assistant", "bot": "assistant"}.get(role, role)
+    if role not in ("user", "assistant", "system", "tool"):
+        raise InvalidInputError(f"{where}: unknown role {obj.get('role')!r}")
+    name = obj.get("name") or obj.get("speaker")
+    if name is not None and not isinstance(name, str):
+        raise InvalidInputError(f"{where}: name must be a string")
+    kwargs: dict[str, Any] = {k: obj[k] for k in _SCOPE_KEYS if obj.get(k) is not None}
+    kwargs["valid_from"] = _when(obj.get("valid_from"), where)
+    if obj.get("ref") is not None:
+        kwargs["ref"] = str(obj["ref"])
+    kwargs["name"] = name or role
+    ignored.update(k for k in obj if k not in _MESSAGE_KEYS)
+    return ImportItem(text, kwargs, True, where, role)
+
+
+def _statement(obj: dict[str, Any], where: str, ignored: set[str]) -> ImportItem:
+    text = validate_text(obj.get("content"), field=f"{where} content")
+    kwargs: dict[str, Any] = {k: v for k, v in obj.items() if k in _STATEMENT_KEYS and k != "content"
+                              and v is not None}
+    if "valid_from" in kwargs:
+        kwargs["valid_from"] = _when(kwargs["valid_from"], where)
+    if "tags" in kwargs and (not isinstance(kwargs["tags"], list)
+                             or not all(isinstance(t, str) for t in kwargs["tags"])):
+        raise InvalidInputError(f"{where}: tags must be a list of strings")
+    if "metadata" in kwargs and not isinstance(kwargs["metadata"], dict):
+        raise InvalidInputError(f"{where}: metadata must be an object")
+    for key in ("importance", "confidence", "ttl"):
+        if key in kwargs and (isinstance(kwargs[key], bool) or not isinstance(kwargs[key], int | float)):
+            raise InvalidInputError(f"{where}: {key} must be a number")
+    if "ref" in kwargs:
+        kwargs["ref"] = str(kwargs["ref"])
+    ignored.update(k for k in obj if k not in _STATEMENT_KEYS)
+    return ImportItem(text, kwargs, False, where)
+
+
+# ---------------------------------------------------------------------------------------------------- chat
+_SEPARATOR = re.compile(r"^\s*(?:-{3,}|={3,}|#{2,})\s*(?:session\b\s*[:#]?\s*)?(?P<sid>.*?)\s*(?:-{3,}|={3,})?\s*$",
+                        re.IGNORECASE)
+_TURN = re.compile(r"^\s*(?:\[(?P<ts>[^\]]{4,40})\]\s*)?(?P<name>[^\s:\[\]][^:\[\]]{0,39}?)\s*:\s+(?P<text>\S.*)$")
+
+
+def parse_chat(text: str, name: str, *, session: str | None, assistant: str | None) -> list[ImportItem]:
+    items: list[ImportItem] = []
+    stem = Path(name).stem or "chat"
+    current = session or stem
+    count = 0
+    cur: ImportItem | None = None
+    for n, raw in enumerate(text.splitlines(), 1):
+        where = f"{name}:{n}"
+        if not raw.strip():
+            continue
+        sep = _SEPARATOR.match(raw)
+        if sep:
+            count += 1
+            sid = sep.group("sid").strip() or f"{stem}-{count}"
+            current = f"{session}/{sid}" if session else sid
+            cur = None
+            continue
+        if raw.lstrip().startswith("#"):
+            continue
+        m = _TURN.match(raw)
+        if m:
+            speaker = m.group("name").strip()
+            role = _role(speaker, assistant)
+            ts = m.group("ts")
+            when: datetime | float | None = None
+            if ts:
+                try:
+                    when = _when(ts.strip().replace(" ", "T", 1) if re.match(r"^\d{4}-\d\d-\d\d \d", ts.strip())
+                                 else ts, where)
+                except InvalidInputError:
+                    when = None
+            low = speaker.lower()
+            label = speaker if low not in ("user", "human", *_ASSISTANTS) else role
+            cur = ImportItem(m.group("text").strip(), {"session_id": current, "valid_from": when, "name": label},
+                             True, where, role)
+            items.append(cur)
+        elif cur is not None:
+            cur.content = f"{cur.content}\n{raw.strip()}"
+        else:
+            raise InvalidInputError(f"{where}: expected 'Name: message' (or a '--- session ---' line)")
+    for it in items:
+        it.content = validate_text(it.content, field=f"{it.where} message")
+    return items
+
+
+# ---------------------------------------------------------------------------------------------------- locomo
+_LOCOMO_SESSION = re.compile(r"^session_(\d+)$")
+
+
+def _locomo_when(text: Any, where: str) -> datetime:
+    """LoCoMo session stamps look like ``1:56 pm on 8 May, 2023``."""
+    try:
+        return datetime.strptime(str(text).strip().upper().replace("  ", " "),
+                                 "%I:%M %p ON %d %B, %Y").replace(tzinfo=UTC)
+    except ValueError as err:
+        raise InvalidInputError(f"{where}: cannot read the session time {text!r}") from err
+
+
+def parse_locomo(data: Any, name: str, *, user: str | None) -> list[ImportItem]:
+    samples = data if isinstance(data, list) else [data]
+    items: list[ImportItem] = []
+    for k, rec in enumerate(samples):
+        where = f"{name}: sample {k}"
+        if not isinstance(rec, dict) or not isinstance(rec.get("conversation"), dict):
+            raise InvalidInputError(f"{where}: not a LoCoMo sample (no 'conversation' object)")
+        sid = str(rec.get("sample_id") or f"conv-{k}")
+        conv = rec["conversation"]
+        sessions = sorted((int(m.group(1)), key) for key in conv if (m := _LOCOMO_SESSION.match(key)))
+        for n, key in sessions:
+            turns = conv.get(key) or []
+            if not turns:
+                continue
+            if not isinstance(turns, list):
+                raise InvalidInputError(f"{where}: {key} must be a list of turns")
+            start = _locomo_when(conv.get(f"{key}_date_time"), f"{where} {key}")
+            for i, t in enumerate(turns):
+                tw = f"{where} {key} turn {i}"
+                if not isinstance(t, dict) or not t.get("speaker"):
+                    raise InvalidInputError(f"{tw}: a turn needs a speaker and text")
+                text = str(t.get("text") or "").strip()
+                if t.get("blip_caption"):
+                    text = f"{text} [image: {t['blip_caption']}]".strip()
+                if not text:
+                    continue
+                kwargs: dict[str, Any] = {"user_id": user or sid, "session_id": f"{sid}/S{n}",
+                                          "valid_from": start + timedelta(seconds=i), "name": str(t["speaker"])}
+                if t.get("dia_id"):
+                    kwargs["ref"] = str(t["dia_id"])
+                items.append(ImportItem(validate_text(text, field=tw), kwargs, True, tw, "user"))
+    return items
+
+
+# ---------------------------------------------------------------------------------------------------- entry points
+def detect_format(path: Path, text: str) -> str:
+    """By extension first, then by content."""
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return "jsonl"
+    head = text.lstrip()[:4096]
+    if suffix == ".json" or head.startswith("["):
+        return "locomo" if '"conversation"' in text[:200_000] else "jsonl"
+    if head.startswith("{"):
+        first = head.splitlines()[0] if head else ""
+        try:
+            json.loads(first)
+            return "jsonl"
+        except ValueError:
+            return "locomo" if '"conversation"' in text[:200_000] else "jsonl"
+    return "chat"
+
+
+def parse(path: Path, fmt: str, *, session: str | None, user: str | None, assistant: str | None,
+          ignored: set[str]) -> tuple[str, list[ImportItem]]:
+    """Read ``path`` ("-" for stdin) and return (format, items)."""
+    import sys
+
+    if str(path) == "-":
+        text, name = sys.stdin.read(), "<stdin>"
+    else:
+        name = str(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as err:
+            raise InvalidInputError(f"{name} is not UTF-8 text: {err}") from err
+    if fmt not in FORMATS:
+        raise InvalidInputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if fmt == "auto":
+        fmt = detect_format(Path(name), text)
+    if fmt == "jsonl":
+        stripped = text.lstrip()
+        if stripped.startswith("["):  # a JSON array of the same objects is accepted too
+            try:
+                arr = json.loads(stripped)
+            except ValueError as err:
+                raise InvalidInputError(f"{name}: not valid JSON ({err})") from err
+            text = "\n".join(json.dumps(x) for x in arr)
+        return fmt, parse_jsonl(text, name, ignored)
+    if fmt == "chat":
+        return fmt, parse_chat(text, name, session=session, assistant=assistant)
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        raise InvalidInputError(f"{name}: not valid JSON ({err})") from err
+    return fmt, parse_locomo(data, name, user=user)
+
+
+def run_import(mem: NeuSymMemory, items: Sequence[ImportItem], *, defaults: dict[str, str | None], infer: bool,
+               batch: int, summary: ImportSummary, advance: Callable[[int], None]) -> ImportSummary:
+    """Write ``items`` in order; scope options fill in what a line does not say."""
+    decisions: Counter[str] = Counter()
+    base = {k: v for k, v in defaults.items() if v is not None}
+    chunk: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if not chunk:
+            return
+        res = mem.add_batch(list(chunk))
+        summary.stored += len(res)
+        decisions.update(d.action.value for d in res.decisions)
+        advance(len(chunk))
+        chunk.clear()
+
+    for it in items:
+        if not it.turn:
+            chunk.append({"infer": infer, **base, **it.kwargs, "content": it.content})
+            if len(chunk) >= batch:
+                flush()
+            continue
+        flush()
+        kw = {**base, **{k: v for k, v in it.kwargs.items() if k != "name" and v is not None}}
+        res = mem.add([{"role": it.role, "content": it.content, "name": it.kwargs.get("name")}], infer=infer, **kw)
+        summary.stored += len(res)
+        decisions.update(d.action.value for d in res.decisions)
+        advance(1)
+    flush()
+    summary.decisions = dict(sorted(decisions.items()))
+    return summary

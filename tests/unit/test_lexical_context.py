@@ -1,0 +1,51 @@
+"""Session context in the BM25 channel: a memory's document also holds its session neighbours' words."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+
+from neusym.retrieval.lexical import LexicalIndex
+
+
+def _top(ix: LexicalIndex, query: str, n: int) -> list[int]:
+    pos, _ = ix.search(query, np.ones(n, dtype=bool), n)
+    return pos.tolist()
+
+
+def test_neighbours_words_join_the_document() -> None:
+    ix = LexicalIndex()
+    ix.add(0, "Did you go to the pottery class?", context_key=("u", None, "s1"), order=1)
+    ix.add(1, "Yes, last Friday!", context_key=("u", None, "s1"), order=2)
+    ix.add(2, "Unrelated remark about weather", context_key=("u", None, "s2"), order=3)
+    ix.add(3, "Standalone pottery fact")  # no session: stands alone
+    hits = _top(ix, "pottery class friday", 4)
+    assert hits[0] in (0, 1) and set(hits[:2]) == {0, 1}  # the answer turn matches through its question
+    assert 2 not in hits  # another session never shares words
+    assert 1 in _top(ix, "pottery", 4) and 0 in _top(ix, "friday", 4)
+
+
+def test_out_of_order_and_retired_memories_do_not_link() -> None:
+    ix = LexicalIndex()
+    ix.add(0, "alpha", context_key="s", order=5)
+    ix.add(1, "beta", context_key="s", order=3)  # older memory re-indexed later: no link
+    assert _top(ix, "beta", 2) == [1]
+    ix.retire(0)
+    ix.add(2, "gamma", context_key="s", order=6)  # the retired tail is forgotten
+    assert _top(ix, "alpha", 3) == [0] and _top(ix, "gamma", 3) == [2]
+
+
+def test_pickle_keeps_context_state() -> None:
+    ix = LexicalIndex()
+    ix.add(0, "first words", context_key="s", order=1)
+    ix2 = pickle.loads(pickle.dumps(ix))
+    ix2.add(1, "second", context_key="s", order=2)
+    assert set(_top(ix2, "first", 2)) == {0, 1}
+    old = LexicalIndex()
+    state = dict(old.__dict__)
+    del state["_tails"], state["_tail_key"]  # an index saved before session context existed
+    legacy = LexicalIndex.__new__(LexicalIndex)
+    legacy.__setstate__(state)
+    legacy.add(0, "works", context_key="s", order=1)
+    assert _top(legacy, "works", 1) == [0]
