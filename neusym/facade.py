@@ -673,9 +673,11 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
     def delete(self, memory_ids: str | Sequence[str], *, scope: Scope | dict[str, Any] | None = None,
                user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
                actor: str = "user", reason: str = "deleted on request") -> int:
-        """Hard-delete memories everywhere (graph, FAISS, BM25); the audit keeps ids and the event, not content.
+        """Hard-delete memories everywhere: graph (node, MENTIONS/RELATES, orphaned entities, fulltext), FAISS,
+        BM25, the embedding cache and the content of earlier audit entries. The audit keeps ids and the event.
 
-        Unknown ids and ids outside the scope are ignored (idempotent). Returns how many were deleted.
+        Unknown ids and ids outside the scope are ignored (idempotent). Returns how many were deleted. This is
+        ``forget(ids, hard=True)``: one purge path, so a delete can never leave traces that a forget would not.
         """
         self._check_open()
         ids = [memory_ids] if isinstance(memory_ids, str) else list(memory_ids)
@@ -683,15 +685,9 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
             raise InvalidInputError("memory ids must be non-empty strings")
         sc = self._read_scope(self.scope_for(scope, user_id=user_id, agent_id=agent_id, session_id=session_id),
                               False)
-        with self._write_lock:
-            gone = self.store.delete_hard(ids, sc)
-            if gone:
-                self.store.audit([{"memory_id": i, "action": "delete", "reason": reason, "actor": actor,
-                                   "user_id": sc.user_id} for i in gone])
-            self.derived.catch_up(self.store)
-            self.derived.save()
-        self._emit("delete", {"scope": sc, "ids": gone})
-        return len(gone)
+        report = self.forget(ids, scope=sc, hard=True, reason=reason, actor=actor)
+        self._emit("delete", {"scope": sc, "ids": list(report.ids)})
+        return report.count
 
     def history(self, memory_id: str, *, scope: Scope | dict[str, Any] | None = None,
                 **ids: str | None) -> list[dict[str, Any]]:

@@ -141,7 +141,7 @@ class Opts:
             if self.scoped:
                 raise InvalidInputError("pass either scope options (--user/--agent/--session) or --all-tenants")
             return Scope()
-        return mem.scope_for(**self.ids)
+        return mem.scope_for(user_id=self.user, agent_id=self.agent, session_id=self.session)
 
     def make_embedder(self) -> Any:
         name, _, arg = self.embedder.strip().lower().partition(":")

@@ -67,7 +67,7 @@ def add_cmd(
     """Remember a statement (extraction and governance run as in the library)."""
     content = sys.stdin.read() if text == ["-"] else " ".join(text)
     with opts.memory() as mem:
-        res = mem.add(content, **opts.ids, type=type_, tags=tag or None, importance=importance,
+        res = mem.add(content, scope=opts.scope(mem), type=type_, tags=tag or None, importance=importance,
                       confidence=confidence, ttl=parse_duration(ttl, "--ttl") if ttl else None,
                       valid_from=parse_time(valid_from, "--valid-from") if valid_from else None, speaker=speaker,
                       metadata=parse_json_object(metadata, "--metadata"), origin=origin, infer=not verbatim)
@@ -165,7 +165,7 @@ def search_cmd(
     """Two-stage retrieval (FAISS + BM25, then the graph), optionally explained."""
     with opts.memory() as mem:
         results = mem.search(
-            " ".join(query), **opts.ids, k=k, types=type_, tags=tag, entities=entity, statuses=status,
+            " ".join(query), scope=opts.scope(mem), k=k, types=type_, tags=tag, entities=entity, statuses=status,
             valid_at=parse_time(valid_at, "--valid-at") if valid_at else None,
             time_from=parse_time(time_from, "--from") if time_from else None,
             time_to=parse_time(time_to, "--to") if time_to else None, min_score=min_score, recipe=recipe,
@@ -201,7 +201,7 @@ def query_cmd(
     statuses = _ALL_STATUSES if status and "all" in status else status
     with opts.memory() as mem:
         records = mem.query(
-            **opts.ids, entity=entity, predicate=predicate, object=obj, types=type_, tags=tag,
+            scope=opts.scope(mem), entity=entity, predicate=predicate, object=obj, types=type_, tags=tag,
             plan_states=plan_state, statuses=statuses,
             valid_at=parse_time(valid_at, "--valid-at") if valid_at else None,
             time_from=parse_time(time_from, "--from") if time_from else None,
@@ -222,7 +222,7 @@ def show_cmd(
     from neusym.symbolic.store import RELATIONS
 
     with opts.memory() as mem:
-        rec = mem.get(memory_id, **opts.ids, all_tenants=opts.all_tenants)
+        rec = mem.get(memory_id, scope=opts.scope(mem), all_tenants=opts.all_tenants)
         sc = opts.scope(mem) if not opts.all_tenants else mem.scope_for(user_id=rec.scope.user_id)
         links = mem.store.relations_among([rec.id], RELATIONS, sc)
     rel = [{"from": s, "rel": r, "to": d} for s, r, d in sorted(set(links))]
@@ -264,7 +264,7 @@ def history_cmd(
 ) -> None:
     """The audit trail of one memory, oldest first (admission, edits, supersessions, reviews, forgets)."""
     with opts.memory() as mem:
-        rows = mem.history(memory_id, **opts.ids)
+        rows = mem.history(memory_id, scope=opts.scope(mem))
     for r in rows:
         r.pop("seq", None)
 

@@ -24,7 +24,7 @@ from neusym.cli._app import app, review_app
 from neusym.cli._base import Opts, command, emit, err_console, jsonable, parse_time
 from neusym.cli._render import kv_table, print_records, record_json
 from neusym.errors import InvalidInputError
-from neusym.record import Scope
+from neusym.record import MemoryRecord, Scope
 
 __all__: list[str] = []
 
@@ -81,7 +81,7 @@ def reflect_cmd(
             if out is None:
                 raise InvalidInputError(f"session {opts.session!r} has nothing to reflect")
         else:
-            out = mem.reflect(**opts.ids, ids=memory_id, entity=entity, goal=goal, cool=cool,
+            out = mem.reflect(scope=opts.scope(mem), ids=memory_id, entity=entity, goal=goal, cool=cool,
                               only_unreflected=only_unreflected)
     data = out.as_dict()
 
@@ -105,7 +105,7 @@ def review_list_cmd(
 ) -> None:
     """Items waiting for a decision."""
     with opts.memory() as mem:
-        items = mem.review_queue(kind, **opts.ids, limit=limit, all_tenants=opts.all_tenants)
+        items = mem.review_queue(kind, scope=opts.scope(mem), limit=limit, all_tenants=opts.all_tenants)
     data = {"count": len(items), "items": [{"memory_id": i.memory_id, "kind": i.kind, "reason": i.reason,
                                             "related": i.related, "memory": record_json(i.record)} for i in items]}
 
@@ -126,10 +126,11 @@ def review_list_cmd(
 
 def _review_decide(opts: Opts, memory_id: str, reason: str, approve: bool) -> None:
     with opts.memory() as mem:
+        rec: MemoryRecord | None
         if approve:
-            rec = mem.review_approve(memory_id, **opts.ids, actor="cli", reason=reason)
+            rec = mem.review_approve(memory_id, scope=opts.scope(mem), actor="cli", reason=reason)
         else:
-            rec = mem.review_reject(memory_id, **opts.ids, actor="cli", reason=reason)
+            rec = mem.review_reject(memory_id, scope=opts.scope(mem), actor="cli", reason=reason)
     verb = "approved" if approve else "rejected"
     data = {"memory_id": memory_id, "decision": verb, "memory": record_json(rec) if rec is not None else None,
             "purged": rec is None}
@@ -174,7 +175,7 @@ def rollback_cmd(
 ) -> None:
     """Undo the latest (or the given) reversible change: an edit, a supersession, an archive or a soft forget."""
     with opts.memory() as mem:
-        rec = mem.rollback(memory_id, audit_id=audit_id, **opts.ids, actor="cli", reason=reason)
+        rec = mem.rollback(memory_id, audit_id=audit_id, scope=opts.scope(mem), actor="cli", reason=reason)
     emit(opts, {"memory": record_json(rec)}, lambda c: print_records(c, [rec], title="after rollback"))
 
 

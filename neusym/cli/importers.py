@@ -130,8 +130,11 @@ def parse_jsonl(text: str, name: str, ignored: set[str]) -> list[ImportItem]:
         if obj.get("kind") == "header" and obj.get("format") == "neusym-export":
             raise InvalidInputError(f"{where}: this is a NeuSym export; use `neusym restore`")
         obj = {_ALIASES.get(k, k): v for k, v in obj.items()}
-        scope = {k: _scope_value(obj, k, where) for k in _SCOPE_KEYS}
-        scope = {k: v for k, v in scope.items() if v is not None}
+        scope: dict[str, Any] = {}
+        for key in _SCOPE_KEYS:
+            value = _scope_value(obj, key, where)
+            if value is not None:
+                scope[key] = value
         if "messages" in obj:
             msgs = obj["messages"]
             if not isinstance(msgs, list) or not msgs:
@@ -139,8 +142,9 @@ def parse_jsonl(text: str, name: str, ignored: set[str]) -> list[ImportItem]:
             for i, m in enumerate(msgs):
                 if not isinstance(m, dict):
                     raise InvalidInputError(f"{where}: message {i} must be an object")
-                items.append(_message({**scope, **{_ALIASES.get(k, k): v for k, v in m.items()}},
-                                      f"{where} message {i}", ignored))
+                merged: dict[str, Any] = dict(scope)
+                merged.update({str(_ALIASES.get(str(k), str(k))): v for k, v in m.items()})
+                items.append(_message(merged, f"{where} message {i}", ignored))
             ignored.update(k for k in obj if k not in {"messages", *_SCOPE_KEYS})
         elif "role" in obj:
             items.append(_message(obj, where, ignored))

@@ -80,6 +80,7 @@ class Fact:
     valid_to: float | None = None
     kinds: set[str] = field(default_factory=set)
     decision: Decision | None = None  # set for candidates of the current batch
+    dated: bool = False  # event_time came from an explicit date, not from when it was said
 
     def same_object(self, other: Fact) -> bool:
         return self.object_key == other.object_key or _tokens(self.object_key) == _tokens(other.object_key)
@@ -199,7 +200,7 @@ class ConflictDetector:
             if not s or not o or not _interesting(tr.predicate):
                 continue
             out.append(Fact(rec.id, entity_uid(ns, s), tr.predicate, o, tr.polarity, t, rec.source.origin,
-                            kinds=kinds.get(o, set()), decision=d))
+                            kinds=kinds.get(o, set()), decision=d, dated=rec.valid_from is not None))
         pets = [f for f in out if f.predicate in ("has_pet", "owns") and not f.kinds]
         if pets:
             graph_kinds = self.queries.kinds_of([entity_uid(ns, f.object_key) for f in pets])
@@ -217,7 +218,8 @@ class ConflictDetector:
         return Fact(str(row["memory_id"]), str(row["s_uid"]), str(row["predicate"]), str(row["o_key"]),
                     True if polarity is None else bool(polarity), num("valid_from") or num("created_at") or 0.0,
                     str(row.get("origin") or "user"), str(row.get("status") or "active"),
-                    list(row.get("flags") or []), num("valid_to"), set(row.get("kinds") or []))
+                    list(row.get("flags") or []), num("valid_to"), set(row.get("kinds") or []),
+                    dated=num("valid_from") is not None)
 
     # ------------------------------------------------------------------ resolution
     def _resolve(self, d: Decision, new: Fact, old: Fact, kind: str, known: list[Fact]) -> None:
@@ -236,7 +238,9 @@ class ConflictDetector:
             return
         if old.memory_id in d.supersedes:
             return
-        if new.event_time >= old.event_time:
+        # Back-filled history needs a dated old fact: "I live in Porto" (undated, so timed by when it was said)
+        # followed by "I moved to Lisbon last month" must supersede Porto even though "last month" is earlier.
+        if new.event_time >= old.event_time or not old.dated:
             entry["valid_to"] = new.event_time
             d.supersedes.append(old.memory_id)
             _push(d.details, "supersede", entry)

@@ -1,0 +1,401 @@
+"""Tenant isolation, property-based: random sequences of add / add_batch / search / query / get / update / forget
+(by id, by meaning, whole scope; soft and hard) / delete / reflect / build_context over 7 scopes, through the engine
+and through every adapter (LangChain ``NeuSymRetriever`` and ``NeuSymStore``, LlamaIndex ``NeuSymRetriever`` and
+``NeuSymMemoryBlock``). The property: an operation in scope R only ever returns memories whose scope R contains,
+and only ever alters those (checked against a model of the whole graph after every step).
+
+The scopes are chosen to be confusable: ``alice`` / ``Alice``, a user and its agent and session sub-scopes, a
+user id that is a Cypher fragment, one containing the entity-uid separator ``\\x1f``. Every text names the same
+shared entities (Dana, Acme, Lisbon), so a cross-tenant entity link (neo4j-agent-memory #155) would surface, and
+each carries a unique token so text returned by context builders can be traced back to its memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from neusym import InvalidInputError, NeuSymMemory, RecordNotFoundError, Scope, ScopeError
+from reliability_support import ALL_ROWS, count
+
+pytestmark = pytest.mark.slow
+
+USERS = ["alice", "Alice", "bob'}) DETACH DELETE n //", "carol\x1fx", "dave"]
+SCOPES = [  # (user index, agent, session)
+    (0, None, None), (1, None, None), (0, "planner", None), (0, None, "s1"), (2, None, None), (3, None, None),
+    (4, "planner", "s1"),
+]
+TEXTS = [
+    "Dana works at Acme in Lisbon.", "I live in Lisbon.", "I live in Porto.", "Dana likes jazz and Acme coffee.",
+    "Meeting with Dana on Friday about the Acme contract.", "I like green tea.", "My sister Dana moved to Porto.",
+    "'}) MATCH (n) DETACH DELETE n //", "Remember: the Acme locker code is 4417.", "I prefer window seats.",
+]
+ENTITIES = ["Dana", "Acme", "Lisbon", "Porto", "jazz"]
+SESSIONS = ["s1", "s2", "s3"]
+_run = itertools.count()
+STATS: Counter[str] = Counter()
+"""Operations run per kind (printed by the last test of the module, for the README figures)."""
+
+
+@dataclass
+class Item:
+    scope: Scope
+    content: str
+    state: str = "live"  # live | archived | gone
+
+
+@dataclass
+class World:
+    """The model: every memory the sequence created, by id, and the LangGraph store items."""
+
+    prefix: str
+    items: dict[str, Item] = field(default_factory=dict)
+    store_items: dict[tuple[str, str], str] = field(default_factory=dict)
+    tokens: dict[str, str] = field(default_factory=dict)  # unique token -> memory id
+    n: int = 0
+
+    def user(self, i: int) -> str:
+        return self.prefix + USERS[i]
+
+    def scope(self, i: int) -> Scope:
+        u, a, s = SCOPES[i]
+        return Scope(user_id=self.user(u), agent_id=a, session_id=s)
+
+    def text(self, i: int) -> tuple[str, str]:
+        self.n += 1
+        tok = f"tq{self.prefix[1:-1]}x{self.n}"
+        return f"{TEXTS[i]} ({tok})", tok
+
+    def add(self, rec: Any, tok: str | None = None) -> None:
+        self.items[rec.id] = Item(rec.scope, rec.content)
+        for t in re.findall(r"tq\d+x\d+", rec.content) if tok is None else [tok]:
+            self.tokens.setdefault(t, rec.id)
+
+    def visible(self, reader: Scope, mid: str) -> bool:
+        item = self.items.get(mid)
+        return item is not None and reader.contains(item.scope)
+
+
+op_scope = st.integers(0, len(SCOPES) - 1)
+op_user = st.integers(0, len(USERS) - 1)
+op_text = st.integers(0, len(TEXTS) - 1)
+op_ref = st.integers(0, 10_000)
+WRITES = st.one_of(
+    st.tuples(st.just("add"), op_scope, op_text, st.booleans()),
+    st.tuples(st.just("add_batch"), st.lists(st.tuples(op_scope, op_text), min_size=1, max_size=4)),
+    st.tuples(st.just("lc_put"), op_user, st.integers(0, 3), op_text),
+    st.tuples(st.just("li_put"), op_user, st.sampled_from(SESSIONS), op_text),
+)
+OPS = st.one_of(
+    WRITES,
+    st.tuples(st.just("add"), op_scope, op_text, st.booleans()),
+    st.tuples(st.just("search"), op_scope, op_text, st.sampled_from([1, 5, 50])),
+    st.tuples(st.just("query"), op_scope, st.integers(0, len(ENTITIES) - 1)),
+    st.tuples(st.just("get"), op_scope, op_ref),
+    st.tuples(st.just("update"), op_scope, op_ref, op_text),
+    st.tuples(st.just("forget"), op_scope, op_ref, st.booleans()),
+    st.tuples(st.just("forget_all"), op_scope),
+    st.tuples(st.just("forget_query"), op_scope, st.integers(0, len(ENTITIES) - 1)),
+    st.tuples(st.just("delete"), op_scope, op_ref),
+    st.tuples(st.just("reflect"), op_scope),
+    st.tuples(st.just("context"), op_scope, op_text),
+    st.tuples(st.just("lc_retriever"), op_scope, op_text),
+    st.tuples(st.just("lc_override"), op_scope, op_user),
+    st.tuples(st.just("lc_put"), op_user, st.integers(0, 3), op_text),
+    st.tuples(st.just("lc_search"), op_user, op_text),
+    st.tuples(st.just("lc_get"), op_user, st.integers(0, 3)),
+    st.tuples(st.just("li_retriever"), op_scope, op_text),
+    st.tuples(st.just("li_put"), op_user, st.sampled_from(SESSIONS), op_text),
+    st.tuples(st.just("li_get"), op_user, st.sampled_from(SESSIONS), st.sampled_from(["user", "session"]), op_text),
+)
+
+
+class Runner:
+    def __init__(self, mem: NeuSymMemory, world: World) -> None:
+        from langchain_neusym import NeuSymStore
+
+        self.mem = mem
+        self.w = world
+        self.store = NeuSymStore(mem)
+        self.blocks: dict[tuple[int, str], Any] = {}
+
+    # ------------------------------------------------------------------ helpers
+    def ref(self, n: int) -> str:
+        ids = list(self.w.items)
+        return ids[n % len(ids)] if ids else "no-such-id"
+
+    def expect_visible(self, reader: Scope, ids: list[str], where: str) -> None:
+        STATS["results checked"] += len(ids)
+        foreign = [i for i in ids if not self.w.visible(reader, i)]
+        assert not foreign, f"{where} in {reader} returned memories outside it: " + \
+            str([(i, self.w.items[i].scope if i in self.w.items else "unknown") for i in foreign])
+
+    def expect_tokens(self, reader: Scope, text: str, where: str) -> None:
+        for tok in re.findall(r"tq\d+x\d+", text):
+            STATS["results checked"] += 1
+            mid = self.w.tokens.get(tok)
+            src = self.w.items.get(mid) if mid else None
+            owner = src.scope if src else None
+            # a token may reach the reader through a reflection of the same tenant; never from another tenant
+            assert owner is not None and owner.user_id == reader.user_id, f"{where}: {tok} of {owner} leaked to {reader}"
+
+    def sync_store_item(self, user: str, key: str) -> None:
+        ns = (user, "notes")
+        scope = self.store._item_scope(ns, key)
+        current = {r.id: r for r in self.mem.query(scope=scope, statuses=["active", "pending", "superseded",
+                                                                          "archived", "quarantined"], limit=50)}
+        for mid, item in self.w.items.items():
+            if item.scope == scope and mid not in current and item.state != "gone":
+                item.state = "gone"
+        for rec in current.values():
+            if rec.id not in self.w.items:
+                self.w.add(rec)
+            self.w.items[rec.id].content = rec.content
+
+    # ------------------------------------------------------------------ the operations
+    def run(self, op: tuple[Any, ...]) -> None:  # noqa: C901 - one branch per operation keeps the test readable
+        mem, w, kind = self.mem, self.w, op[0]
+        if kind == "add":
+            _, s, t, infer = op
+            text, tok = w.text(t)
+            for rec in mem.add(text, scope=w.scope(s), infer=infer):
+                assert rec.scope == w.scope(s)
+                w.add(rec, tok)
+        elif kind == "add_batch":
+            items = []
+            for s, t in op[1]:
+                text, _tok = w.text(t)
+                items.append({"content": text, "scope": w.scope(s)})
+            for rec in mem.add_batch(items, infer=False):
+                w.add(rec)
+        elif kind == "search":
+            _, s, t, k = op
+            reader = w.scope(s)
+            hits = mem.search(TEXTS[t], scope=reader, k=k, statuses=["active", "pending", "superseded", "archived"])
+            self.expect_visible(reader, [h.id for h in hits], "search")
+        elif kind == "query":
+            reader = w.scope(op[1])
+            recs = mem.query(scope=reader, entity=ENTITIES[op[2]], statuses=["active", "pending", "superseded",
+                                                                               "archived", "quarantined"])
+            self.expect_visible(reader, [r.id for r in recs], "query")
+        elif kind == "get":
+            reader, mid = w.scope(op[1]), self.ref(op[2])
+            live = mid in w.items and w.items[mid].state != "gone"
+            try:
+                got = mem.get(mid, scope=reader)
+                assert live and w.visible(reader, mid), f"get of {mid} crossed scopes into {reader}"
+                assert got.content == w.items[mid].content
+            except RecordNotFoundError:
+                assert not (live and w.visible(reader, mid)), f"get of visible {mid} in {reader} failed"
+        elif kind == "update":
+            reader, mid = w.scope(op[1]), self.ref(op[2])
+            allowed = mid in w.items and w.items[mid].state != "gone" and w.visible(reader, mid)
+            text, tok = w.text(op[3])
+            try:
+                rec = mem.update(mid, text, scope=reader)
+                assert allowed, f"update of {mid} from {reader} altered another scope's memory"
+                w.items[mid].content = rec.content
+                w.tokens[tok] = mid
+            except RecordNotFoundError:
+                assert not allowed, f"update of visible {mid} in {reader} failed"
+        elif kind == "forget":
+            _, s, n, hard = op
+            reader, mid = w.scope(s), self.ref(n)
+            rep = mem.forget(mid, scope=reader, hard=hard)
+            self.expect_visible(reader, rep.ids, "forget")
+            for i in rep.ids:
+                w.items[i].state = "gone" if hard else "archived"
+        elif kind == "forget_all":
+            reader = w.scope(op[1])
+            rep = mem.forget(everything=True, scope=reader)
+            self.expect_visible(reader, rep.ids, "forget(everything)")
+            for i in rep.ids:
+                w.items[i].state = "archived"
+        elif kind == "forget_query":
+            reader = w.scope(op[1])
+            rep = mem.forget(query=f"forget everything about {ENTITIES[op[2]]}", scope=reader, confirm=True)
+            self.expect_visible(reader, rep.ids, "forget(query)")
+            for i in rep.ids:
+                w.items[i].state = "archived"
+        elif kind == "delete":
+            reader, mid = w.scope(op[1]), self.ref(op[2])
+            allowed = mid in w.items and w.items[mid].state != "gone" and w.visible(reader, mid)
+            n = mem.delete(mid, scope=reader)
+            assert n == (1 if allowed else 0), f"delete of {mid} from {reader}: {n}, allowed={allowed}"
+            if n:
+                w.items[mid].state = "gone"
+        elif kind == "reflect":
+            reader = w.scope(op[1])
+            try:
+                ref = mem.reflect(scope=reader, extractive=True, cool="none")
+            except InvalidInputError:
+                return  # nothing to reflect in this scope
+            self.expect_visible(reader, ref.source_ids, "reflect sources")
+            if ref.memory is not None:
+                assert reader.contains(ref.memory.scope), f"reflection stored in {ref.memory.scope} from {reader}"
+                if ref.memory.id not in w.items:
+                    w.add(ref.memory)
+                    for t in re.findall(r"tq\d+x\d+", ref.memory.content):
+                        w.tokens.setdefault(t, ref.memory.id)
+                srcs = mem.cypher("MATCH (r:Memory {id: $id})-[:DERIVED_FROM]->(s:Memory) RETURN s.id AS id",
+                                  {"id": ref.memory.id}, all_tenants=True)
+                assert {r["id"] for r in srcs} <= {i for i, it in w.items.items()
+                                                    if it.scope.user_id == reader.user_id}
+        elif kind == "context":
+            reader = w.scope(op[1])
+            built = mem.build_context(TEXTS[op[2]], scope=reader, budget_tokens=400)
+            self.expect_tokens(reader, built.text, "build_context")
+        elif kind == "lc_retriever":
+            from langchain_neusym import NeuSymRetriever
+
+            reader = w.scope(op[1])
+            retriever = NeuSymRetriever(memory=mem, k=20, **reader.model_dump(exclude_none=True))
+            docs = retriever.invoke(TEXTS[op[2]])
+            self.expect_visible(reader, [d.id for d in docs], "langchain NeuSymRetriever")
+        elif kind == "lc_override":
+            from langchain_neusym import NeuSymRetriever
+
+            reader, other = w.scope(op[1]), w.user(op[2])
+            retriever = NeuSymRetriever(memory=mem, **reader.model_dump(exclude_none=True))
+            if other == reader.user_id:
+                return
+            with pytest.raises(ScopeError):
+                retriever.invoke("Dana", config={"configurable": {"user_id": other}})
+        elif kind == "lc_put":
+            _, u, key_n, t = op
+            user, key = w.user(u), f"k{key_n}"
+            text, _tok = w.text(t)
+            self.store.put((user, "notes"), key, {"content": text})
+            w.store_items[(user, key)] = text
+            self.sync_store_item(user, key)
+        elif kind == "lc_search":
+            user = w.user(op[1])
+            found = self.store.search((user,), query=TEXTS[op[2]], limit=20)
+            STATS["results checked"] += len(found)
+            for it in found:
+                assert it.namespace[0] == user and w.store_items.get((user, it.key)) == it.value["content"], \
+                    f"store search of {user!r} returned {it.namespace}/{it.key}"
+        elif kind == "lc_get":
+            user, key = w.user(op[1]), f"k{op[2]}"
+            got = self.store.get((user, "notes"), key)
+            STATS["results checked"] += got is not None
+            expected = w.store_items.get((user, key))
+            assert (got.value["content"] if got else None) == expected, f"store get {user!r}/{key}"
+        elif kind == "li_retriever":
+            from llama_index_neusym import NeuSymRetriever as LIRetriever
+
+            reader = w.scope(op[1])
+            retriever = LIRetriever(mem, similarity_top_k=20, **reader.model_dump(exclude_none=True))
+            nodes = retriever.retrieve(TEXTS[op[2]])
+            self.expect_visible(reader, [n.node.metadata["memory_id"] for n in nodes], "llama_index NeuSymRetriever")
+        elif kind in ("li_put", "li_get"):
+            from llama_index.core.base.llms.types import ChatMessage
+
+            from llama_index_neusym import NeuSymMemoryBlock
+
+            user_i, session = op[1], op[2]
+            mode = op[3] if kind == "li_get" else "user"
+            block = self.blocks.get((user_i, mode))
+            if block is None:  # ONE block per tenant serves every session (llama_index #22701)
+                block = self.blocks[(user_i, mode)] = NeuSymMemoryBlock(memory=mem, user_id=w.user(user_i),
+                                                                        read_scope=mode, infer=False)
+            if kind == "li_put":
+                text, tok = w.text(op[3])
+                for res in asyncio.run(block._remember([ChatMessage(role="user", content=text)], session_id=session)):
+                    for rec in res:
+                        assert rec.scope == Scope(user_id=w.user(user_i), session_id=session)
+                        w.add(rec, tok)
+            else:
+                reader = Scope(user_id=w.user(user_i), session_id=session if mode == "session" else None)
+                text = asyncio.run(block._aget([ChatMessage(role="user", content=TEXTS[op[4]])], session_id=session))
+                for tok in re.findall(r"tq\d+x\d+", text):
+                    STATS["results checked"] += 1
+                    mid = w.tokens.get(tok)
+                    assert mid is not None and w.items[mid].scope.user_id == reader.user_id, \
+                        f"memory block of {reader} returned {tok} of {w.items[mid].scope if mid else None}"
+                    if mode == "session" and w.items[mid].scope.session_id is not None:
+                        assert w.items[mid].scope.session_id == session or w.items[mid].scope == Scope(
+                            user_id=reader.user_id), f"session {session} read {tok} of {w.items[mid].scope}"
+        else:  # pragma: no cover
+            raise AssertionError(kind)
+
+    # ------------------------------------------------------------------ the whole-graph check
+    def check_graph(self, step: str) -> None:
+        """Nothing outside the operation's scope changed: every memory of the model is in the graph with its scope,
+        content and state; no memory of the test's tenants exists that the model does not know."""
+        rows = self.mem.cypher("MATCH (m:Memory) WHERE m.user_id STARTS WITH $p RETURN m.id AS id, "
+                               "m.user_id AS u, m.agent_id AS a, m.session_id AS s, m.content AS c, "
+                               "m.status AS st", {"p": self.w.prefix}, all_tenants=True, limit=ALL_ROWS)
+        graph = {r["id"]: r for r in rows}
+        for mid, item in self.w.items.items():
+            r = graph.get(mid)
+            if item.state == "gone":
+                assert r is None, f"after {step}: deleted {mid} is back"
+                continue
+            assert r is not None, f"after {step}: {mid} of {item.scope} vanished"
+            assert Scope(user_id=r["u"], agent_id=r["a"], session_id=r["s"]) == item.scope, f"{mid} moved scope"
+            assert r["c"] == item.content, f"after {step}: {mid} of {item.scope} was altered"
+            if item.state == "archived":
+                assert r["st"] == "archived", f"after {step}: forgotten {mid} is {r['st']}"
+            elif r["st"] == "archived":
+                raise AssertionError(f"after {step}: {mid} of {item.scope} was archived by another scope")
+        unknown = set(graph) - set(self.w.items)
+        assert not unknown, f"after {step}: memories nobody acknowledged: {[graph[i] for i in unknown][:3]}"
+        cross = self.mem.cypher(
+            "MATCH (m:Memory)-[:MENTIONS]->(e:Entity) WHERE m.user_id STARTS WITH $p AND e.user_id <> m.user_id "
+            "RETURN m.id AS id, e.user_id AS ns", {"p": self.w.prefix}, all_tenants=True)
+        assert not cross, f"after {step}: a memory links to another tenant's entity: {cross[:3]}"
+        edges = self.mem.cypher(
+            "MATCH (a:Memory)-[r]->(b:Memory) WHERE a.user_id STARTS WITH $p AND a.user_id <> b.user_id "
+            "RETURN a.id AS a, type(r) AS t, b.user_id AS u", {"p": self.w.prefix}, all_tenants=True)
+        assert not edges, f"after {step}: an edge crosses tenants: {edges[:3]}"
+
+
+@pytest.fixture(scope="module")
+def shared_memory(tmp_path_factory: pytest.TempPathFactory, falkordb_dir: Any) -> Any:
+    from neusym import NeuSymConfig
+    from neusym.embeddings import HashingEmbedder
+
+    mem = NeuSymMemory(config=NeuSymConfig(data_dir=falkordb_dir, graph_name="tenant_prop", appendfsync="everysec",
+                                           index_path=tmp_path_factory.mktemp("tenant_idx")),
+                       embedder=HashingEmbedder(256))
+    mem.executor.run("MATCH (n) DETACH DELETE n")
+    mem.rebuild_index()
+    yield mem
+    mem.close()
+
+
+SEQUENCES = count(40, 1000)
+
+
+@settings(max_examples=SEQUENCES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])
+@given(ops=st.tuples(st.lists(WRITES, min_size=3, max_size=8), st.lists(OPS, min_size=4, max_size=count(12, 16)))
+       .map(lambda t: t[0] + t[1]))
+def test_no_operation_crosses_scopes(shared_memory: NeuSymMemory, ops: list[tuple[Any, ...]]) -> None:
+    """>= 1,000 sequences in the full run (40 in CI); each starts on fresh tenants of one shared graph, so the
+    graph also holds every earlier sequence's memories as foreign data that must never surface."""
+    world = World(prefix=f"p{next(_run)}:")
+    runner = Runner(shared_memory, world)
+    for i, op in enumerate(ops):
+        STATS[op[0]] += 1
+        runner.run(op)
+        runner.check_graph(f"step {i} {op[0]}")
+
+
+
+def test_report_isolation_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    with capsys.disabled():
+        ops = sum(v for k, v in STATS.items() if k != "results checked")
+        print(f"\n[tenant isolation] {SEQUENCES} sequences, {ops} operations over {len(SCOPES)} scopes of "
+              f"{len(USERS)} tenants, {STATS['results checked']} returned results checked; by kind "
+              f"{dict(sorted((k, v) for k, v in STATS.items() if k != 'results checked'))}")
