@@ -268,6 +268,8 @@ class ScoreExplanation(BaseModel):
     graph: float = 0.0
     neighbour: float = 0.0
     temporal: float = 0.0
+    speaker: float = 0.0
+    predicate: float = 0.0
     rerank: float | None = None
     weights: dict[str, float] = Field(default_factory=dict)
     path: list[str] = Field(default_factory=list)  # e.g. ["query entity 'paris'", "MENTIONS", "memory"]
@@ -282,6 +284,8 @@ class ScoreExplanation(BaseModel):
             parts.append(f"graph={self.graph:.2f}")
         if self.neighbour:
             parts.append(f"nbr={self.neighbour:.2f}")
+        if self.predicate:
+            parts.append(f"fact={self.predicate:.0f}")
         if self.path:
             parts.append("path=" + " -> ".join(self.path))
         return " ".join(parts)

@@ -31,6 +31,7 @@ from rich.console import Console
 
 from neusym.errors import (
     BackendUnavailableError,
+    DimensionMismatchError,
     InvalidInputError,
     NeuSymError,
     RecordNotFoundError,
@@ -285,6 +286,8 @@ def _one_line(err: BaseException) -> str:
         msg = f"{err.strerror}: {err.filename}"
     if not isinstance(err, NeuSymError | OSError):
         msg = f"unexpected {type(err).__name__}: {msg}"
+    if isinstance(err, DimensionMismatchError):
+        msg += " -- pass the --embedder the data was written with (or set NEUSYM_EMBEDDER)"
     return msg
 
 

@@ -230,7 +230,7 @@ def show_cmd(
 
     def human(c: Console) -> None:
         c.print(f"[bold]{escape(rec.content)}[/]")
-        kv_table(c, _fields(rec))
+        kv_table(c, {k: v for k, v in _fields(rec).items() if v not in (None, "", [], {})})
         if rel:
             c.print("[bold]links[/]")
             for x in rel:
@@ -242,7 +242,8 @@ def show_cmd(
 
 def _fields(rec: MemoryRecord) -> dict[str, Any]:
     return {
-        "id": rec.id, "type": rec.type.value, "status": rec.status.value, "scope": rec.scope.as_params(),
+        "id": rec.id, "type": rec.type.value, "status": rec.status.value,
+        "scope": {k: v for k, v in rec.scope.as_params().items() if v},
         "created": when(rec.created_at), "updated": when(rec.updated_at), "valid from": when(rec.valid_from),
         "valid to": when(rec.valid_to), "expires": when(rec.expires_at), "importance": rec.importance,
         "confidence": rec.confidence, "strength": round(rec.strength, 4), "version": rec.version,

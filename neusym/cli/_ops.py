@@ -186,7 +186,7 @@ def stats_cmd(opts: Opts) -> None:
     with opts.memory() as mem:
         sc = opts.scope(mem)
         data = mem.stats(scope=sc, all_tenants=opts.all_tenants)
-        data["scope"] = sc.as_params() if not opts.all_tenants else "all tenants"
+        data["scope"] = {k: v for k, v in sc.as_params().items() if v} if not opts.all_tenants else "all tenants"
     emit(opts, data, lambda c: kv_table(c, data))
 
 
@@ -363,16 +363,15 @@ def restore_cmd(
         else:
             with _reader(file, stdin) as fh, _progress(opts, "restoring", enabled=progress) as bar:
                 task = bar.add_task("restore", total=len(ids))
-                with mem._write_lock:
-                    for raw in fh:
-                        if raw.strip():
-                            line = json.loads(raw)
-                            restorer.feed(line)
-                            if line["kind"] == "memory":
-                                bar.advance(task)
-                    report = restorer.finish().as_dict()
-                    mem.derived.catch_up(mem.store)
-                    mem.derived.save()
+                for raw in fh:
+                    if raw.strip():
+                        line = json.loads(raw)
+                        restorer.feed(line)
+                        if line["kind"] == "memory":
+                            bar.advance(task)
+                report = restorer.finish().as_dict()
+                mem.derived.catch_up(mem.store)  # FAISS/BM25 follow the graph, as after any write
+                mem.derived.save()
     data = {"file": str(file), "dry_run": dry_run, "restored": report,
             "source": {k: header.get(k) for k in ("scope", "all_tenants", "embedder", "dimension", "exported_at",
                                                   "neusym")},

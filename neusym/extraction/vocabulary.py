@@ -24,6 +24,8 @@ __all__ = [
     "canonical_predicate",
     "is_functional",
     "predicate_tag",
+    "TOPIC_PREDICATES",
+    "topic_predicates",
 ]
 
 PREDICATES: Mapping[str, str] = MappingProxyType(
@@ -335,3 +337,37 @@ def predicate_tag(predicate: str) -> str | None:
     if predicate.endswith("_handle"):
         return "contact"
     return None
+
+
+TOPIC_PREDICATES: dict[str, tuple[str, ...]] = {
+    **{w: ("lives_in",) for w in ("address", "home", "live", "lived", "living", "moved", "move", "city",
+                                  "residence", "apartment", "flat", "house")},
+    **{w: ("phone",) for w in ("phone", "mobile", "cell", "telephone")},
+    **{w: ("email",) for w in ("email", "e-mail", "mail")},
+    **{w: ("works_at", "job_title") for w in ("job", "work", "employer", "company", "workplace", "career")},
+    **{w: ("job_title",) for w in ("occupation", "profession", "title")},
+    **{w: ("married_to", "partner_of") for w in ("partner", "wife", "husband", "spouse", "married", "marriage",
+                                                 "relationship", "girlfriend", "boyfriend")},
+    **{w: ("allergic_to",) for w in ("allergy", "allergies", "allergic")},
+    **{w: ("has_pet",) for w in ("pet", "pets")},
+    **{w: ("birthday", "birth_year") for w in ("birthday", "birth", "born")},
+    "age": ("age",), "name": ("name",), "diet": ("diet",),
+}
+"""Topic words -> predicates: "forget my address" and "where does she live?" must find "I moved to Lisbon",
+which never says "address" or "live"."""
+
+_NOT_TOPICS = frozenset({"is", "type", "will", "plan", "plans", "like", "love", "feel", "feeling", "have", "has",
+                         "i", "me", "my", "user", "what", "said"})
+
+
+def topic_predicates(topic: str) -> list[str]:
+    out: list[str] = []
+    for word in re.findall(r"[a-z][a-z\-]*", topic.lower()):
+        if word in _NOT_TOPICS:
+            continue
+        found = TOPIC_PREDICATES.get(word)
+        if found is None:
+            canonical = canonical_predicate(word)
+            found = (canonical,) if canonical and canonical in PREDICATES and canonical not in _NOT_TOPICS else ()
+        out.extend(p for p in found if p not in out)
+    return out

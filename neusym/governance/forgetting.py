@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from neusym.embeddings.cache import CachedEmbedder
-from neusym.extraction.vocabulary import PREDICATES, canonical_predicate
+from neusym.extraction.vocabulary import topic_predicates
 from neusym.governance.policy import GovernancePolicy
 from neusym.record import MemoryRecord, Scope
 from neusym.retrieval.derived import DerivedIndexes
@@ -43,24 +43,6 @@ _LEAD = [
     re.compile(r"^(?:about|regarding|concerning|on|of|related\s+to|to\s+do\s+with)\s+", re.IGNORECASE),
 ]
 
-TOPIC_PREDICATES: dict[str, tuple[str, ...]] = {
-    **{w: ("lives_in",) for w in ("address", "home", "live", "lived", "living", "moved", "move", "city",
-                                  "residence", "apartment", "flat", "house")},
-    **{w: ("phone",) for w in ("phone", "mobile", "cell", "telephone")},
-    **{w: ("email",) for w in ("email", "e-mail", "mail")},
-    **{w: ("works_at", "job_title") for w in ("job", "work", "employer", "company", "workplace", "career")},
-    **{w: ("job_title",) for w in ("occupation", "profession", "title")},
-    **{w: ("married_to", "partner_of") for w in ("partner", "wife", "husband", "spouse", "married", "marriage",
-                                                 "relationship", "girlfriend", "boyfriend")},
-    **{w: ("allergic_to",) for w in ("allergy", "allergies", "allergic")},
-    **{w: ("has_pet",) for w in ("pet", "pets")},
-    **{w: ("birthday", "birth_year") for w in ("birthday", "birth", "born")},
-    "age": ("age",), "name": ("name",), "diet": ("diet",),
-}
-"""Topic words -> predicates: "forget my address" must find "I moved to Lisbon", which never says "address"."""
-
-_NOT_TOPICS = frozenset({"is", "type", "will", "plan", "plans", "like", "love", "feel", "feeling", "have", "has",
-                         "i", "me", "my", "user", "what", "said"})
 _NOT_ENTITIES = frozenset({"user", "assistant", "i", "me", "my", "everything", "anything", "stuff"})
 
 
@@ -70,19 +52,6 @@ def forget_topic(request: str) -> str:
     for pattern in _LEAD:
         topic = pattern.sub("", topic, count=1)
     return topic.strip() or request.strip()
-
-
-def topic_predicates(topic: str) -> list[str]:
-    out: list[str] = []
-    for word in re.findall(r"[a-z][a-z\-]*", topic.lower()):
-        if word in _NOT_TOPICS:
-            continue
-        found = TOPIC_PREDICATES.get(word)
-        if found is None:
-            canonical = canonical_predicate(word)
-            found = (canonical,) if canonical and canonical in PREDICATES and canonical not in _NOT_TOPICS else ()
-        out.extend(p for p in found if p not in out)
-    return out
 
 
 class ForgetItem(BaseModel):

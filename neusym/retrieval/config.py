@@ -22,6 +22,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "dense": 0.0,  # extra weight on the raw cosine (linear fusion already puts it in the similarity)
     "lexical": 0.0,  # BM25 / best BM25 of the query
     "speaker": 0.2,  # the memory's speaker is named in the query
+    "predicate": 0.3,  # the memory states the kind of fact the query asks about (lives_in for "where ... live")
 }
 
 # Durable statements outrank passing ones at equal similarity; reflections summarise many memories.

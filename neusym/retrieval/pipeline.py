@@ -18,6 +18,7 @@ import numpy as np
 
 from neusym.extraction import entity_key
 from neusym.record import Scope, ScoreExplanation, SearchResult
+from neusym.extraction.vocabulary import topic_predicates
 from neusym.retrieval.config import RetrievalConfig
 from neusym.retrieval.derived import DerivedIndexes
 from neusym.retrieval.lexical import STOPWORDS
@@ -205,6 +206,7 @@ def run_search(
         "cands": [c.__dict__ for c in cands],
         "cand_nids": [c.nid for c in cands],
         "q_keys": q_keys,
+        "q_preds": topic_predicates(query) if cfg.weights.get("predicate", 0) else [],
         "q_uids": [entity_uid(entity_namespace(scope), k_) for k_ in q_keys],
         "hub_degree": cfg.hub_degree,
         "hub_fraction": cfg.hub_fraction,
@@ -215,7 +217,7 @@ def run_search(
         "half_life": cfg.half_life_days * 86400.0,
         "w": {**{k_: 0.0 for k_ in ("similarity", "recency", "importance", "confidence", "strength", "entity",
                                      "graph", "neighbour", "temporal", "dense", "lexical",
-                                     "speaker")},
+                                     "speaker", "predicate")},
               **cfg.weights, **({} if cfg.neighbours else {"neighbour": 0.0})},
         "type_weights": cfg.type_weights,
         "t_from": window[0] if window else None,
@@ -250,6 +252,14 @@ def _to_result(row: dict[str, Any], weights: dict[str, float], cfg: RetrievalCon
         path = path + ["NEXT-neighbour of a candidate"]
     if float(row.get("spk") or 0.0) > 0:
         path = path + [f"said by {record.source.speaker}, named in the query"]
+    if float(row.get("prd") or 0.0) > 0:
+        path = path + ["states the fact the query asks about"]
+    if "contradiction" in record.flags:
+        warnings_extra = ["contradicts another memory"]
+    else:
+        warnings_extra = []
+    if "suspicious" in record.flags:
+        warnings_extra.append("flagged suspicious by screening")
     warnings = []
     if "low_confidence" in record.flags or record.confidence < 0.5:
         warnings.append("low confidence")
@@ -257,6 +267,7 @@ def _to_result(row: dict[str, Any], weights: dict[str, float], cfg: RetrievalCon
         warnings.append("conflicting memory pending review")
     if record.status.value == "superseded" or record.valid_to is not None:
         warnings.append("historical (superseded)")
+    warnings.extend(warnings_extra)
     expl = ScoreExplanation(
         similarity=float(row.get("sim") or 0.0),
         dense=float(dense) if dense is not None else None,
@@ -272,6 +283,8 @@ def _to_result(row: dict[str, Any], weights: dict[str, float], cfg: RetrievalCon
         graph=graph,
         neighbour=float(row.get("nbr") or 0.0),
         temporal=float(row.get("tmp") or 0.0),
+        speaker=float(row.get("spk") or 0.0),
+        predicate=float(row.get("prd") or 0.0),
         weights=dict(weights),
         path=path,
         via=via,

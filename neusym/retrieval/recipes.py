@@ -17,7 +17,7 @@ __all__ = [
 
 _NO_BOOSTS = {"similarity": 1.0, "recency": 0.0, "importance": 0.0, "confidence": 0.0, "strength": 0.0,
               "entity": 0.0, "graph": 0.0, "neighbour": 0.0, "temporal": 0.0, "dense": 0.0, "lexical": 0.0,
-              "speaker": 0.0}
+              "speaker": 0.0, "predicate": 0.0}
 
 DENSE_ONLY = RetrievalConfig(name="dense_only", lexical=False, graph_expand=False, neighbours=False,
                              temporal=False, weights=_NO_BOOSTS)

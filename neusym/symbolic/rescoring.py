@@ -101,7 +101,8 @@ def stage2_statement() -> str:
     whose speaker's lower-cased name is among the keys gets the speaker component), ``hub_degree``,
     ``hub_fraction``, ``scope_size`` (memories visible in the scope), ``expand_limit``,
     ``hop_limit``, scope ids, filter params, ``now``, ``half_life``, ``w`` (weights
-    map), ``type_weights`` (map), ``t_from``/``t_to`` (query time window or null), ``min_score``, ``k``."""
+    map), ``type_weights`` (map), ``t_from``/``t_to`` (query time window or null), ``q_preds`` (predicates the query asks about),
+    ``min_score``, ``k``."""
     scope_x = _scope_on("x")
     scope_y = _scope_on("y")
     return f"""
@@ -142,6 +143,9 @@ WITH m, c, is_direct, is_hop, ent_hit, ent_all, matched,
 // speaker: the query names who said it ("what did Caroline paint?") -> that speaker's memories
 WITH m, c, matched, nbr,
      CASE WHEN m.speaker IS NOT NULL AND toLower(m.speaker) IN $q_keys THEN 1.0 ELSE 0.0 END AS spk,
+     // the query asks about an attribute ("where does she live?") and the memory states that fact (lives_in)
+     CASE WHEN size($q_preds) > 0 AND any(p IN coalesce(m.predicates, []) WHERE p IN $q_preds)
+          THEN 1.0 ELSE 0.0 END AS prd,
      coalesce(c.sim, 0.0) AS sim,
      exp(-0.6931471805599453 * CASE WHEN $now > m.created_at THEN $now - m.created_at ELSE 0.0 END
          / $half_life) AS rec,
@@ -151,13 +155,13 @@ WITH m, c, matched, nbr,
      coalesce($type_weights[m.type], 1.0) AS tw,
      CASE WHEN $t_from IS NOT NULL AND coalesce(m.valid_from, m.created_at) >= $t_from
           AND coalesce(m.valid_from, m.created_at) <= $t_to THEN 1.0 ELSE 0.0 END AS tmp
-WITH m, c, matched, nbr, spk, sim, rec, ent, graph, str, tw, tmp,
+WITH m, c, matched, nbr, spk, prd, sim, rec, ent, graph, str, tw, tmp,
      ($w.similarity * sim + $w.recency * rec + $w.importance * coalesce(m.importance, 0.5)
       + $w.confidence * coalesce(m.confidence, 1.0) + $w.strength * str + $w.entity * ent
-      + $w.graph * graph + $w.neighbour * nbr + $w.temporal * tmp + $w.speaker * spk
+      + $w.graph * graph + $w.neighbour * nbr + $w.temporal * tmp + $w.speaker * spk + $w.predicate * prd
       + $w.dense * coalesce(c.dense, 0.0) + $w.lexical * coalesce(c.lexn, 0.0)) * tw AS score
 WHERE score >= $min_score
-RETURN {RETURN_MEMORY}, score, sim, rec, ent, graph, str, tw, nbr, tmp, spk, matched,
+RETURN {RETURN_MEMORY}, score, sim, rec, ent, graph, str, tw, nbr, tmp, spk, prd, matched,
        c.dense AS dense, c.lex AS lex, c.drank AS drank, c.lrank AS lrank
 ORDER BY score DESC, m.seq DESC
 LIMIT $k

@@ -285,3 +285,14 @@ def test_errors_are_one_line_with_exit_codes(cli: Cli, monkeypatch: pytest.Monke
     down = cli("stats", "-u", "ana", ok=False)
     assert down.exit_code == 4, down.stderr
     one_line_error(down)
+
+
+@pytest.mark.minilm
+def test_demo_runs_through_the_runner(cli: Cli, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """The demo (real MiniLM, its own embedded server in --data-dir) writes, restarts in a new process, verifies."""
+    res = cli("demo", "--data-dir", tmp_path / "demo", "--phase", "all", ok=False)
+    assert "== session s3-next-month" in res.stdout and "== what is stored" in res.stdout  # phase 1, in process
+    verify = capfd.readouterr().out  # phase 2 is a child process: `python -m neusym demo --phase verify`
+    assert "== restart: a new process" in verify
+    # the exit code is the demo's own verdict (recall quality is the demo's business; the CLI passes it on)
+    assert res.exit_code == (0 if "facts survived the restart: yes" in verify else 1)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from neusym import InvalidInputError, NeuSymMemory, RecordNotFoundError, Scope, ScopeError
@@ -159,6 +159,8 @@ class Runner:
             if rec.id not in self.w.items:
                 self.w.add(rec)
             self.w.items[rec.id].content = rec.content
+            for tok in re.findall(r"tq\d+x\d+", rec.content):
+                self.w.tokens.setdefault(tok, rec.id)
 
     # ------------------------------------------------------------------ the operations
     def run(self, op: tuple[Any, ...]) -> None:  # noqa: C901 - one branch per operation keeps the test readable
@@ -376,7 +378,9 @@ def shared_memory(tmp_path_factory: pytest.TempPathFactory, falkordb_dir: Any) -
 SEQUENCES = count(40, 1000)
 
 
+# no shrink phase: a failing sequence is printed as generated (shrinking a stateful graph run takes minutes)
 @settings(max_examples=SEQUENCES, deadline=None, derandomize=True, database=None,
+          phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                  HealthCheck.data_too_large])
 @given(ops=st.tuples(st.lists(WRITES, min_size=3, max_size=8), st.lists(OPS, min_size=4, max_size=count(12, 16)))
@@ -386,7 +390,13 @@ def test_no_operation_crosses_scopes(shared_memory: NeuSymMemory, ops: list[tupl
     graph also holds every earlier sequence's memories as foreign data that must never surface."""
     world = World(prefix=f"p{next(_run)}:")
     runner = Runner(shared_memory, world)
-    for i, op in enumerate(ops):
+    n = len(ops)
+    sweep: list[tuple[Any, ...]] = [("search", s, (n + s) % len(TEXTS), 50) for s in range(len(SCOPES))]
+    sweep += [("query", s, (n + s) % len(ENTITIES)) for s in range(len(SCOPES))]
+    sweep += [("lc_retriever", n % len(SCOPES), n % len(TEXTS)), ("li_retriever", (n + 3) % len(SCOPES), 0),
+              ("context", (n + 1) % len(SCOPES), 3), ("lc_search", n % len(USERS), 0),
+              ("li_get", (n + 2) % len(USERS), SESSIONS[n % 3], "session", 4)]
+    for i, op in enumerate(ops + sweep):  # every sequence ends with a read sweep over every scope and adapter
         STATS[op[0]] += 1
         runner.run(op)
         runner.check_graph(f"step {i} {op[0]}")
