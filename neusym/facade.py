@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
+import math
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -21,7 +23,7 @@ import numpy as np
 
 from neusym.config import NeuSymConfig
 from neusym.embeddings import Embedder, as_embedder, default_embedder
-from neusym.errors import ClosedError, InvalidInputError, RecordNotFoundError, ScopeError
+from neusym.errors import ClosedError, InvalidInputError, NeuSymError, RecordNotFoundError, ScopeError
 from neusym.extraction import Extraction, Extractor, RuleExtractor
 from neusym.governance import Decision, Governor
 from neusym.governance.api import GovernanceAPI
@@ -86,6 +88,18 @@ def _open_executor(cfg: NeuSymConfig) -> Executor:
         return FalkorDBExecutor(cfg.graph_name, host=cfg.falkordb_host or "localhost", port=cfg.falkordb_port,
                                 password=cfg.falkordb_password)
     return FalkorDBExecutor(cfg.graph_name, data_dir=cfg.data_dir.expanduser(), appendfsync=cfg.appendfsync)
+
+
+@contextmanager
+def _field_errors(what: str) -> Iterator[None]:
+    """Field values the record model refuses (wrong type, out of range, NaN, a date beyond the calendar) are the
+    caller's mistake: an :class:`InvalidInputError`, never a raw pydantic/``ValueError``/``OverflowError``."""
+    try:
+        yield
+    except NeuSymError:
+        raise
+    except (ValueError, TypeError, OverflowError) as err:
+        raise InvalidInputError(f"{what}: {err}") from err
 
 
 def _check_k(k: Any) -> int:
@@ -278,25 +292,27 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         else:
             raise InvalidInputError(f"content must be a str or a list of messages, got {content.__class__.__name__}")
         ttl_s = ttl.total_seconds() if isinstance(ttl, timedelta) else ttl
-        if ttl_s is not None and (not isinstance(ttl_s, int | float) or ttl_s <= 0):
+        if ttl_s is not None and (isinstance(ttl_s, bool) or not isinstance(ttl_s, int | float) or ttl_s <= 0
+                                  or not math.isfinite(ttl_s)):
             raise InvalidInputError("ttl must be a positive number of seconds or a timedelta")
-        mtype = MemoryType(type) if type is not None else None
         now = utcnow()
         candidates: list[MemoryRecord] = []
         chain: list[int] = []  # candidate indexes that are conversation turns, in order
-        for turn in turns:
-            if turn.role == "system":
-                continue
-            who = turn.speaker or speaker or ("assistant" if turn.role == "assistant" else None)
-            turn_origin = "agent" if turn.role == "assistant" else ("tool" if turn.role == "tool" else origin)
-            exts = self._extract(turn.content, who, now, infer)
-            for ext in exts:
-                rec = self._record_from(ext, sc, now=now, mtype=mtype, metadata=metadata, importance=importance,
-                                        confidence=confidence, origin=turn_origin, ttl=ttl_s,
-                                        valid_from=valid_from, tags=tags, turn=turn, ref=ref)
-                candidates.append(rec)
-                if len(turns) > 1 or turn.speaker:
-                    chain.append(len(candidates) - 1)
+        with _field_errors("invalid memory"):
+            mtype = MemoryType(type) if type is not None else None
+            for turn in turns:
+                if turn.role == "system":
+                    continue
+                who = turn.speaker or speaker or ("assistant" if turn.role == "assistant" else None)
+                turn_origin = "agent" if turn.role == "assistant" else ("tool" if turn.role == "tool" else origin)
+                exts = self._extract(turn.content, who, now, infer)
+                for ext in exts:
+                    rec = self._record_from(ext, sc, now=now, mtype=mtype, metadata=metadata,
+                                            importance=importance, confidence=confidence, origin=turn_origin,
+                                            ttl=ttl_s, valid_from=valid_from, tags=tags, turn=turn, ref=ref)
+                    candidates.append(rec)
+                    if len(turns) > 1 or turn.speaker:
+                        chain.append(len(candidates) - 1)
         if not candidates:
             return AddResult([], [])
         return self._write(candidates, sc, chain=chain)
@@ -384,17 +400,22 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
             if sc.is_empty:
                 raise ScopeError(f"item {i}: a memory needs at least one of user_id, agent_id, session_id")
             speaker = kw.pop("speaker", None)
-            exts = self._extract(text, speaker, now, bool(kw.pop("infer", True)))
-            mtype = kw.pop("type", None)
-            ttl = kw.pop("ttl", None)
-            ttl_s = ttl.total_seconds() if isinstance(ttl, timedelta) else ttl
-            turn = Turn(role="user", content=text, speaker=speaker, index=int(kw.pop("turn", 0) or 0))
-            for ext in exts:
-                groups.setdefault(sc, []).append(self._record_from(
-                    ext, sc, now=now, mtype=MemoryType(mtype) if mtype else None, metadata=kw.pop("metadata", None)
-                    if "metadata" in kw else common.get("metadata"), importance=kw.get("importance"),
-                    confidence=kw.get("confidence"), origin=kw.get("origin", "user"), ttl=ttl_s,
-                    valid_from=kw.get("valid_from"), tags=kw.get("tags"), turn=turn, ref=kw.get("ref")))
+            with _field_errors(f"item {i}"):
+                exts = self._extract(text, speaker, now, bool(kw.pop("infer", True)))
+                mtype = kw.pop("type", None)
+                ttl = kw.pop("ttl", None)
+                ttl_s = ttl.total_seconds() if isinstance(ttl, timedelta) else ttl
+                if ttl_s is not None and (isinstance(ttl_s, bool) or not isinstance(ttl_s, int | float)
+                                          or ttl_s <= 0 or not math.isfinite(ttl_s)):
+                    raise InvalidInputError(f"item {i}: ttl must be a positive number of seconds or a timedelta")
+                turn = Turn(role="user", content=text, speaker=speaker, index=int(kw.pop("turn", 0) or 0))
+                for ext in exts:
+                    groups.setdefault(sc, []).append(self._record_from(
+                        ext, sc, now=now, mtype=MemoryType(mtype) if mtype else None,
+                        metadata=kw.pop("metadata", None) if "metadata" in kw else common.get("metadata"),
+                        importance=kw.get("importance"), confidence=kw.get("confidence"),
+                        origin=kw.get("origin", "user"), ttl=ttl_s, valid_from=kw.get("valid_from"),
+                        tags=kw.get("tags"), turn=turn, ref=kw.get("ref")))
         for sc, recs in groups.items():
             for start in range(0, len(recs), self.config.max_batch):
                 res = self._write(recs[start : start + self.config.max_batch], sc, chain=[])
@@ -483,7 +504,8 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
                               all_tenants)
         cfg = get_recipe(recipe) if isinstance(recipe, str) else (recipe or self.retrieval)
         if min_score is not None:
-            cfg = cfg.with_(min_score=float(min_score))
+            with _field_errors("min_score"):
+                cfg = cfg.with_(min_score=float(min_score))
         if k == 0:
             return []
         filters = self._filters(sc, types=types, tags=tags, entities=entities, plan_states=plan_states,

@@ -7,6 +7,7 @@ and subtract the same way in every Cypher dialect, which keeps recency scoring a
 from __future__ import annotations
 
 import hashlib
+import math
 import unicodedata
 import uuid
 from datetime import UTC, datetime
@@ -73,8 +74,12 @@ def utcnow() -> datetime:
 def as_epoch(value: datetime | float | int | None) -> float | None:
     if value is None:
         return None
-    if isinstance(value, int | float):
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise InvalidInputError(f"a time must be a finite epoch or a datetime, got {value!r}")
         return float(value)
+    if not isinstance(value, datetime):
+        raise InvalidInputError(f"a time must be an epoch number or a datetime, got {type(value).__name__}")
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value.timestamp()
@@ -144,6 +149,11 @@ class Scope(BaseModel):
             raise ValueError("scope ids must be non-empty strings")
         if "\x00" in v or len(v) > 512:
             raise ValueError("scope ids must be at most 512 characters without NUL")
+        if not v.isascii():
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise ValueError(f"scope ids must be valid Unicode (lone surrogate at {err.start})") from err
         return v
 
     @classmethod

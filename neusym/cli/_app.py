@@ -27,3 +27,19 @@ review_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(review_app, name="review")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from neusym._version import __version__
+
+        typer.echo(f"neusym {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the NeuSym version and exit."),
+) -> None:
+    """Look inside an agent's memory, fix it, back it up and see it: NeuSym from the shell."""

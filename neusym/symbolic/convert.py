@@ -72,7 +72,7 @@ def entity_uid(namespace: str, key: str) -> str:
 def _json(value: Any, what: str) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, RecursionError) as err:  # RecursionError: nested thousands of levels deep
         raise InvalidInputError(f"{what} is not JSON-serialisable: {err}") from err
 
 

@@ -561,6 +561,10 @@ _JS = r"""
   }
 
   try {
+    if (nodes.length > 200) {  // a big graph: memory labels only on demand (checkbox, hover, details)
+      document.getElementById("show-labels").checked = false;
+      root.classList.add("no-labels");
+    }
     layout();
     place();
     timeline();

@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from neusym.errors import BackendError, BackendUnavailableError, ClosedError
+from neusym.errors import BackendError, BackendUnavailableError, ClosedError, InvalidInputError
 from neusym.symbolic.dialects import Dialect
 from neusym.symbolic.executors.base import Row
 from neusym.symbolic.executors.embedded import EmbeddedFalkorDB
@@ -19,9 +19,20 @@ log = logging.getLogger(__name__)
 
 
 def _clean(value: Any) -> Any:
-    """FalkorDB's client inlines params as a CYPHER prefix: tuples become lists, NaN/inf are refused early."""
+    """FalkorDB's client inlines params as a CYPHER prefix: tuples become lists, NaN/inf are refused early, and so
+    are strings the prefix cannot carry (a NUL ends the query text, a lone surrogate is not UTF-8): those are the
+    caller's input errors, refused before anything is sent."""
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         raise BackendError("NaN/inf cannot be stored in the graph")
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise InvalidInputError("a string value contains a NUL character")
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise InvalidInputError(f"a string value contains a lone surrogate at position {err.start}") from err
+        return value
     if isinstance(value, tuple | list):
         return [_clean(v) for v in value]
     if isinstance(value, Mapping):
