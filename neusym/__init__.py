@@ -57,6 +57,7 @@ __all__ = [
     "RecordNotFoundError",
     "RetrievalConfig",
     "Scope",
+    "ScopeError",
     "ScoreExplanation",
     "SearchResult",
     "Source",

@@ -17,8 +17,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from neusym.extraction import entity_key
-from neusym.record import Scope, ScoreExplanation, SearchResult
 from neusym.extraction.vocabulary import topic_predicates
+from neusym.record import Scope, ScoreExplanation, SearchResult
 from neusym.retrieval.config import RetrievalConfig
 from neusym.retrieval.derived import DerivedIndexes
 from neusym.retrieval.lexical import STOPWORDS
@@ -254,10 +254,7 @@ def _to_result(row: dict[str, Any], weights: dict[str, float], cfg: RetrievalCon
         path = path + [f"said by {record.source.speaker}, named in the query"]
     if float(row.get("prd") or 0.0) > 0:
         path = path + ["states the fact the query asks about"]
-    if "contradiction" in record.flags:
-        warnings_extra = ["contradicts another memory"]
-    else:
-        warnings_extra = []
+    warnings_extra = ["contradicts another memory"] if "contradiction" in record.flags else []
     if "suspicious" in record.flags:
         warnings_extra.append("flagged suspicious by screening")
     warnings = []
