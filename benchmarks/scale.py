@@ -499,12 +499,15 @@ def plot(report: dict[str, Any], path: Path) -> None:
     series: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in runs:
         series.setdefault((r["mode"], r["system"]), []).append(r)
-    for (mode, system), rs in sorted(series.items()):
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, ((mode, system), rs) in enumerate(sorted(series.items())):
         rs = sorted(rs, key=lambda r: r["size"])
         xs = [r["size"] for r in rs]
         label = f"{system} ({mode})"
+        col = colors[i % len(colors)]
         for q, style in (("p50", "-"), ("p95", "--"), ("p99", ":")):
-            axes[0].plot(xs, [r["search_ms"][q] for r in rs], style, marker="o", label=f"{label} {q}")
+            axes[0].plot(xs, [r["search_ms"][q] for r in rs], style, marker="o", color=col,
+                         label=f"{label} {q}" if q == "p50" else None)
         if system == "neusym":
             axes[1].plot(xs, [r["stage1_ms"]["p95"] for r in rs], "-", marker="s", label=f"stage 1 p95 ({mode})")
             axes[1].plot(xs, [r["stage2_ms"]["p95"] for r in rs], "--", marker="s", label=f"stage 2 p95 ({mode})")
@@ -513,8 +516,8 @@ def plot(report: dict[str, Any], path: Path) -> None:
             ys = [r.get(key) for r in rs]
             if any(y for y in ys):
                 axes[2].plot([x for x, y in zip(xs, ys, strict=True) if y], [y for y in ys if y], style, marker="o",
-                             label=f"{label} {key.split('_')[1]}")
-    axes[0].set_title("search latency (end to end)")
+                             color=col, label=f"{label} {key.split('_')[1]}")
+    axes[0].set_title("search latency, end to end (solid p50, dashed p95, dotted p99)")
     axes[0].set_ylabel("ms")
     axes[1].set_title("NeuSym per stage (p95)")
     axes[1].set_ylabel("ms")

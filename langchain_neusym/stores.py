@@ -100,6 +100,19 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(_js(value).encode("utf-8")).hexdigest()
 
 
+def _check_unicode(op: Op) -> None:
+    """Namespaces and keys become scope ids and digests: a lone surrogate (not encodable as UTF-8) is refused with
+    a typed error instead of a UnicodeEncodeError from deep inside."""
+    parts = [*(getattr(op, "namespace", None) or ()), *(getattr(op, "namespace_prefix", None) or ())]
+    key = getattr(op, "key", None)
+    for part in [*parts, *([key] if isinstance(key, str) else [])]:
+        if isinstance(part, str) and not part.isascii():
+            try:
+                part.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise InvalidInputError(f"namespace labels and keys must be valid Unicode: {err}") from err
+
+
 def _ns_agent(namespace: Sequence[str]) -> str:
     text = "lg:" + _js(list(namespace))
     return text if len(text) <= 500 else "lg#" + _digest(list(namespace))
@@ -164,6 +177,7 @@ class NeuSymStore(BaseStore):
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:  # reads see the state before this batch's writes, as in InMemoryStore
             validate_op_namespace(op)
+            _check_unicode(op)
             if isinstance(op, GetOp):
                 results.append(self._get(op))
             elif isinstance(op, SearchOp):

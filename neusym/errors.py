@@ -11,6 +11,7 @@ Callers catch at the level they need::
     │   ├── BackendUnavailableError  cannot start/reach the database (binary missing, server down, auth)
     │   └── DimensionMismatchError   embedding size differs from the stored index
     ├── IndexCorruptionError       the FAISS file could not be read (recovered by a rebuild from the graph)
+    ├── IndexPersistenceError      the derived indexes could not be saved (disk full...); the graph has the change
     ├── ExtractionError            an LLM step produced unusable output after its retries
     ├── PolicyViolationError       governance refused an operation (e.g. forgetting without confirmation)
     └── ClosedError                the memory was used after close()
@@ -27,6 +28,7 @@ __all__ = [
     "DimensionMismatchError",
     "ExtractionError",
     "IndexCorruptionError",
+    "IndexPersistenceError",
     "InvalidInputError",
     "NeuSymError",
     "PolicyViolationError",
@@ -73,6 +75,12 @@ class DimensionMismatchError(BackendError):
 
 class IndexCorruptionError(NeuSymError):
     """The persisted FAISS index is unreadable; it is rebuilt from the graph."""
+
+
+class IndexPersistenceError(NeuSymError, OSError):
+    """Saving FAISS/BM25 failed (disk full, read-only directory). The graph change the call made is committed;
+    the in-memory indexes keep serving it, and the next open catches the files up from the graph. Also an
+    ``OSError`` carrying the original ``errno``."""
 
 
 class ExtractionError(NeuSymError):

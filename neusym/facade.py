@@ -321,6 +321,8 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         """Extraction results for one text. ``infer=False`` keeps the text verbatim as ONE memory but still takes
         the extractor's entities, facts and dates so the graph links it; text with nothing extractable is kept as
         a low-importance observation and left to admission control."""
+        if speaker is not None:  # it becomes part of the text and an entity: same rules as the text itself
+            speaker = validate_text(speaker, field="speaker", max_bytes=1024)
         exts = list(self.extractor.extract(text, speaker=speaker, now=now))
         if infer and exts:
             return exts
@@ -543,22 +545,23 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
                 return None
             if isinstance(names, str):
                 names = [names]
+            if not all(isinstance(n, str) for n in names):
+                raise InvalidInputError("entity names must be strings")
             return [entity_uid(ns, entity_key(n)) for n in names]
 
-        try:
+        with _field_errors("invalid filter"):  # e.g. types=True, statuses=5: a typed error, not a TypeError
             st = [MemoryStatus(s).value for s in statuses] if statuses is not None else (
                 ["active", "pending"] if valid_at is None else ["active", "pending", "superseded"])
             ty = [MemoryType(t).value for t in types] if types is not None else None
             ps = [PlanState(p).value for p in plan_states] if plan_states is not None else None
-        except ValueError as err:
-            raise InvalidInputError(str(err)) from err
-        return SymbolicFilters(
-            statuses=st, types=ty, plan_states=ps, tags=list(tags) if tags is not None else None,
-            entity_uids=uids(entities), predicate=predicate, object_uids=uids(objects),
-            valid_at=as_epoch(valid_at), time_from=as_epoch(time_from), time_to=as_epoch(time_to),
-            due_from=as_epoch(due_from), due_to=as_epoch(due_to), include_expired=include_expired,
-            min_confidence=min_confidence,
-        )
+            return SymbolicFilters(
+                statuses=st, types=ty, plan_states=ps,
+                tags=([tags] if isinstance(tags, str) else list(tags)) if tags is not None else None,
+                entity_uids=uids(entities), predicate=predicate, object_uids=uids(objects),
+                valid_at=as_epoch(valid_at), time_from=as_epoch(time_from), time_to=as_epoch(time_to),
+                due_from=as_epoch(due_from), due_to=as_epoch(due_to), include_expired=include_expired,
+                min_confidence=min_confidence,
+            )
 
     def query(
         self,
@@ -627,7 +630,11 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
                  **ids: str | None) -> list[MemoryRecord]:
         self._check_open()
         sc = self._read_scope(self.scope_for(scope, **ids), False)
-        return self.store.get(list(memory_ids), sc)
+        wanted: list[Any] = list(memory_ids) if isinstance(memory_ids, list | tuple | set | frozenset) \
+            else [memory_ids]
+        if not all(isinstance(i, str) and i for i in wanted):
+            raise InvalidInputError("memory ids must be non-empty strings")
+        return self.store.get(wanted, sc)
 
     def update(
         self,
@@ -702,7 +709,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         ``forget(ids, hard=True)``: one purge path, so a delete can never leave traces that a forget would not.
         """
         self._check_open()
-        ids = [memory_ids] if isinstance(memory_ids, str) else list(memory_ids)
+        ids: list[Any] = list(memory_ids) if isinstance(memory_ids, list | tuple | set | frozenset) else [memory_ids]
         if not all(isinstance(i, str) and i for i in ids):
             raise InvalidInputError("memory ids must be non-empty strings")
         sc = self._read_scope(self.scope_for(scope, user_id=user_id, agent_id=agent_id, session_id=session_id),

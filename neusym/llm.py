@@ -140,7 +140,7 @@ def complete_json(
         for cand in _json_candidates(text):
             try:
                 return schema.model_validate(json.loads(cand))
-            except (ValueError, ValidationError) as err:
+            except (ValueError, ValidationError, RecursionError) as err:  # RecursionError: "[[[[..." thousands deep
                 last_error = str(err)[:500]
         prompt = (
             f"{user}\n\nYour previous reply was not valid JSON for the schema ({last_error}). "

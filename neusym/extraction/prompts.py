@@ -87,6 +87,12 @@ def _as_list(value: Any) -> list[Any]:
     return [value]
 
 
+def _clean_text(value: Any) -> str:
+    """A model's string, stripped of NUL characters: model output is data about the message, and a NUL (which no
+    graph string can carry) must not make the user's write fail instead of falling back."""
+    return str(value).replace("\x00", "").strip()
+
+
 def _as_float(value: Any, default: float) -> float:
     try:
         number = float(str(value).strip().rstrip("%")) / (100.0 if str(value).strip().endswith("%") else 1.0)
@@ -114,7 +120,7 @@ class LLMTriple(BaseModel):
     @field_validator("subject", "predicate", "object", mode="before")
     @classmethod
     def _text(cls, value: Any) -> str:
-        return "" if value is None else str(value).strip()
+        return "" if value is None else _clean_text(value)
 
     @field_validator("polarity", mode="before")
     @classmethod
@@ -152,12 +158,12 @@ class LLMMemory(BaseModel):
     @field_validator("content", "type", mode="before")
     @classmethod
     def _text(cls, value: Any) -> str:
-        return "" if value is None else str(value).strip()
+        return "" if value is None else _clean_text(value)
 
     @field_validator("entities", "tags", "intent_signals", mode="before")
     @classmethod
     def _strings(cls, value: Any) -> list[str]:
-        return [str(v).strip() for v in _as_list(value) if v is not None and str(v).strip()]
+        return [_clean_text(v) for v in _as_list(value) if v is not None and _clean_text(v)]
 
     @field_validator("triples", mode="before")
     @classmethod

@@ -138,9 +138,10 @@ class GovernanceAPI:
         elif shown is not None:
             targets = shown.ids
         else:
-            targets = [ids] if isinstance(ids, str) else list(ids or [])
-            if not all(isinstance(i, str) and i for i in targets):
+            given_ids: list[Any] = list(ids) if isinstance(ids, list | tuple | set | frozenset) else [ids]
+            if not all(isinstance(i, str) and i for i in given_ids):
                 raise InvalidInputError("memory ids must be non-empty strings")
+            targets = given_ids
         at = _epoch(now)
         with mem._write_lock:
             if hard:

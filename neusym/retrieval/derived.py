@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from neusym.errors import DimensionMismatchError, IndexCorruptionError
+from neusym.errors import DimensionMismatchError, IndexCorruptionError, IndexPersistenceError
 from neusym.neural import FaissIndex
 from neusym.record import Scope
 from neusym.retrieval.graph_vectors import GraphBackedIndex, GraphVectorSearch
@@ -185,8 +185,20 @@ class DerivedIndexes:
         return True
 
     def save(self) -> None:
+        """Persist FAISS + BM25 + catalog atomically. A full or read-only disk raises :class:`IndexPersistenceError`
+        (the graph change that triggered the save is committed; the files catch up on the next open)."""
         if self.path is None:
             return
+        try:
+            self._save()
+        except OSError as err:
+            msg = (f"could not save the derived indexes in {self.path} ({err.strerror or err}); the graph holds "
+                   "every change, and the next open catches the indexes up from it")
+            raise (IndexPersistenceError(err.errno, msg) if err.errno is not None
+                   else IndexPersistenceError(msg)) from err
+
+    def _save(self) -> None:
+        assert self.path is not None
         with self.lock:
             self.path.mkdir(parents=True, exist_ok=True)
             faiss_file, lex_file = self._files()

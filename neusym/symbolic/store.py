@@ -178,7 +178,9 @@ class SymbolicStore:
         params: dict[str, Any] = {"vector": _floats(vector), "statuses": list(statuses), "n": int(n),
                                   **scope.as_params()}
         if top is None:
-            stmt = (f"MATCH (m:Memory) WHERE {q.SCOPE_FILTER} AND m.status IN $statuses "
+            # a plain equality next to the wildcard form, so the planner can start from the user_id index
+            tenant = "m.user_id = $user_id AND " if scope.user_id is not None else ""
+            stmt = (f"MATCH (m:Memory) WHERE {tenant}{q.SCOPE_FILTER} AND m.status IN $statuses "
                     f"AND m.embedding_vec IS NOT NULL WITH m, {vector_similarity_expr(self.dialect, 'm')} AS score ")
         else:
             params["top"] = int(top)

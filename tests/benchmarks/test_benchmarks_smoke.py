@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
-from benchmarks import locomo, scale
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root: `benchmarks` is not installed
+from benchmarks import locomo, scale  # noqa: E402
 
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo" / "locomo_dev.json"
 HAS_MEM0 = importlib.util.find_spec("mem0") is not None

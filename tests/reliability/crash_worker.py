@@ -39,15 +39,19 @@ import signal
 import sys
 import time
 import traceback
+from pathlib import Path
 from typing import Any
 
-WORDS = (
-    "amber basil cedar delta ember fjord garnet harbor indigo juniper kelp lagoon maple nectar olive pepper quartz "
-    "raven saffron tundra umber violet walnut xylem yarrow zephyr anchor bramble canyon dune estuary falcon glacier "
-    "heron island jasper kestrel lantern meadow nutmeg orchid pebble quill ridge spruce thistle upland valley willow "
-    "aspen birch clover daisy elm fern ginger hazel iris jade kiwi lilac mango nettle oak peach quince rose sage "
-    "tulip ube vanilla wheat yam zinnia"
-).split()
+WORDS = [
+    "amber", "basil", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper",
+    "kelp", "lagoon", "maple", "nectar", "olive", "pepper", "quartz", "raven", "saffron", "tundra",
+    "umber", "violet", "walnut", "xylem", "yarrow", "zephyr", "anchor", "bramble", "canyon", "dune",
+    "estuary", "falcon", "glacier", "heron", "island", "jasper", "kestrel", "lantern", "meadow",
+    "nutmeg", "orchid", "pebble", "quill", "ridge", "spruce", "thistle", "upland", "valley", "willow",
+    "aspen", "birch", "clover", "daisy", "elm", "fern", "ginger", "hazel", "iris", "jade", "kiwi",
+    "lilac", "mango", "nettle", "oak", "peach", "quince", "rose", "sage", "tulip", "ube", "vanilla",
+    "wheat", "yam", "zinnia",
+]
 CITIES = ["Porto", "Lisbon", "Oslo", "Lima", "Quito", "Hanoi", "Accra", "Perth", "Turin", "Nantes", "Bergen", "Cusco"]
 TEAS = ["oolong", "sencha", "assam", "rooibos", "darjeeling", "matcha", "chai", "puerh"]
 USERS = ["u0", "u1", "u2", "u3", "u4"]
@@ -284,13 +288,13 @@ def _check_peer(mem: Any, log: Log, peer: str) -> None:
     log.line("D", {"pid": os.getpid()})
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        if os.path.exists(peer) and any(line.startswith("D ") for line in open(peer).read().splitlines()):
+        if os.path.exists(peer) and any(line.startswith("D ") for line in Path(peer).read_text().splitlines()):
             break
         time.sleep(0.05)
     else:
         log.line("V", {"error": "peer never finished"})
         return
-    records = [r for line in open(peer).read().splitlines() if line.startswith("A ")
+    records = [r for line in Path(peer).read_text().splitlines() if line.startswith("A ")
                for r in json.loads(line[2:]).get("records", [])]
     missing = []
     for r in records:

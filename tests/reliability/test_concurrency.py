@@ -16,11 +16,8 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-
-from neusym import NeuSymMemory, RecordNotFoundError
 from reliability_support import (
     SEED,
     ForkServer,
@@ -34,10 +31,15 @@ from reliability_support import (
 )
 from reliability_support import Expected as Exp
 
+from neusym import NeuSymMemory, RecordNotFoundError
+
 pytestmark = pytest.mark.slow
 
 USERS = ["alice", "bob", "carol", "dave", "erin"]
-WORDS = "amber basil cedar delta ember fjord garnet harbor indigo juniper kelp lagoon maple nectar olive".split()
+WORDS = [
+    "amber", "basil", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper",
+    "kelp", "lagoon", "maple", "nectar", "olive",
+]
 
 
 class Shared:
@@ -275,7 +277,9 @@ def test_two_processes_share_one_data_directory(fork_server: ForkServer, tmp_pat
                       "kill": {"point": "none"}} for i in range(2)]
             pids = [fork_server.start(s) for s in specs]
             servers = set()
-            while any(not (log.exists() and "\nD " in "\n" + log.read_text()) for log in logs):
+            deadline = time.monotonic() + 300
+            while any(not (log.exists() and "\nD " in "\n" + log.read_text()) for log in logs) \
+                    and time.monotonic() < deadline and not any(Path(f"{log}.err").exists() for log in logs):
                 servers.update(_servers_for(data_dir))
                 time.sleep(0.02)
             statuses = [fork_server.wait(p) for p in pids]

@@ -20,9 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from neusym import NeuSymConfig, NeuSymMemory
-from neusym.embeddings import HashingEmbedder
 from reliability_support import (
     FULL,
     SEED,
@@ -38,6 +35,9 @@ from reliability_support import (
     stop_embedded_server,
     wait_for_line,
 )
+
+from neusym import NeuSymConfig, NeuSymMemory
+from neusym.embeddings import HashingEmbedder
 
 pytestmark = pytest.mark.slow
 
@@ -122,7 +122,7 @@ def run_campaign(fork_server: ForkServer, workdir: Path, config: dict[str, Any],
         pid = fork_server.start(spec)
         if point in ("time", "server+client"):
             if wait_for_line(log, "R", timeout=60):
-                time.sleep(rng.uniform(0.0, 0.8))
+                time.sleep(rng.uniform(0.2, 2.0) if kill_server else rng.uniform(0.0, 0.8))
             if kill_server and (server := embedded_server_pid(data_dir)) is not None:
                 kill(server)
             kill(pid)
@@ -173,12 +173,13 @@ def _report(capsys: pytest.CaptureFixture[str], name: str, stats: dict[str, Any]
 
 def test_sigkill_client_embedded_falkordb(fork_server: ForkServer, falkordb_dir: Path, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    """>= 50 kill points in the full run (every plan at least once in CI), client killed, server survives."""
+    """50 kill points in CI (every plan at least twice), 150 in the full run; the client is killed, the server
+    survives (by design it outlives its clients)."""
     config = {"data_dir": str(falkordb_dir), "graph_name": f"crash_{uuid.uuid4().hex[:8]}",
               "appendfsync": "everysec"}
-    stats = run_campaign(fork_server, tmp_path, config, kills=count(len(KILL_PLANS) + 3, 60), seed=8)
+    stats = run_campaign(fork_server, tmp_path, config, kills=count(50, 150), seed=8)
     _report(capsys, "crash/falkordb", stats)
-    assert stats["kills"] >= count(len(KILL_PLANS) + 3, 60)
+    assert stats["kills"] >= 50
 
 
 def test_sigkill_server_and_client_aof_always(fork_server: ForkServer, tmp_path: Path,
@@ -189,7 +190,7 @@ def test_sigkill_server_and_client_aof_always(fork_server: ForkServer, tmp_path:
     data_dir = tmp_path / "fk"
     config = {"data_dir": str(data_dir), "graph_name": "g", "appendfsync": "always"}
     try:
-        stats = run_campaign(fork_server, tmp_path, config, kills=count(6, 20), seed=9, kill_server=True)
+        stats = run_campaign(fork_server, tmp_path, config, kills=count(5, 25), seed=9, kill_server=True)
     finally:
         stop_embedded_server(data_dir)
     _report(capsys, "crash/server+client", stats)
@@ -208,5 +209,5 @@ def test_sigkill_client_neo4j(fork_server: ForkServer, neo4j_server: Any, tmp_pa
     config = {"data_dir": str(tmp_path / "idx"), "backend": "neo4j", "neo4j_url": neo4j_server.uri,
               "neo4j_username": neo4j_server.username, "neo4j_password": neo4j_server.password,
               "neo4j_database": neo4j_server.database}
-    stats = run_campaign(fork_server, tmp_path, config, kills=count(6, 20), seed=10)
+    stats = run_campaign(fork_server, tmp_path, config, kills=count(4, 20), seed=10)
     _report(capsys, "crash/neo4j", stats)

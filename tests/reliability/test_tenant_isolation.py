@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from reliability_support import ALL_ROWS, count
 
 from neusym import InvalidInputError, NeuSymMemory, RecordNotFoundError, Scope, ScopeError
-from reliability_support import ALL_ROWS, count
 
 pytestmark = pytest.mark.slow
 
