@@ -119,7 +119,7 @@ class EmbeddedFalkorDB:
             pid = lock.get("pid") if lock else None
             if isinstance(pid, int) and _pid_alive(pid):
                 # A server is starting (or hung) for this directory: give it the start timeout before taking over.
-                if self._wait_ready(None):
+                if self._wait_ready(None, self._load_timeout()):
                     return str(self.socket_path)
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGTERM)
@@ -144,6 +144,10 @@ class EmbeddedFalkorDB:
             "--dir", str(self.data_dir),
             "--appendonly", "yes",
             "--appendfsync", self.appendfsync,
+            # rewrite the log (RDB preamble + tail) once it passes a few MB, so a reopen loads a snapshot instead
+            # of replaying every statement ever written
+            "--auto-aof-rewrite-min-size", "8mb",
+            "--auto-aof-rewrite-percentage", "100",
             "--save", "",
             "--daemonize", "no",
             "--loadmodule", module,
@@ -160,14 +164,21 @@ class EmbeddedFalkorDB:
             logfile.close()
         self.started_here = True
         self.lock_path.write_text(json.dumps({"pid": self.process.pid, "socket": str(self.socket_path)}))
-        if not self._wait_ready(self.process):
+        if not self._wait_ready(self.process, self._load_timeout()):
             tail = self._log_tail()
             self.stop(force=True)
-            raise BackendUnavailableError(f"embedded FalkorDB did not start in {self.start_timeout:.0f}s:\n{tail}")
+            raise BackendUnavailableError(f"embedded FalkorDB did not start in {self._load_timeout():.0f}s:\n{tail}")
         log.info("started embedded FalkorDB pid=%s at %s", self.process.pid, self.socket_path)
 
-    def _wait_ready(self, proc: subprocess.Popen[bytes] | None) -> bool:
-        deadline = time.monotonic() + self.start_timeout
+    def _load_timeout(self) -> float:
+        """The server answers only after replaying its append-only log: allow ~2 s per MB of log on top of the
+        base timeout (a loaded 2-core machine replays a few MB/s), so a large store is not mistaken for a dead one."""
+        aof = self.data_dir / "appendonlydir"
+        size = sum(f.stat().st_size for f in aof.iterdir() if f.is_file()) if aof.is_dir() else 0
+        return self.start_timeout + 2.0 * size / 1_000_000
+
+    def _wait_ready(self, proc: subprocess.Popen[bytes] | None, timeout: float | None = None) -> bool:
+        deadline = time.monotonic() + (timeout if timeout is not None else self.start_timeout)
         while time.monotonic() < deadline:
             if _ping(self.socket_path):
                 return True
