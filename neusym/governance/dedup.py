@@ -80,8 +80,12 @@ class Deduplicator:
         existing = self.store.find_by_hash(scope, [decisions[i].record.content_hash for i in live],
                                            list(_DEDUP_STATUSES))
         seen_hash: dict[str, str] = {}
-        batch: list[tuple[MemoryRecord, np.ndarray]] = []
         near = self._near_existing([vectors[i] for i in live], scope)
+        # In-batch similarities in one matrix product: a pairwise Python loop made a 1,000-memory batch spend
+        # seconds here. Only pairs above the review threshold are looked at individually.
+        unit = np.vstack([_unit(np.asarray(vectors[i], dtype=np.float32)) for i in live])
+        sims = unit @ unit.T
+        kept: list[int] = []  # positions (in ``live``) stored so far in this batch
         for pos, i in enumerate(live):
             d = decisions[i]
             rec = d.record
@@ -90,12 +94,14 @@ class Deduplicator:
                 self._merge(d, target, 1.0, "exact")
                 continue
             seen_hash[rec.content_hash] = rec.id
-            vec = _unit(np.asarray(vectors[i], dtype=np.float32))
             best: tuple[float, MemoryRecord] | None = None
-            for sim, other in near[pos] + [(float(vec @ v), r) for r, v in batch]:
+            row = sims[pos, kept] if kept else np.zeros(0, dtype=np.float32)
+            close = [(float(row[j]), decisions[live[kept[j]]].record)
+                     for j in np.flatnonzero(row >= self.policy.review_threshold).tolist()]
+            for sim, other in near[pos] + close:
                 if sim >= self.policy.review_threshold and compatible(rec, other) and (best is None or sim > best[0]):
                     best = (sim, other)
-            batch.append((rec, vec))
+            kept.append(pos)
             if best is None:
                 continue
             sim, other = best
