@@ -1,0 +1,39 @@
+"""The engine's public surface is pinned: an accidental export change fails here, not in a user's import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import neusym
+
+EXPECTED = [
+    "AddResult", "BackendError", "BackendUnavailableError", "ClosedError", "DimensionMismatchError",
+    "ExtractionError", "IndexCorruptionError", "IndexPersistenceError", "InvalidInputError", "MemoryRecord", "MemoryStatus", "MemoryType",
+    "NeuSymConfig", "NeuSymError", "NeuSymMemory", "PlanState", "PolicyViolationError", "RecordNotFoundError",
+    "RetrievalConfig", "Scope", "ScopeError", "ScoreExplanation", "SearchResult", "Source", "Triple",
+    "UnsafeQueryError", "__version__",
+]
+
+
+def test_all_is_pinned() -> None:
+    assert sorted(neusym.__all__) == sorted(EXPECTED)
+    for name in neusym.__all__:
+        assert hasattr(neusym, name)
+
+
+def test_error_tree() -> None:
+    for name in ("InvalidInputError", "RecordNotFoundError", "BackendError", "ClosedError", "ExtractionError",
+                 "IndexCorruptionError", "PolicyViolationError"):
+        assert issubclass(getattr(neusym, name), neusym.NeuSymError)
+    assert issubclass(neusym.InvalidInputError, ValueError)
+    assert issubclass(neusym.RecordNotFoundError, KeyError)
+    assert issubclass(neusym.ScopeError, neusym.InvalidInputError)
+    assert issubclass(neusym.BackendUnavailableError, neusym.BackendError)
+
+
+def test_engine_imports_no_framework() -> None:
+    code = ("import sys, neusym; bad = [m for m in sys.modules if m.split('.')[0] in "
+            "('langchain', 'langchain_core', 'langgraph', 'llama_index')]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
