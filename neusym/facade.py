@@ -686,11 +686,10 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
                 props[k_] = None
         vec = self.embedder.embed_documents([after.content])[0] if content is not None else None
         with self._write_lock:
-            updated = self.store.update(memory_id, sc, props, embedding=vec)
+            relinks = content is not None or "entities" in fields or "triples" in fields
+            updated = self.store.update(memory_id, sc, props, embedding=vec, relations=after if relinks else None)
             if updated is None:
                 raise RecordNotFoundError(f"no memory {memory_id!r} in scope {sc.as_params()}")
-            if content is not None or "entities" in fields or "triples" in fields:
-                self.store.replace_relations(after)
             changed = {k_: _jsonable(getattr(before, k_)) for k_ in (["content"] if content is not None else [])
                        + list(fields)}
             self.store.audit([{"memory_id": memory_id, "action": "edit", "reason": reason, "actor": actor,

@@ -150,10 +150,29 @@ class DerivedIndexes:
         assert self.path is not None
         return self.path / "vectors.faiss", self.path / "lexical.pkl"
 
+    def _sweep_temp_files(self) -> None:
+        """Delete temp files of saves that died half-way (a crash leaves a whole FAISS copy behind otherwise).
+        Their names carry the writer's pid: a live writer's file is left alone."""
+        assert self.path is not None
+        if not self.path.is_dir():
+            return
+        for tmp in [*self.path.glob(".lexical.*"), *self.path.glob(".vectors.faiss.*.tmp")]:
+            part = tmp.name.split(".")[2] if tmp.name.startswith(".lexical.") else tmp.name.split(".")[3]
+            if not part.isdigit() or int(part) == os.getpid():
+                continue  # an old-style name (no pid) or this process's own: leave it
+            try:
+                os.kill(int(part), 0)
+            except ProcessLookupError:
+                tmp.unlink(missing_ok=True)
+                log.info("removed %s, left by a save that did not finish", tmp.name)
+            except OSError:
+                continue
+
     def load(self) -> bool:
         """Load the persisted state; on any corruption start empty (the caller catches up from the graph)."""
         if self.path is None:
             return False
+        self._sweep_temp_files()
         faiss_file, lex_file = self._files()
         if not faiss_file.exists() or not lex_file.exists():
             return False
@@ -204,7 +223,7 @@ class DerivedIndexes:
             faiss_file, lex_file = self._files()
             # lexical first, FAISS last: load() refuses a pair whose watermarks differ, so a crash in between is a
             # catch-up, never a silently inconsistent pair.
-            fd, tmp = tempfile.mkstemp(dir=self.path, prefix=".lexical.")
+            fd, tmp = tempfile.mkstemp(dir=self.path, prefix=f".lexical.{os.getpid()}.")
             try:
                 with os.fdopen(fd, "wb") as fh:
                     pickle.dump({"watermark": self.watermark, "lexical": self.lexical, "catalog": self.catalog}, fh,

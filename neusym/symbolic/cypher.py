@@ -100,6 +100,30 @@ SET_PROPS = (
     f"RETURN {RETURN_MEMORY}"
 )
 
+# An edit that changes what a memory says: properties, seq, version, fact keys, MENTIONS and RELATES in ONE
+# statement. In separate statements a crash left the new text behind the old text's entity links and facts, and a
+# later fact then superseded the wrong memory.
+UPDATE_WITH_RELATIONS = (
+    _BUMP
+    + f"MATCH (m:Memory {{id: $id}}) WHERE {SCOPE_FILTER} "
+    "SET m += $props, m.seq = base + 1, m.version = coalesce(m.version, 1) + 1 "
+    "WITH m OPTIONAL MATCH (m)-[x:MENTIONS]->() "
+    "WITH m, collect(x) AS mentions FOREACH (x IN mentions | DELETE x) "
+    "WITH m OPTIONAL MATCH ()-[y:RELATES {memory_id: m.id}]->() "
+    "WITH m, collect(y) AS facts FOREACH (y IN facts | DELETE y) "
+    "WITH m "
+    "FOREACH (ent IN $entities | "
+    "  MERGE (e:Entity {uid: ent.uid}) ON CREATE SET e.key = ent.key, e.name = ent.name, e.user_id = ent.ns "
+    "  MERGE (m)-[:MENTIONS]->(e)) "
+    "FOREACH (t IN $triples | "
+    "  MERGE (a:Entity {uid: t.s_uid}) ON CREATE SET a.key = t.s_key, a.name = t.s_name, a.user_id = t.ns "
+    "  MERGE (b:Entity {uid: t.o_uid}) ON CREATE SET b.key = t.o_key, b.name = t.o_name, b.user_id = t.ns "
+    "  MERGE (m)-[:MENTIONS]->(a) MERGE (m)-[:MENTIONS]->(b) "
+    "  CREATE (a)-[:RELATES {predicate: t.predicate, polarity: t.polarity, confidence: t.confidence, "
+    "    memory_id: m.id, valid_from: m.valid_from, created_at: m.created_at}]->(b)) "
+    f"RETURN {RETURN_MEMORY}"
+)
+
 TOUCH = (
     "UNWIND $nids AS nid MATCH (m:Memory {nid: nid}) "
     "SET m.last_accessed_at = $now, m.access_count = coalesce(m.access_count, 0) + 1"

@@ -286,16 +286,30 @@ class SymbolicStore:
         }
 
     def update(
-        self, memory_id: str, scope: Scope, props: Mapping[str, Any], *, embedding: np.ndarray | None = None
+        self, memory_id: str, scope: Scope, props: Mapping[str, Any], *, embedding: np.ndarray | None = None,
+        relations: MemoryRecord | None = None,
     ) -> MemoryRecord | None:
-        """Set properties on one memory (bumping seq and version). Returns None if not visible in ``scope``."""
+        """Set properties on one memory (bumping seq and version). Returns None if not visible in ``scope``.
+
+        With ``relations`` (the edited record) its MENTIONS/RELATES and fact keys are re-derived in the same
+        statement, so a crash never leaves new text behind the old text's entities and facts.
+        """
         p = dict(props)
         if embedding is not None:
             p["embedding"] = encode_embedding(embedding)
             if self.vectors:
                 p["embedding_vec"] = _floats(embedding)
-        rows = self.set_props([(memory_id, p)], scope, bump_version=True)
-        return rows[0] if rows else None
+        if relations is None:
+            rows = self.set_props([(memory_id, p)], scope, bump_version=True)
+            return rows[0] if rows else None
+        row = self._row(relations, np.zeros(1, dtype=np.float32))
+        p = {k: v for k, v in p.items() if k not in ("id", "nid", "seq")}
+        p["updated_at"] = time.time()
+        p.update(self._fact_keys(row["entities"], row["triples"]))
+        out = self.executor.run(q.UPDATE_WITH_RELATIONS, {"id": memory_id, "props": p, "n": 1,
+                                                          "entities": row["entities"], "triples": row["triples"],
+                                                          **scope.as_params()})
+        return props_to_record(out[0]) if out else None
 
     def set_props(
         self, changes: Sequence[tuple[str, Mapping[str, Any]]], scope: Scope, *, bump_version: bool = False

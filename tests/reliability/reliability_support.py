@@ -218,6 +218,7 @@ def check_consistency(mem: NeuSymMemory) -> list[str]:
     * ids and nids are unique, every seq is within the counter, no deleted memory came back (tombstones);
     * no half-applied supersession: no SUPERSEDES edge points at a current (active/pending) memory, and no tenant
       holds two current values of a functional fact;
+    * no half-applied edit: every memory's fact keys match its RELATES / MENTIONS edges;
     * every reflection is linked to its sources (DERIVED_FROM).
     """
     problems: list[str] = []
@@ -258,10 +259,35 @@ def check_consistency(mem: NeuSymMemory) -> list[str]:
     if tomb & set(by_nid):
         problems.append(f"deleted memories came back: {sorted(tomb & set(by_nid))[:10]}")
     problems += check_supersession(mem, graph)
+    problems += check_fact_links(mem)
     refl = mem.cypher("MATCH (m:Memory {type: 'reflection'}) WHERE NOT (m)-[:DERIVED_FROM]->(:Memory) "
                       "RETURN m.id AS id", all_tenants=True, limit=ALL_ROWS)
     if refl:
         problems.append(f"reflections without sources (half-applied reflection): {[r['id'] for r in refl]}")
+    return problems
+
+
+def check_fact_links(mem: NeuSymMemory) -> list[str]:
+    """No half-applied edit: a memory's denormalised fact keys (``predicates``, ``entity_uids``) match its RELATES
+    and MENTIONS edges. (A stale RELATES edge makes a later fact supersede the wrong memory.)"""
+    problems = []
+    keys = {r["id"]: r for r in mem.cypher("MATCH (m:Memory) RETURN m.id AS id, m.predicates AS p, "
+                                           "m.entity_uids AS e", all_tenants=True, limit=ALL_ROWS)}
+    rel: dict[str, set[str]] = {}
+    for r in mem.cypher("MATCH ()-[x:RELATES]->() RETURN x.memory_id AS id, x.predicate AS p", all_tenants=True,
+                        limit=ALL_ROWS):
+        rel.setdefault(r["id"], set()).add(r["p"])
+    men: dict[str, set[str]] = {}
+    for r in mem.cypher("MATCH (m:Memory)-[:MENTIONS]->(e:Entity) RETURN m.id AS id, e.uid AS u", all_tenants=True,
+                        limit=ALL_ROWS):
+        men.setdefault(r["id"], set()).add(r["u"])
+    for mid, r in keys.items():
+        if set(r["p"] or []) != rel.get(mid, set()):
+            problems.append(f"half-applied edit of {mid}: predicates {r['p']} vs facts {sorted(rel.get(mid, []))}")
+        if set(r["e"] or []) != men.get(mid, set()):
+            problems.append(f"half-applied edit of {mid}: entity keys and MENTIONS differ")
+    if set(rel) - set(keys):
+        problems.append(f"facts of deleted memories: {sorted(set(rel) - set(keys))[:5]}")
     return problems
 
 

@@ -155,6 +155,9 @@ def run_campaign(fork_server: ForkServer, workdir: Path, config: dict[str, Any],
         live = [i for i, e in model.items.items() if e.state != "gone"]
         problems = check_consistency(mem) + check_model(mem, model, None)
         problems += check_searchable(mem, model, live if FULL else rng.sample(live, min(len(live), 40)))
+        leftovers = [p.name for p in mem.config.index_dir.iterdir() if p.name.startswith(".")]
+        if leftovers:  # saves killed half-way leave temp files; the next open removes them
+            problems.append(f"temp files of interrupted saves were not cleaned up: {leftovers}")
         assert not problems, "\n".join(problems)
     finally:
         mem.close()

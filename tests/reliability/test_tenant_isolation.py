@@ -59,6 +59,7 @@ class World:
     prefix: str
     items: dict[str, Item] = field(default_factory=dict)
     store_items: dict[tuple[str, str], str] = field(default_factory=dict)
+    store_ids: dict[str, tuple[str, str]] = field(default_factory=dict)  # memory id -> (tenant, key)
     tokens: dict[str, str] = field(default_factory=dict)  # unique token -> memory id
     n: int = 0
 
@@ -78,6 +79,13 @@ class World:
         self.items[rec.id] = Item(rec.scope, rec.content)
         for t in re.findall(r"tq\d+x\d+", rec.content) if tok is None else [tok]:
             self.tokens.setdefault(t, rec.id)
+
+    def retire(self, mid: str, state: str) -> None:
+        """A memory forgotten or deleted through the engine; a LangGraph store item it carried is gone too."""
+        self.items[mid].state = state
+        owner = self.store_ids.get(mid)
+        if owner is not None:
+            self.store_items.pop(owner, None)
 
     def visible(self, reader: Scope, mid: str) -> bool:
         item = self.items.get(mid)
@@ -156,6 +164,7 @@ class Runner:
             if item.scope == scope and mid not in current and item.state != "gone":
                 item.state = "gone"
         for rec in current.values():
+            self.w.store_ids[rec.id] = (user, key)
             if rec.id not in self.w.items:
                 self.w.add(rec)
             self.w.items[rec.id].content = rec.content
@@ -214,26 +223,26 @@ class Runner:
             rep = mem.forget(mid, scope=reader, hard=hard)
             self.expect_visible(reader, rep.ids, "forget")
             for i in rep.ids:
-                w.items[i].state = "gone" if hard else "archived"
+                w.retire(i, "gone" if hard else "archived")
         elif kind == "forget_all":
             reader = w.scope(op[1])
             rep = mem.forget(everything=True, scope=reader)
             self.expect_visible(reader, rep.ids, "forget(everything)")
             for i in rep.ids:
-                w.items[i].state = "archived"
+                w.retire(i, "archived")
         elif kind == "forget_query":
             reader = w.scope(op[1])
             rep = mem.forget(query=f"forget everything about {ENTITIES[op[2]]}", scope=reader, confirm=True)
             self.expect_visible(reader, rep.ids, "forget(query)")
             for i in rep.ids:
-                w.items[i].state = "archived"
+                w.retire(i, "archived")
         elif kind == "delete":
             reader, mid = w.scope(op[1]), self.ref(op[2])
             allowed = mid in w.items and w.items[mid].state != "gone" and w.visible(reader, mid)
             n = mem.delete(mid, scope=reader)
             assert n == (1 if allowed else 0), f"delete of {mid} from {reader}: {n}, allowed={allowed}"
             if n:
-                w.items[mid].state = "gone"
+                w.retire(mid, "gone")
         elif kind == "reflect":
             reader = w.scope(op[1])
             try:
