@@ -351,7 +351,10 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
                      origin: str, ttl: float | None, valid_from: datetime | float | None,
                      tags: Sequence[str] | None, turn: Turn, ref: str | None) -> MemoryRecord:
         vf = valid_from if valid_from is not None else ext.valid_from
-        vf_dt = datetime.fromtimestamp(vf, tz=now.tzinfo) if isinstance(vf, int | float) else vf
+        try:
+            vf_dt = datetime.fromtimestamp(vf, tz=now.tzinfo) if isinstance(vf, int | float) else vf
+        except (OverflowError, OSError, ValueError) as err:  # beyond the platform's calendar (EOVERFLOW), NaN
+            raise InvalidInputError(f"valid_from is not a usable time: {err}") from err
         expires_in = ttl if ttl is not None else ext.expires_in
         entities = list(dict.fromkeys([*ext.entities, *([ext.speaker] if ext.speaker and ext.speaker not in
                                                          ("user", "assistant") else [])]))
