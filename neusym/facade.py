@@ -23,7 +23,14 @@ import numpy as np
 
 from neusym.config import NeuSymConfig
 from neusym.embeddings import Embedder, as_embedder, default_embedder
-from neusym.errors import ClosedError, InvalidInputError, NeuSymError, RecordNotFoundError, ScopeError
+from neusym.errors import (
+    ClosedError,
+    DimensionMismatchError,
+    InvalidInputError,
+    NeuSymError,
+    RecordNotFoundError,
+    ScopeError,
+)
 from neusym.extraction import Extraction, Extractor, RuleExtractor
 from neusym.governance import Decision, Governor
 from neusym.governance.api import GovernanceAPI
@@ -378,18 +385,26 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
             intent=list(ext.intent_signals),
         )
 
-    def add_batch(self, items: Sequence[dict[str, Any] | str], **common: Any) -> AddResult:
+    def add_batch(self, items: Sequence[dict[str, Any] | str], *, vectors: Any = None, **common: Any) -> AddResult:
         """Add many statements at once: one embedding batch and one graph statement per ``max_batch`` memories.
 
         Each item is a string or a dict of :meth:`add` keyword arguments with ``content``; ``common`` applies to
         all. Items with the same scope share one write.
+
+        ``vectors`` (shape ``(len(items), dimension)``): embeddings the caller already has (a migration, a
+        pipeline that embeds elsewhere); the embedder is not called. Each item is then kept verbatim as one memory
+        (``infer=False``; ``infer=True`` is refused because splitting would leave memories without a vector).
+        Governance runs as usual; the vectors are validated (dimension, finite, non-zero) before anything is
+        written.
         """
         self._check_open()
         if not isinstance(items, Sequence) or isinstance(items, str):
             raise InvalidInputError("add_batch takes a list of strings or dicts")
+        given = self._given_vectors(vectors, len(items), common) if vectors is not None else None
         records: list[MemoryRecord] = []
         decisions: list[Decision] = []
         groups: dict[Scope, list[MemoryRecord]] = {}
+        row_of: dict[str, int] = {}  # record id -> item index (its row in ``vectors``)
         now = utcnow()
         for i, item in enumerate(items):
             kw = dict(common)
@@ -406,7 +421,10 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
                 raise ScopeError(f"item {i}: a memory needs at least one of user_id, agent_id, session_id")
             speaker = kw.pop("speaker", None)
             with _field_errors(f"item {i}"):
-                exts = self._extract(text, speaker, now, bool(kw.pop("infer", True)))
+                infer = bool(kw.pop("infer", given is None))
+                if given is not None and infer:
+                    raise InvalidInputError("precomputed vectors need infer=False: one vector per item, verbatim")
+                exts = self._extract(text, speaker, now, infer)
                 mtype = kw.pop("type", None)
                 ttl = kw.pop("ttl", None)
                 ttl_s = ttl.total_seconds() if isinstance(ttl, timedelta) else ttl
@@ -415,22 +433,46 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
                     raise InvalidInputError(f"item {i}: ttl must be a positive number of seconds or a timedelta")
                 turn = Turn(role="user", content=text, speaker=speaker, index=int(kw.pop("turn", 0) or 0))
                 for ext in exts:
-                    groups.setdefault(sc, []).append(self._record_from(
+                    rec = self._record_from(
                         ext, sc, now=now, mtype=MemoryType(mtype) if mtype else None,
                         metadata=kw.pop("metadata", None) if "metadata" in kw else common.get("metadata"),
                         importance=kw.get("importance"), confidence=kw.get("confidence"),
                         origin=kw.get("origin", "user"), ttl=ttl_s, valid_from=kw.get("valid_from"),
-                        tags=kw.get("tags"), turn=turn, ref=kw.get("ref")))
+                        tags=kw.get("tags"), turn=turn, ref=kw.get("ref"))
+                    groups.setdefault(sc, []).append(rec)
+                    row_of[rec.id] = i
         for sc, recs in groups.items():
             for start in range(0, len(recs), self.config.max_batch):
-                res = self._write(recs[start : start + self.config.max_batch], sc, chain=[])
+                chunk = recs[start : start + self.config.max_batch]
+                res = self._write(chunk, sc, chain=[], vectors=None if given is None else
+                                  given[[row_of[r.id] for r in chunk]])
                 records.extend(res)
                 decisions.extend(res.decisions)
         return AddResult(records, decisions)
 
+    def _given_vectors(self, vectors: Any, count: int, common: dict[str, Any]) -> np.ndarray:
+        """Caller-supplied embeddings, checked before anything is written (a bad row must not half-apply a batch)."""
+        if common.get("infer"):
+            raise InvalidInputError("precomputed vectors need infer=False: one vector per item, verbatim")
+        try:
+            arr = np.asarray(vectors, dtype=np.float32)
+        except (TypeError, ValueError) as err:
+            raise InvalidInputError(f"vectors must be a numeric array: {err}") from err
+        dim = self.embedder.dimension
+        if arr.ndim != 2 or arr.shape[0] != count:
+            raise InvalidInputError(f"vectors must have shape ({count}, {dim}), got {arr.shape}")
+        if arr.shape[1] != dim:
+            raise DimensionMismatchError(f"vectors have dimension {arr.shape[1]}; this store embeds with {dim}")
+        if not np.isfinite(arr).all():
+            raise InvalidInputError("vectors contain NaN or infinite values")
+        if (np.linalg.norm(arr, axis=1) <= 1e-12).any():
+            raise InvalidInputError("vectors contain an all-zero row (cosine similarity is undefined)")
+        return arr
+
     def _write(self, candidates: list[MemoryRecord], sc: Scope, *, chain: Sequence[int],
-               derived_from: Sequence[dict[str, Any]] = ()) -> AddResult:
-        vectors = self.embedder.embed_documents([c.content for c in candidates])
+               derived_from: Sequence[dict[str, Any]] = (), vectors: np.ndarray | None = None) -> AddResult:
+        if vectors is None:
+            vectors = self.embedder.embed_documents([c.content for c in candidates])
         with self._write_lock:
             decisions = self.governor.admit(candidates, vectors, sc)
             keep = [i for i, d in enumerate(decisions) if d.stored]

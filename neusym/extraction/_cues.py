@@ -147,7 +147,7 @@ OCC_SUFFIX = re.compile(r"\w(?:ist|ician|ologist|eer|grapher|ator)\b")
 def sentence_words(lower: str) -> frozenset[str]:
     """The words of a lowercased sentence plus the ``#digit``/``#occ`` markers the rule gates use."""
     words = set(WORD_RX.findall(lower))
-    if any(ch.isdigit() for ch in lower):
+    if any(map(str.isdigit, lower)):
         words.add("#digit")
     if OCC_SUFFIX.search(lower):
         words.add("#occ")

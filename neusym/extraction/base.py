@@ -7,6 +7,7 @@ admission control and audits see *why* a memory was typed the way it was, and wh
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from datetime import UTC, datetime
@@ -99,6 +100,8 @@ _ARTICLES = frozenset({"the", "a", "an"})
 def _fold_latin_marks(text: str) -> str:
     # Only marks on ASCII base letters are dropped ("José" -> "jose"); marks that carry meaning in other scripts
     # (Devanagari vowel signs, Japanese dakuten) stay, so those names do not collapse into each other.
+    if text.isascii():
+        return text
     out: list[str] = []
     for ch in unicodedata.normalize("NFD", text):
         if unicodedata.combining(ch) and out and out[-1].isascii():
@@ -118,6 +121,11 @@ def entity_key(name: str) -> str:
     """
     if not isinstance(name, str):
         return ""
+    return _entity_key(name) if len(name) <= 256 else _entity_key.__wrapped__(name)  # bound the cache's memory
+
+
+@functools.lru_cache(maxsize=1 << 16)  # pure, and called for every name of every memory on the write path
+def _entity_key(name: str) -> str:
     text = unicodedata.normalize("NFKC", name).translate(_QUOTES).replace("\ue000", "").strip()
     if not text:
         return ""

@@ -77,13 +77,13 @@ def _first_alpha(sentence: str) -> int:
 
 
 def _masked(sentence: str, out: list[Mention]) -> str:
-    if not any(c in sentence for c in "@:/.") and not any(c.isdigit() for c in sentence):
+    if not any(c in sentence for c in "@:/.") and not any(map(str.isdigit, sentence)):
         return sentence
     chars = list(sentence)
     for m in _MACHINE.finditer(sentence):
         kind = m.lastgroup or "phone"
         text = m.group(0).rstrip(".,;:!?)")
-        if kind == "phone" and not (7 <= sum(c.isdigit() for c in text) <= 15):
+        if kind == "phone" and not (7 <= sum(map(str.isdigit, text)) <= 15):
             continue
         out.append(Mention(text, m.start(), m.start() + len(text), kind))
         chars[m.start() : m.end()] = " " * (m.end() - m.start())
@@ -100,7 +100,7 @@ def find_mentions(sentence: str, known: Iterable[str] = ()) -> list[Mention]:
     """
     out: list[Mention] = []
     text = _masked(sentence, out)
-    has_digit = any(c.isdigit() for c in text)
+    has_digit = any(map(str.isdigit, text))
     if has_digit or any(
         m in text.lower() for m in ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep")
     ):

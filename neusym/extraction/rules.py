@@ -324,7 +324,7 @@ class RuleExtractor:
             and not norm.endswith("!")
             and cue.PERSONAL.search(lower) is None
             and cue.GENERIC_VERB.search(lower) is not None
-            and (mentions or any(c.isdigit() for c in norm))
+            and (mentions or any(map(str.isdigit, norm)))
             and all(d.has_year for d in dates)
         ):
             return MemoryType.KNOWLEDGE

@@ -85,7 +85,7 @@ class Deduplicator:
         # seconds here. Only pairs above the review threshold are looked at individually.
         unit = np.vstack([_unit(np.asarray(vectors[i], dtype=np.float32)) for i in live])
         sims = unit @ unit.T
-        kept: list[int] = []  # positions (in ``live``) stored so far in this batch
+        kept = np.zeros(len(live), dtype=bool)  # positions (in ``live``) stored so far in this batch
         for pos, i in enumerate(live):
             d = decisions[i]
             rec = d.record
@@ -95,13 +95,12 @@ class Deduplicator:
                 continue
             seen_hash[rec.content_hash] = rec.id
             best: tuple[float, MemoryRecord] | None = None
-            row = sims[pos, kept] if kept else np.zeros(0, dtype=np.float32)
-            close = [(float(row[j]), decisions[live[kept[j]]].record)
-                     for j in np.flatnonzero(row >= self.policy.review_threshold).tolist()]
+            close = [(float(sims[pos, j]), decisions[live[j]].record) for j in
+                     np.flatnonzero(kept[:pos] & (sims[pos, :pos] >= self.policy.review_threshold)).tolist()]
             for sim, other in near[pos] + close:
                 if sim >= self.policy.review_threshold and compatible(rec, other) and (best is None or sim > best[0]):
                     best = (sim, other)
-            kept.append(pos)
+            kept[pos] = True
             if best is None:
                 continue
             sim, other = best
@@ -121,11 +120,10 @@ class Deduplicator:
         _, allow = self.derived.allowed(scope, list(_DEDUP_STATUSES))
         if allow is not None and len(allow) == 0:
             return out
-        hits: list[list[tuple[int, float]]] = []
-        for v in vectors:
-            ids, scores = self.derived.faiss.search(_unit(np.asarray(v, dtype=np.float32)), 3, allow_ids=allow)
-            hits.append([(int(n), float(s)) for n, s in zip(ids.tolist(), scores.tolist(), strict=False)
-                         if s >= self.policy.review_threshold])
+        found = self.derived.faiss.search_many(np.vstack([np.asarray(v, dtype=np.float32) for v in vectors]), 3,
+                                               allow_ids=allow)
+        hits = [[(int(n), float(s)) for n, s in zip(ids.tolist(), scores.tolist(), strict=False)
+                 if s >= self.policy.review_threshold] for ids, scores in found]
         nids = sorted({n for h in hits for n, _ in h})
         by_nid = {r.nid: r for r in self.queries.records_by_nids(nids, scope)
                   if r.status.value in _DEDUP_STATUSES}

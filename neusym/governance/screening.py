@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from neusym.errors import ExtractionError
 from neusym.governance.injection_rules import RULES
 from neusym.llm import ChatModel, complete_json
+from neusym.regex_gate import RuleGate
 
 __all__ = ["JudgeVerdict", "Screener", "ScreeningResult", "Signal"]
 
@@ -51,6 +52,8 @@ _TAG_CHARS = re.compile("[\U000e0000-\U000e007f]")
 _BIDI_OVERRIDES = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _ZERO_WIDTH = re.compile("[\u200b\u200c\u2060-\u2064\ufeff]")
 _ZWJ_OUTSIDE_EMOJI = re.compile(r"(?<=[A-Za-z0-9])\u200d|\u200d(?=[A-Za-z0-9])")
+# Which words each rule needs before its regex can match (see neusym.regex_gate): most memories skip most rules.
+_GATE = RuleGate(rule.pattern for rule in RULES)
 _ALL_HIDDEN = re.compile("[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060-\u2064\ufeff]")
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
@@ -224,8 +227,8 @@ class Screener:
         variants.extend(v for v in dict.fromkeys((unmarked, deob)) if v != visible)
         seen: set[str] = set()
         for variant in variants:
-            for rule in RULES:
-                if rule.name in seen:
+            for rule, possible in zip(RULES, _GATE.possible(variant), strict=True):
+                if rule.name in seen or not possible:
                     continue
                 m = rule.pattern.search(variant)
                 if m is None:

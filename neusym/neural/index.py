@@ -267,28 +267,43 @@ class FaissIndex:
         arrays. ``allow_ids`` restricts results to those ids (unknown ids are ignored; an empty list matches
         nothing). HNSW results are approximate unless the allow-list is small enough to be scored exactly.
         """
+        return self._search(self._as_vectors(query, rows=1, what="query"), k, allow_ids)[0]
+
+    def search_many(self, queries: Any, k: int, allow_ids: Any = None) -> list[tuple[IdArray, ScoreArray]]:
+        """:meth:`search` for each row of ``queries`` (shape ``(m, dimension)``), sharing one allow-list.
+
+        Why a batch call: the allow-list becomes a bitmap in one O(n) pass and FAISS scores all rows in one call;
+        a loop over :meth:`search` repeated that pass per row, which made deduplicating a 1,000-memory batch
+        against a 100k store cost seconds.
+        """
+        shape = np.shape(queries)
+        rows = shape[0] if len(shape) == 2 else 1
+        return self._search(self._as_vectors(queries, rows=rows, what="queries"), k, allow_ids)
+
+    def _search(self, q: npt.NDArray[np.float32], k: int, allow_ids: Any) -> list[tuple[IdArray, ScoreArray]]:
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
             raise InvalidInputError(f"k must be a non-negative int, got {k!r}")
         k = int(k)
-        q = self._as_vectors(query, rows=1, what="query")
+        nothing = [_empty() for _ in range(q.shape[0])]
         with self._lock:
-            if k == 0 or not self._slot:
-                return _empty()
+            if k == 0 or not self._slot or q.shape[0] == 0:
+                return nothing
             n = self.ntotal
             labels = self._labels[:n]
             graph = self._structure == "hnsw"
             if allow_ids is not None:
                 allow = np.unique(_as_ids(allow_ids, strict=False))
                 if allow.size == 0:
-                    return _empty()
+                    return nothing
                 if allow.size <= _DIRECT_MAX:
                     # A handful of ids: look them up and score them directly, no O(n) pass at all.
                     slots = self._slots_of(allow)
-                    return self._exact(q, slots[slots >= 0], k)
+                    slots = slots[slots >= 0]
+                    return [self._exact(q[i : i + 1], slots, k) for i in range(q.shape[0])]
                 mask = np.isin(labels, allow)  # tombstones are -1, never in ``allow``
                 candidates = int(mask.sum())
                 if candidates == 0:
-                    return _empty()
+                    return nothing
                 bits: npt.NDArray[np.uint8] | None = np.packbits(mask, bitorder="little")
                 # A filtered HNSW walk loses recall (and returns fewer than k) when few nodes pass the filter;
                 # below ~5% of the index an exact filtered scan of HNSW's flat storage is both exact and cheap.
@@ -310,9 +325,11 @@ class FaissIndex:
                 params = faiss.SearchParameters(sel=sel) if sel is not None else None
             with _faiss_threads(self._search_threads):
                 scores, slots_found = target.search(q, min(k, candidates), params=params)
-            row = slots_found[0]
-            ok = row >= 0
-            return labels[row[ok]].astype(np.int64, copy=True), scores[0][ok].astype(np.float32, copy=True)
+            out = []
+            for row, srow in zip(slots_found, scores, strict=True):
+                ok = row >= 0
+                out.append((labels[row[ok]].astype(np.int64, copy=True), srow[ok].astype(np.float32, copy=True)))
+            return out
 
     def reconstruct(self, ids: Any) -> npt.NDArray[np.float32]:
         """The stored (normalised) vectors of ``ids``, shape ``(len(ids), dimension)``.

@@ -31,7 +31,9 @@ _LIFECYCLE_FIELDS = (
 FACTS_ABOUT = (
     "UNWIND $s_uids AS su "
     "MATCH (a:Entity {uid: su})-[r:RELATES]->(b:Entity) WHERE r.predicate IN $predicates "
-    "MATCH (m:Memory {id: r.memory_id}) "
+    # WITH first: FalkorDB otherwise plans the Memory lookup as a hash join over an index scan of every memory in
+    # the scope (O(store) per call: 0.3-0.4 s at 5k memories); after WITH it is one index seek per fact (~9 ms).
+    "WITH su, r, b MATCH (m:Memory {id: r.memory_id}) "
     f"WHERE m.status IN $statuses AND NOT m.id IN $exclude AND {q.SCOPE_FILTER} "
     "OPTIONAL MATCH (b)-[k:RELATES {predicate: 'is_a'}]->(c:Entity) "
     "RETURN su AS s_uid, r.predicate AS predicate, b.uid AS o_uid, b.key AS o_key, b.name AS object, "
