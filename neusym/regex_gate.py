@@ -15,16 +15,18 @@ before lowering, and literals are only used when they are ASCII; anything else d
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Iterable
 from typing import Any
 
-try:  # Python >= 3.11
-    from re import _constants as _c
-    from re import _parser
-except ImportError:  # pragma: no cover - older interpreters
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _parser  # type: ignore[no-redef]
+# The parser behind re.compile: private, but stable across 3.11-3.13 (sre_parse before); typed as Any on purpose.
+try:
+    _c: Any = importlib.import_module("re._constants")
+    _parser: Any = importlib.import_module("re._parser")
+except ImportError:  # pragma: no cover - Python < 3.11
+    _c = importlib.import_module("sre_constants")
+    _parser = importlib.import_module("sre_parse")
 
 __all__ = ["RuleGate", "fold", "required_literals"]
 
