@@ -158,14 +158,24 @@ def bulk_load(mem: Any, texts: list[str], emb: Any, batch: int) -> float:
 
 
 def bench_neusym(n: int, texts: list[str], emb: Any, queries: list[str], workdir: Path, *, faiss_kind: str,
-                 batch: int, single: int, api_max: int) -> dict[str, Any]:
+                 batch: int, single: int, api_max: int, reuse: bool = False) -> dict[str, Any]:
+    """``reuse``: ``workdir`` keeps the filled store between runs (``--store-dir``); a second run skips the fill
+    and reports the fill numbers measured by the run that filled it (marked ``fill_from``)."""
+    import json
+
     from neusym import NeuSymConfig, NeuSymMemory
-    from neusym.retrieval.recipes import get_recipe
 
     cfg = NeuSymConfig(data_dir=workdir, graph_name="scale", faiss_kind=faiss_kind)  # type: ignore[arg-type]
+    marker = workdir / "filled.json"
     rss0 = rss_mb()
+    if reuse and marker.exists():
+        out = json.loads(marker.read_text())
+        out["fill_from"] = out.get("fill_from") or out.get("filled_at")
+        owner = _start_server(cfg, out)  # timed replay; the memory attaches to this server
+        mem = NeuSymMemory(config=cfg, embedder=emb)
+        return _measure_neusym(mem, out, cfg, emb, queries, n, rss0, persist=True, owner=owner)
     mem = NeuSymMemory(config=cfg, embedder=emb)
-    out: dict[str, Any] = {"system": "neusym", "size": n, "faiss_kind": faiss_kind}
+    out = {"system": "neusym", "size": n, "faiss_kind": faiss_kind}
     # single adds first (an empty-ish store), then the batched bulk fill
     t_single: list[float] = []
     for t in texts[:single]:
@@ -174,15 +184,17 @@ def bench_neusym(n: int, texts: list[str], emb: Any, queries: list[str], workdir
         t_single.append(time.perf_counter() - t0)
     out["add_single_per_s"] = round(len(t_single) / sum(t_single), 1) if t_single else None
     out["add_single_ms"] = _lat([x * 1000 for x in t_single])
-    t0 = time.perf_counter()
+    fill = 0.0
     chunk_rates: list[float] = []
     api_end = min(n, max(api_max, single))
     for s in range(single, api_end, batch):
-        c0 = time.perf_counter()
         items = texts[s : min(api_end, s + batch)]
-        mem.add_batch(items, user_id="u0", infer=False)
-        chunk_rates.append(len(items) / (time.perf_counter() - c0))
-    fill = time.perf_counter() - t0
+        given = emb.embed_documents(items)  # the public precomputed-vector path: add_batch(vectors=...)
+        c0 = time.perf_counter()
+        mem.add_batch(items, user_id="u0", infer=False, vectors=given)
+        spent = time.perf_counter() - c0
+        fill += spent
+        chunk_rates.append(len(items) / spent)
     out["add_batch_per_s"] = round((api_end - single) / fill, 1) if fill and api_end > single else None
     out["add_batch_last_chunks_per_s"] = round(float(np.median(chunk_rates[-5:])), 1) if chunk_rates else None
     out["api_added"] = api_end
@@ -192,6 +204,29 @@ def bench_neusym(n: int, texts: list[str], emb: Any, queries: list[str], workdir
     if faiss_kind == "auto" and mem.derived.faiss.maybe_upgrade():
         mem.derived.save()
     out["faiss_structure"] = mem.derived.faiss.structure
+    out["filled_at"] = time.strftime("%Y-%m-%d %H:%M")
+    if reuse:
+        marker.write_text(json.dumps(out))
+    return _measure_neusym(mem, out, cfg, emb, queries, n, rss0, persist=reuse)
+
+
+def _start_server(cfg: Any, out: dict[str, Any]) -> Any:
+    """Start the embedded graph server on its own (timed: it replays its append-only file first)."""
+    from neusym.symbolic.executors.embedded import EmbeddedFalkorDB
+
+    server = EmbeddedFalkorDB(cfg.data_dir, appendfsync=cfg.appendfsync, start_timeout=3600)
+    t0 = time.perf_counter()
+    server.start()
+    out["graph_server_start_s"] = round(time.perf_counter() - t0, 3)
+    return server
+
+
+def _measure_neusym(mem: Any, out: dict[str, Any], cfg: Any, emb: Any, queries: list[str], n: int, rss0: float,
+                    *, persist: bool, owner: Any = None) -> dict[str, Any]:
+    from neusym import NeuSymMemory
+    from neusym.retrieval.recipes import get_recipe
+
+    workdir = Path(cfg.data_dir)
     recipe = get_recipe("hybrid_graph")
     for q in queries[:20]:  # warm-up
         mem.search(q, user_id="u0", k=10, recipe=recipe, touch=False)
@@ -213,27 +248,31 @@ def bench_neusym(n: int, texts: list[str], emb: Any, queries: list[str], workdir
     pid = _server_pid(mem)
     out["graph_server_rss_mb"] = round(pid_rss_mb(pid), 1) if pid else None
     mem.close()
+    if owner is not None:  # a server started before the memory outlives it: stop it so the reopen below is cold
+        owner.stop()
     gc.collect()
     out["disk_bytes_per_memory"] = round(dir_size(workdir) / n, 1)
     # Re-open: the embedded graph server replays its append-only file first (timed on its own, with a timeout long
     # enough for big stores), then NeuSym loads FAISS + BM25 and checks the graph's write sequence.
-    from neusym.symbolic.executors.embedded import EmbeddedFalkorDB
-
-    server = EmbeddedFalkorDB(workdir, appendfsync=cfg.appendfsync, start_timeout=3600)
-    t0 = time.perf_counter()
-    server.start()
-    out["graph_server_start_s"] = round(time.perf_counter() - t0, 3)
+    server = _start_server(cfg, out)
     try:
         t0 = time.perf_counter()
         mem = NeuSymMemory(config=cfg, embedder=emb)
         mem.search(queries[0], user_id="u0", k=10, touch=False)
         out["open_s"] = round(time.perf_counter() - t0, 3)
         mem.close()
+        if persist:  # rebuild into a copy so the kept store keeps its saved indexes
+            backup = Path(str(cfg.index_dir) + ".kept")
+            shutil.rmtree(backup, ignore_errors=True)
+            shutil.copytree(cfg.index_dir, backup)
         shutil.rmtree(cfg.index_dir, ignore_errors=True)  # lose the derived indexes: rebuilt from the graph
         t0 = time.perf_counter()
         mem = NeuSymMemory(config=cfg, embedder=emb)
         out["catch_up_s"] = round(time.perf_counter() - t0, 3)
         mem.close()
+        if persist:
+            shutil.rmtree(cfg.index_dir, ignore_errors=True)
+            backup.rename(cfg.index_dir)
     finally:
         server.stop()
     return out
@@ -368,7 +407,7 @@ def extraction_cost(texts: list[str]) -> dict[str, float]:
 def run(*, sizes: Sequence[int], minilm_sizes: Sequence[int], out_dir: Path | None, queries: int = 200,
         batch: int = 1000, single: int = 200, mem0_max: int = 10_000, minilm_encode_max: int = 10_000,
         hnsw_from: int = 1_000_000, systems: Sequence[str] = ("neusym", "langchain", "mem0"), api_max: int = 10_000,
-        png: bool = True) -> dict[str, Any]:
+        png: bool = True, store_dir: Path | None = None) -> dict[str, Any]:
     quiet_logs()
     biggest = max([*sizes, *minilm_sizes])
     texts = synthetic_texts(biggest)
@@ -399,12 +438,15 @@ def run(*, sizes: Sequence[int], minilm_sizes: Sequence[int], out_dir: Path | No
         for system in systems:
             if system == "mem0" and n > mem0_max:
                 continue
-            work = Path(tempfile.mkdtemp(prefix=f"neusym-scale-{system}-"))
+            keep = store_dir is not None and system == "neusym"
+            work = (store_dir / f"neusym-{mode}-{n}" if keep and store_dir is not None
+                    else Path(tempfile.mkdtemp(prefix=f"neusym-scale-{system}-")))
+            work.mkdir(parents=True, exist_ok=True)
             try:
                 gc.collect()
                 if system == "neusym":
                     res = bench_neusym(n, texts[:n], emb, qs, work, faiss_kind=kind, batch=batch, single=single,
-                                       api_max=api_max)
+                                       api_max=api_max, reuse=keep)
                 elif system == "langchain":
                     res = bench_langchain(n, texts[:n], emb, qs, work, batch=batch, single=single)
                 else:
@@ -413,7 +455,8 @@ def run(*, sizes: Sequence[int], minilm_sizes: Sequence[int], out_dir: Path | No
                 report["notes"].append(f"{system} at {n} ({mode}) failed: {type(err).__name__}: {err}")
                 continue
             finally:
-                shutil.rmtree(work, ignore_errors=True)
+                if not keep:
+                    shutil.rmtree(work, ignore_errors=True)
             res["mode"] = mode
             report["runs"].append(res)
             print(f"{mode:11s} {system:16s} n={n:>8d} add1 {res.get('add_single_per_s')}/s "
@@ -550,6 +593,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="memories added through the public add/add_batch per store; the rest is bulk-loaded")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     ap.add_argument("--no-png", action="store_true")
+    ap.add_argument("--store-dir", type=Path, default=None,
+                    help="keep NeuSym's filled stores here; a later run with the same sizes skips the fill")
     a = ap.parse_args(argv)
 
     def ints(s: str) -> list[int]:
@@ -558,7 +603,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = run(sizes=ints(a.sizes), minilm_sizes=ints(a.minilm_sizes), out_dir=a.out, queries=a.queries,
                  batch=a.batch, single=a.single, mem0_max=a.mem0_max, minilm_encode_max=a.minilm_encode_max,
                  hnsw_from=a.hnsw_from, systems=[s for s in a.systems.split(",") if s], api_max=a.api_max,
-                 png=not a.no_png)
+                 png=not a.no_png, store_dir=a.store_dir)
     print(markdown(report))
     return 0
 
