@@ -299,13 +299,14 @@ def check_supersession(mem: NeuSymMemory, graph: dict[str, dict[str, Any]]) -> l
         if e["s"] in ("active", "pending"):
             problems.append(f"half-applied supersession: {e['a']} supersedes {e['b']} which is still {e['s']}")
     current = mem.cypher(
-        "MATCH (m:Memory) WHERE m.status = 'active' AND size(m.predicates) > 0 "
-        "UNWIND m.predicates AS p WITH m.user_id AS u, p, collect(m.id) AS ids "
-        "WHERE p IN ['lives_in', 'favourite_tea'] AND size(ids) > 1 RETURN u, p, ids",
+        "MATCH (a:Entity)-[r:RELATES]->(b:Entity) WHERE r.predicate IN ['lives_in', 'favourite_tea'] "
+        "AND coalesce(r.polarity, true) MATCH (m:Memory {id: r.memory_id}) WHERE m.status = 'active' "
+        "WITH m.user_id AS u, a.uid AS s, r.predicate AS p, collect(DISTINCT b.key) AS values, "
+        "collect(DISTINCT m.content) AS texts WHERE size(values) > 1 RETURN u, s, p, values, texts",
         all_tenants=True, limit=ALL_ROWS)
-    for row in current:
-        problems.append(f"half-applied supersession: tenant {row['u']} has {len(row['ids'])} current {row['p']} "
-                        f"values {row['ids']}")
+    for row in current:  # one subject, one functional predicate, two different current values
+        problems.append(f"half-applied supersession: tenant {row['u']} has {len(row['values'])} current "
+                        f"{row['p']} values for {row['s']!r}: {row['texts']}")
     return problems
 
 
