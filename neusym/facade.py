@@ -479,10 +479,12 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
             to_create = [decisions[i].record for i in keep]
             vec_of = {candidates[i].id: vectors[i] for i in range(len(candidates))}
             pairs = self._next_pairs(sc, [candidates[i] for i in chain], {r.id for r in to_create})
+            now = time.time()
             created = self.store.create(to_create, np.vstack([vec_of[r.id] for r in to_create])
                                         if to_create else np.zeros((0, self.embedder.dimension), np.float32),
                                         next_pairs=pairs, supersede=self.governor.planned_supersessions(decisions),
-                                        derived_from=derived_from)
+                                        derived_from=derived_from,
+                                        audits=self.governor.decision_audits(decisions, sc, now=now))
             by_id = {r.id: r for r in created}
             for d in decisions:
                 if d.record.id in by_id:
@@ -491,7 +493,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
                                  "status": r.status.value, **r.scope.as_params(), "embedding": vec_of[r.id]}
                                 for r in created])
             self.derived.advance([r.seq for r in created])
-            self.governor.after_write(decisions, sc)
+            self.governor.after_write(decisions, sc, now=now, audited=True)
             if self.derived.dirty >= self.config.save_every:
                 self.derived.save()
         self._emit("add", {"scope": sc, "records": created, "decisions": decisions})

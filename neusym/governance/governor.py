@@ -117,28 +117,36 @@ class Governor:
                                      "at": now}})
         return out
 
+    @staticmethod
+    def decision_audits(decisions: Sequence[Decision], scope: Scope, actor: str = "system",
+                        now: float | None = None) -> list[dict[str, Any]]:
+        """One audit entry per decision (the facade writes them with the create statement)."""
+        now = time.time() if now is None else now
+        return [{"memory_id": d.memory_id or d.record.id, "action": _AUDIT_ACTION[d.action].value,
+                 "reason": d.reason, "actor": actor, "at": now, "user_id": scope.user_id,
+                 "details": {"decision": d.action.value, **_audit_safe(d.details)}} for d in decisions]
+
     def after_write(self, decisions: Sequence[Decision], scope: Scope, actor: str = "system",
-                    now: float | None = None) -> None:
-        """Apply what ``admit`` planned (the candidates themselves are already created) and audit everything."""
+                    now: float | None = None, *, audited: bool = False) -> None:
+        """Apply what ``admit`` planned (the candidates themselves are already created) and audit everything.
+
+        ``audited``: the per-decision audits were already written (with the create, see :meth:`decision_audits`);
+        only the side effects' audits are added here.
+        """
         now = time.time() if now is None else now
         tenant = tenant_scope(scope)
         changes: list[tuple[str, dict[str, Any]]] = []
-        audits: list[dict[str, Any]] = []
         merges = [d for d in decisions if d.action is Action.MERGE and d.target_id]
         if merges:
             self._reinforce(merges, scope, now)
-        for d in decisions:
-            audits.append({
-                "memory_id": d.memory_id or d.record.id, "action": _AUDIT_ACTION[d.action].value,
-                "reason": d.reason, "actor": actor, "at": now, "user_id": scope.user_id,
-                "details": {"decision": d.action.value, **_audit_safe(d.details)},
-            })
+        audits = [] if audited else self.decision_audits(decisions, scope, actor, now)
         for d in decisions:
             if d.stored:
                 self._effects(d, now, changes, audits)
         if changes:
             self.store.set_props(changes, tenant)
-        self.store.audit(audits)
+        if audits:
+            self.store.audit(audits)
         if merges or changes or any(d.supersedes or d.superseded_by or d.conflicts_with or d.contradicts
                                     for d in decisions):
             self.derived.catch_up(self.store)

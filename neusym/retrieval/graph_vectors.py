@@ -132,6 +132,10 @@ class GraphBackedIndex(FaissIndex):
         q = np.asarray(query, dtype=np.float32).ravel()
         return self.graph.search_ids(q, int(k), allow_ids)
 
+    def search_many(self, queries: Any, k: int, allow_ids: Any = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """One graph query per row: the base class's batched FAISS pass would search the empty local index."""
+        return [self.search(q, k, allow_ids) for q in np.atleast_2d(np.asarray(queries, dtype=np.float32))]
+
     def contains(self, id: int) -> bool:  # noqa: A002 - FaissIndex's signature
         """Every memory in the graph has its vector there; :meth:`reconstruct` answers for absent ones too."""
         return True

@@ -85,7 +85,11 @@ CREATE_MEMORIES = (
     "OPTIONAL MATCH (rb:Memory {id: l.dst}) WHERE coalesce(rb.user_id, '') = coalesce(ra.user_id, '') "
     "FOREACH (_ IN CASE WHEN ra IS NULL OR rb IS NULL THEN [] ELSE [1] END | "
     "  MERGE (ra)-[z:DERIVED_FROM]->(rb) SET z += l.props) "
-    "WITH out LIMIT 1 RETURN out"
+    "WITH out LIMIT 1 "
+    # the governance decisions about this batch are audited by the same write: one round trip (and one fsync) less
+    # per add, and a memory never exists without the record of why it was admitted
+    "FOREACH (au IN $audits | CREATE (a:Audit) SET a = au) "
+    "RETURN out"
 )
 
 GET_BY_IDS = f"MATCH (m:Memory) WHERE m.id IN $ids AND {SCOPE_FILTER} RETURN {RETURN_MEMORY}"

@@ -218,6 +218,7 @@ class SymbolicStore:
         supersede: Sequence[Mapping[str, Any]] = (),
         derived_from: Sequence[Mapping[str, Any]] = (),
         vectors: bool | None = None,
+        audits: Sequence[Mapping[str, Any]] = (),
     ) -> list[MemoryRecord]:
         """Create memory nodes with their entities, triples and NEXT links in ONE statement (atomic per batch).
 
@@ -226,9 +227,11 @@ class SymbolicStore:
         ``derived_from``: ``{"src", "dst", "props"}`` DERIVED_FROM links (a reflection to its sources, same tenant).
         ``vectors`` (default :attr:`vectors`, on once :meth:`enable_vectors` ran) also writes each embedding as the
         ``embedding_vec`` list the native vector index reads, in the same statement.
+        ``audits``: audit entries (see :meth:`audit`) written by the same statement.
         Returns the records with ``nid``/``seq`` filled in.
         """
         if not records:
+            self.audit(audits)
             return []
         rows = [self._row(r, embeddings[i]) for i, r in enumerate(records)]
         with_vectors = self.vectors if vectors is None else vectors
@@ -237,7 +240,8 @@ class SymbolicStore:
         sets = [{**dict(e), "k": k} for k, e in enumerate(supersede)]
         out = self.executor.run(
             q.CREATE_MEMORIES, {"rows": rows, "n": len(rows) + len(sets), "pairs": [list(p) for p in next_pairs],
-                                "sets": sets, "derived": [dict(d) for d in derived_from]}
+                                "sets": sets, "derived": [dict(d) for d in derived_from],
+                                "audits": self.audit_rows(audits)}
         )
         created = {d["id"]: d for d in (out[0]["out"] if out else [])}
         result = []
@@ -560,6 +564,13 @@ class SymbolicStore:
 
     # ------------------------------------------------------------------ audit
     def audit(self, entries: Sequence[Mapping[str, Any]]) -> None:
+        rows = self.audit_rows(entries)
+        if rows:
+            self.executor.run(q.AUDIT_APPEND, {"rows": rows})
+
+    @staticmethod
+    def audit_rows(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Audit entries as stored (``details`` serialised, an id per entry)."""
         rows = []
         for e in entries:
             row = {
@@ -573,8 +584,7 @@ class SymbolicStore:
                 "details_json": json.dumps(e.get("details") or {}, ensure_ascii=False, default=str),
             }
             rows.append({k: v for k, v in row.items() if v is not None})
-        if rows:
-            self.executor.run(q.AUDIT_APPEND, {"rows": rows})
+        return rows
 
     def audit_for(self, memory_id: str, user_id: str | None) -> list[dict[str, Any]]:
         rows = self.executor.run(q.AUDIT_FOR_MEMORY, {"memory_id": memory_id, "user_id": user_id}, write=False)
