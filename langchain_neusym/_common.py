@@ -1,24 +1,34 @@
-"""Conversions shared by the LangChain adapters: scopes, search arguments, documents, context text.
+"""What the LangChain adapters share: the pydantic scope fields, LangChain's sources of per-call scope ids
+(``config["configurable"]``, the LangGraph runtime context), documents and messages.
 
-Scope rule used by every adapter: an id set on the adapter itself (``user_id=...`` at construction) is a *binding*.
-Ids may also arrive per call (keyword arguments, ``config["configurable"]``, the LangGraph runtime context), but
-only to fill ids the adapter leaves open; a per-call id that contradicts a bound one raises :class:`ScopeError`
-instead of silently reading another tenant's memories.
+The framework-free rules (scope binding, search arguments, hit metadata, context text) live in
+:mod:`neusym.adapter_support`, shared with the LlamaIndex adapters, and are re-exported here. Scope rule: ids set on
+the adapter are bound; per-call ids only fill ids left open, and a contradicting one raises :class:`ScopeError`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from neusym import InvalidInputError, NeuSymMemory, Scope, ScopeError, SearchResult
-from neusym.reflection.context import ContextBuilder
-from neusym.reflection.tokens import get_token_counter
+from neusym import InvalidInputError, NeuSymMemory, Scope, SearchResult
+from neusym.adapter_support import (
+    SCOPE_KEYS,
+    SEARCH_KEYS,
+    ReadScope,
+    abuild_context,
+    bound_ids,
+    build_context,
+    check_memory,
+    check_search_kwargs,
+    read_scope,
+    resolve_scope,
+    result_metadata,
+)
 
 __all__ = [
     "SCOPE_KEYS",
@@ -38,19 +48,6 @@ __all__ = [
     "result_to_document",
     "runtime_ids",
 ]
-
-ReadScope = Literal["user", "agent", "session"]
-"""How far an adapter that writes turns reads back: the whole tenant (default), its agent, or only this session."""
-
-SCOPE_KEYS: tuple[str, ...] = ("user_id", "agent_id", "session_id")
-SEARCH_KEYS = frozenset({"types", "tags", "entities", "plan_states", "statuses", "valid_at", "time_from",
-                         "time_to", "min_score", "recipe", "reranker", "touch", "rewrite_query"})
-
-
-def check_memory(memory: Any) -> NeuSymMemory:
-    if not isinstance(memory, NeuSymMemory):
-        raise InvalidInputError(f"memory must be a neusym.NeuSymMemory, got {type(memory).__name__}")
-    return memory
 
 
 class ScopedModel(BaseModel):
@@ -72,27 +69,6 @@ class ScopedModel(BaseModel):
 
     def bound_ids(self) -> dict[str, str]:
         return bound_ids(self.scope, user_id=self.user_id, agent_id=self.agent_id, session_id=self.session_id)
-
-
-def check_search_kwargs(kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Validate extra ``NeuSymMemory.search`` arguments (filters). Unknown keys are refused, not ignored: a filter
-    that silently does nothing returns memories the caller meant to exclude."""
-    out = dict(kwargs or {})
-    scoped = sorted(set(out) & {*SCOPE_KEYS, "scope", "all_tenants"})
-    if scoped:
-        raise ScopeError(f"search filters cannot set {scoped}; pass scope ids as user_id/agent_id/session_id")
-    unknown = sorted(set(out) - SEARCH_KEYS)
-    if unknown:
-        raise InvalidInputError(f"unknown search arguments {unknown}; allowed: {sorted(SEARCH_KEYS)}")
-    return out
-
-
-def bound_ids(scope: Scope | Mapping[str, Any] | None, **ids: str | None) -> dict[str, str]:
-    """The ids an adapter was constructed with (``scope`` plus explicit ids, explicit ids winning)."""
-    base = Scope.coerce(scope).as_params() if scope is not None else {}
-    out = {k: v for k, v in base.items() if v is not None}
-    out.update({k: v for k, v in ids.items() if v is not None})
-    return out
 
 
 def _pick(source: Any, key: str) -> Any:
@@ -128,98 +104,16 @@ def runtime_ids(context: Any = None) -> dict[str, str]:
     return {k: v for k in SCOPE_KEYS if isinstance(v := _pick(context, k), str) and v}
 
 
-def resolve_scope(memory: NeuSymMemory, bound: Mapping[str, str], *sources: Mapping[str, str] | None) -> Scope:
-    """Bound ids, completed from ``sources`` (earlier sources win); the memory's default scope if nothing is set.
-
-    Raises:
-        ScopeError: a source names a different id than the adapter is bound to.
-    """
-    ids = dict(bound)
-    for src in sources:
-        for key, value in (src or {}).items():
-            if value is None:
-                continue
-            if key in bound and bound[key] != value:
-                raise ScopeError(f"this adapter is bound to {key}={bound[key]!r}; a call asked for {value!r}")
-            ids.setdefault(key, value)
-    return memory.scope_for(Scope.coerce(ids)) if ids else memory.default_scope
-
-
-def read_scope(scope: Scope, mode: ReadScope) -> Scope:
-    """The scope an adapter reads back from: the tenant by default, so facts from earlier sessions are found."""
-    if mode == "session":
-        return scope
-    if mode == "agent":
-        narrowed = Scope.coerce(None, user_id=scope.user_id, agent_id=scope.agent_id)
-    elif mode == "user":
-        narrowed = Scope.coerce(None, user_id=scope.user_id) if scope.user_id else scope
-    else:
-        raise InvalidInputError(f"read_scope must be 'user', 'agent' or 'session', got {mode!r}")
-    return narrowed if not narrowed.is_empty else scope
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
 def result_to_document(result: SearchResult) -> Document:
-    """One search hit as a ``Document``: id = memory id; metadata = type, timestamps, scope, score, explanation."""
-    rec, exp = result.memory, result.explanation
-    metadata: dict[str, Any] = {
-        "memory_id": rec.id,
-        "type": rec.type.value,
+    """One search hit as a ``Document``: id = memory id; metadata = type, timestamps, scope, score, explanation
+    (``explanation`` with every component), ``expires_at`` and the memory's own ``metadata``."""
+    rec = result.memory
+    metadata = {
+        **result_metadata(result),
         "score": float(result.score),
-        "score_explanation": exp.summary(),
-        "explanation": exp.model_dump(mode="json"),
-        "created_at": _iso(rec.created_at),
-        "updated_at": _iso(rec.updated_at),
-        "valid_from": _iso(rec.valid_from),
-        "valid_to": _iso(rec.valid_to),
-        "expires_at": _iso(rec.expires_at),
-        "status": rec.status.value,
-        "user_id": rec.scope.user_id,
-        "agent_id": rec.scope.agent_id,
-        "session_id": rec.scope.session_id,
-        "tags": list(rec.tags),
-        "entities": list(rec.entities),
-        "importance": rec.importance,
-        "confidence": rec.confidence,
-        "metadata": dict(rec.metadata),
+        "explanation": result.explanation.model_dump(mode="json"),
     }
     return Document(id=rec.id, page_content=rec.content, metadata=metadata)
-
-
-def _builder(k: int, encoding: str) -> ContextBuilder:
-    return ContextBuilder(counter=get_token_counter(encoding), k_memories=k)
-
-
-def _with_header(text: str, header: str) -> str:
-    return f"{header}\n{text}" if text and header else text
-
-
-def _budget(header: str, max_tokens: int, encoding: str) -> int:
-    return max(max_tokens - (get_token_counter(encoding).count(header + "\n") if header else 0), 0)
-
-
-def build_context(memory: NeuSymMemory, query: str, scope: Scope, *, max_tokens: int, k: int,
-                  encoding: str = "cl100k_base", header: str = "") -> str:
-    """NeuSym's prompt context for ``query`` (reflections first, then the most relevant memories, with careful-use
-    marks) within ``max_tokens`` counted with tiktoken ``encoding``, the header included. "" for an empty query
-    or when nothing is found."""
-    if not query.strip() or max_tokens <= 0:
-        return ""
-    built = memory.build_context(query, scope=scope, budget_tokens=_budget(header, max_tokens, encoding),
-                                 builder=_builder(k, encoding))
-    return _with_header(built.text, header)
-
-
-async def abuild_context(memory: NeuSymMemory, query: str, scope: Scope, *, max_tokens: int, k: int,
-                         encoding: str = "cl100k_base", header: str = "") -> str:
-    if not query.strip() or max_tokens <= 0:
-        return ""
-    built = await memory.abuild_context(query, scope=scope, budget_tokens=_budget(header, max_tokens, encoding),
-                                        builder=_builder(k, encoding))
-    return _with_header(built.text, header)
 
 
 def message_text(message: BaseMessage | Mapping[str, Any] | str) -> str:

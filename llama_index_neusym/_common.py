@@ -1,15 +1,17 @@
-"""Conversions shared by the LlamaIndex adapters: opening a memory, scopes, filters, messages, nodes, context text.
+"""What the LlamaIndex adapters share: opening a memory, the block scopes, metadata filters, messages and nodes.
 
-Everything here is a pure function of its arguments, so the adapters built on it keep no per-call state.
+The framework-free rules (scope binding, search arguments, hit metadata, context text) live in
+:mod:`neusym.adapter_support`, shared with the LangChain adapters. Everything here is a pure function of its
+arguments, so the adapters built on it keep no per-call state.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, TextBlock
 from llama_index.core.schema import NodeWithScore, TextNode
@@ -21,16 +23,41 @@ from llama_index.core.vector_stores.types import (
 )
 
 from neusym import InvalidInputError, NeuSymMemory, Scope, SearchResult
-from neusym.errors import ScopeError
+from neusym import adapter_support as shared
+from neusym.adapter_support import (
+    SEARCH_KEYS,
+    ReadScope,
+    bound_ids,
+    check_memory,
+    make_scope,
+    resolve_scope,
+    result_metadata,
+    truncate_context,
+)
 from neusym.record import validate_text
+
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "WRITE_METADATA",
+    "ReadScope",
+    "bound_ids",
+    "check_memory",
+    "check_search_kwargs",
+    "filters_to_search_kwargs",
+    "make_scope",
+    "message_text",
+    "messages_to_turns",
+    "open_memory",
+    "query_text",
+    "read_scope",
+    "resolve_scope",
+    "result_to_node",
+    "role_of",
+    "truncate_context",
+]
 
 log = logging.getLogger(__name__)
 
-ReadScope = Literal["user", "agent", "session"]
-
-_SCOPE_KEYS = frozenset({"scope", "user_id", "agent_id", "session_id", "all_tenants"})
-_SEARCH_KEYS = frozenset({"types", "tags", "entities", "plan_states", "statuses", "valid_at", "time_from",
-                          "time_to", "min_score", "recipe", "reranker", "touch"})
 # metadata filter key -> NeuSymMemory.search keyword (all of them are "any of" lists in the engine)
 _LIST_FILTERS = {"type": "types", "types": "types", "tag": "tags", "tags": "tags", "entity": "entities",
                  "entities": "entities", "status": "statuses", "statuses": "statuses", "plan_state": "plan_states",
@@ -59,8 +86,7 @@ def open_memory(
     they would be silently ignored there.
     """
     if memory is not None:
-        if not isinstance(memory, NeuSymMemory):
-            raise InvalidInputError(f"memory must be a neusym.NeuSymMemory, got {type(memory).__name__}")
+        check_memory(memory)
         extra = [n for n, v in (("data_dir", data_dir), ("embed_model", embed_model), ("llm", llm)) if v is not None]
         if extra or memory_kwargs:
             raise InvalidInputError(
@@ -75,36 +101,19 @@ def open_memory(
     return NeuSymMemory(data_dir, **memory_kwargs)
 
 
-def make_scope(user_id: str | None, agent_id: str | None = None, session_id: str | None = None) -> Scope:
-    """A read/write scope; at least one id is required so no call can silently span tenants."""
-    scope = Scope.coerce(None, user_id=user_id, agent_id=agent_id, session_id=session_id)
-    if scope.is_empty:
-        raise ScopeError("a scope needs at least one of user_id, agent_id, session_id")
-    return scope
-
-
 def read_scope(mode: ReadScope, user_id: str, agent_id: str | None, session_id: str | None) -> Scope:
-    """The scope a memory block reads: the tenant, optionally narrowed to its agent or to the current session."""
-    if mode == "user":
-        return make_scope(user_id)
-    if mode == "agent":
-        return make_scope(user_id, agent_id)
-    if mode == "session":
-        return make_scope(user_id, agent_id, session_id)
-    raise InvalidInputError(f"read_scope must be 'user', 'agent' or 'session', got {mode!r}")
+    """The scope a memory block reads: the tenant, optionally narrowed to its agent or to the current session
+    (ids the mode does not read are neither used nor validated: ``Memory`` passes any session id it has)."""
+    shared.check_read_mode(mode)
+    scope = make_scope(user_id, agent_id if mode != "user" else None, session_id if mode == "session" else None)
+    return shared.read_scope(scope, mode)
 
 
 def check_search_kwargs(kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
     """Validate extra ``NeuSymMemory.search`` arguments. Scope keys are refused: the tenant is fixed at
     construction and a filter must never be able to widen it."""
-    out = dict(kwargs or {})
-    scoped = sorted(set(out) & _SCOPE_KEYS)
-    if scoped:
-        raise ScopeError(f"search_kwargs cannot set {scoped}; set the scope on the adapter itself")
-    unknown = sorted(set(out) - _SEARCH_KEYS)
-    if unknown:
-        raise InvalidInputError(f"unknown search_kwargs {unknown}; allowed: {sorted(_SEARCH_KEYS)}")
-    return out
+    return shared.check_search_kwargs(kwargs, allowed=SEARCH_KEYS, name="search_kwargs",
+                                      scope_hint="set the scope on the adapter itself")
 
 
 def filters_to_search_kwargs(filters: MetadataFilters | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -167,31 +176,10 @@ def _as_time(value: Any) -> float | datetime:
     raise InvalidInputError(f"cannot read {value!r} as a time")
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
 def result_to_node(result: SearchResult) -> NodeWithScore:
     """One search hit as a ``NodeWithScore`` whose node id is the memory id and whose metadata explains the score."""
-    rec, exp = result.memory, result.explanation
-    metadata: dict[str, Any] = {
-        "memory_id": rec.id,
-        "type": rec.type.value,
-        "created_at": _iso(rec.created_at),
-        "updated_at": _iso(rec.updated_at),
-        "valid_from": _iso(rec.valid_from),
-        "valid_to": _iso(rec.valid_to),
-        "status": rec.status.value,
-        "user_id": rec.scope.user_id,
-        "agent_id": rec.scope.agent_id,
-        "session_id": rec.scope.session_id,
-        "tags": list(rec.tags),
-        "entities": list(rec.entities),
-        "importance": rec.importance,
-        "confidence": rec.confidence,
-        "score_explanation": exp.summary(),
-        "score_components": exp.model_dump(mode="json"),
-    }
+    rec = result.memory
+    metadata = {**result_metadata(result), "score_components": result.explanation.model_dump(mode="json")}
     hidden = [k for k in metadata if k not in _LLM_VISIBLE]
     node = TextNode(id_=rec.id, text=rec.content, metadata=metadata, excluded_llm_metadata_keys=hidden,
                     excluded_embed_metadata_keys=hidden)
@@ -240,13 +228,3 @@ def query_text(messages: Sequence[ChatMessage] | None, window: int, input_text: 
         recent = [t for m in (messages or []) if role_of(m) in ("user", "assistant") and (t := message_text(m))]
         text = "\n".join(recent[-max(window, 1):])
     return text[-MAX_QUERY_CHARS:].replace("\x00", "")
-
-
-def truncate_lines(content: str, tokens_to_truncate: int, tokenizer_fn: Callable[[str], Sequence[Any]]) -> str | None:
-    """Drop the last (lowest-ranked) lines of a built context until ``tokens_to_truncate`` tokens are saved, and
-    any section header left without rows; ``None`` if nothing is left."""
-    lines = content.splitlines()
-    saved = 0
-    while lines and (saved < tokens_to_truncate or lines[-1].startswith("#")):
-        saved += len(tokenizer_fn(lines.pop() + "\n"))
-    return "\n".join(lines) or None

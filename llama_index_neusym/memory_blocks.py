@@ -29,7 +29,7 @@ from llama_index_neusym._common import (
     open_memory,
     query_text,
     read_scope,
-    truncate_lines,
+    truncate_context,
 )
 from neusym import AddResult, NeuSymMemory
 
@@ -105,7 +105,7 @@ class NeuSymMemoryBlock(BaseMemoryBlock[str]):
 
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
         """Drop the lowest-ranked lines first (the context lists best first); ``None`` when nothing is left."""
-        return truncate_lines(content, tokens_to_truncate, self.tokenizer_fn)
+        return truncate_context(content, tokens_to_truncate, self.tokenizer_fn)
 
     # ------------------------------------------------------------------ write
     @dispatcher.span

@@ -11,10 +11,12 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from llama_index_neusym._common import (
+    bound_ids,
+    check_memory,
     check_search_kwargs,
     filters_to_search_kwargs,
-    make_scope,
     open_memory,
+    resolve_scope,
     result_to_node,
 )
 from neusym import InvalidInputError, NeuSymMemory, Scope
@@ -56,13 +58,12 @@ class NeuSymRetriever(BaseRetriever):
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
-        if not isinstance(memory, NeuSymMemory):
-            raise InvalidInputError(f"memory must be a neusym.NeuSymMemory, got {type(memory).__name__}")
+        check_memory(memory)
         if isinstance(similarity_top_k, bool) or not isinstance(similarity_top_k, int) or similarity_top_k < 0:
             raise InvalidInputError(f"similarity_top_k must be a non-negative int, got {similarity_top_k!r}")
         self._memory = memory
-        ids = (user_id, agent_id, session_id)
-        self._scope = make_scope(*ids) if any(i is not None for i in ids) else memory.default_scope
+        self._scope = resolve_scope(memory, bound_ids(None, user_id=user_id, agent_id=agent_id,
+                                                      session_id=session_id))
         self._top_k = similarity_top_k
         kwargs = check_search_kwargs(search_kwargs)
         kwargs.update(filters_to_search_kwargs(filters))

@@ -9,7 +9,8 @@ Callers catch at the level they need::
     ├── RecordNotFoundError        no memory with that id *in this scope* (also a KeyError)
     ├── BackendError               the graph database failed
     │   ├── BackendUnavailableError  cannot start/reach the database (binary missing, server down, auth)
-    │   └── DimensionMismatchError   embedding size differs from the stored index
+    │   ├── DimensionMismatchError   embedding size differs from the stored index
+    │   └── EmbeddingError           the embedding model failed or returned unusable vectors (NaN/inf, zero, shape)
     ├── IndexCorruptionError       the FAISS file could not be read (recovered by a rebuild from the graph)
     ├── IndexPersistenceError      the derived indexes could not be saved (disk full...); the graph has the change
     ├── ExtractionError            an LLM step produced unusable output after its retries
@@ -26,6 +27,7 @@ __all__ = [
     "BackendUnavailableError",
     "ClosedError",
     "DimensionMismatchError",
+    "EmbeddingError",
     "ExtractionError",
     "IndexCorruptionError",
     "IndexPersistenceError",
@@ -71,6 +73,13 @@ class BackendUnavailableError(BackendError):
 
 class DimensionMismatchError(BackendError):
     """An embedding's dimension differs from the one the store was created with."""
+
+
+class EmbeddingError(BackendError):
+    """The embedding model failed or returned vectors that cannot be used (NaN/inf, all-zero, wrong shape).
+
+    A :class:`BackendError` so callers that already treat a failing backend as retryable/abortable handle a broken
+    model the same way."""
 
 
 class IndexCorruptionError(NeuSymError):

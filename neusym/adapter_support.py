@@ -1,0 +1,217 @@
+"""What the framework adapters (``langchain_neusym``, ``llama_index_neusym``) share, written once.
+
+The adapters only convert between a framework's objects (``Document``, ``NodeWithScore``, chat messages) and the
+engine; the rules that must not drift between them live here: how an adapter's scope is bound and completed, which
+search arguments it accepts, what a hit's metadata says and how prompt context text is built and cut. Nothing here
+imports a framework (the engine never does), so this is also what a third adapter builds on.
+
+Scope rule used by every adapter: an id set on the adapter itself (``user_id=...`` at construction) is a *binding*.
+Ids may also arrive per call (keyword arguments, a run's config, a runtime context), but only to fill ids the
+adapter leaves open; a per-call id that contradicts a bound one raises :class:`ScopeError` instead of silently
+reading another tenant's memories.
+
+Internal: not part of the pinned public API, so adapters may change it together with this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal, cast
+
+from neusym.errors import InvalidInputError, ScopeError
+from neusym.facade import NeuSymMemory
+from neusym.record import Scope, SearchResult
+from neusym.reflection.context import ContextBuilder
+from neusym.reflection.tokens import get_token_counter
+
+__all__ = [
+    "SCOPE_KEYS",
+    "SEARCH_KEYS",
+    "ReadScope",
+    "abuild_context",
+    "bound_ids",
+    "build_context",
+    "check_memory",
+    "check_read_mode",
+    "check_search_kwargs",
+    "make_scope",
+    "read_scope",
+    "resolve_scope",
+    "result_metadata",
+    "truncate_context",
+]
+
+ReadScope = Literal["user", "agent", "session"]
+"""How far an adapter that writes turns reads back: the whole tenant (default), its agent, or only this session."""
+
+SCOPE_KEYS: tuple[str, ...] = ("user_id", "agent_id", "session_id")
+SEARCH_KEYS = frozenset({"types", "tags", "entities", "plan_states", "statuses", "valid_at", "time_from",
+                         "time_to", "min_score", "recipe", "reranker", "touch", "rewrite_query"})
+"""``NeuSymMemory.search`` keywords an adapter may pass through: filters and ranking options, never the scope."""
+
+
+# ---------------------------------------------------------------------- the engine and its scope
+def check_memory(memory: Any) -> NeuSymMemory:
+    """``memory`` itself; adapters take the engine object, and a wrong one fails here, not at the first call."""
+    if not isinstance(memory, NeuSymMemory):
+        raise InvalidInputError(f"memory must be a neusym.NeuSymMemory, got {type(memory).__name__}")
+    return memory
+
+
+def make_scope(user_id: str | None, agent_id: str | None = None, session_id: str | None = None) -> Scope:
+    """A read/write scope; at least one id is required so no call can silently span tenants."""
+    scope = Scope.coerce(None, user_id=user_id, agent_id=agent_id, session_id=session_id)
+    if scope.is_empty:
+        raise ScopeError("a scope needs at least one of user_id, agent_id, session_id")
+    return scope
+
+
+def bound_ids(scope: Scope | Mapping[str, Any] | None, **ids: str | None) -> dict[str, str]:
+    """The ids an adapter was constructed with (``scope`` plus explicit ids, explicit ids winning)."""
+    if scope is None:
+        base: dict[str, str | None] = {}
+    else:  # any Mapping, as the signature says (Scope.coerce itself takes only a dict)
+        base = Scope.coerce(scope if isinstance(scope, Scope) else dict(scope)).as_params()
+    out = {k: v for k, v in base.items() if v is not None}
+    out.update({k: v for k, v in ids.items() if v is not None})
+    return out
+
+
+def resolve_scope(memory: NeuSymMemory, bound: Mapping[str, str], *sources: Mapping[str, str] | None) -> Scope:
+    """Bound ids, completed from ``sources`` (earlier sources win); the memory's default scope if nothing is set.
+
+    Raises:
+        ScopeError: a source names a different id than the adapter is bound to.
+    """
+    ids = dict(bound)
+    for src in sources:
+        for key, value in (src or {}).items():
+            if value is None:
+                continue
+            if key in bound and bound[key] != value:
+                raise ScopeError(f"this adapter is bound to {key}={bound[key]!r}; a call asked for {value!r}")
+            ids.setdefault(key, value)
+    return memory.scope_for(Scope.coerce(ids)) if ids else memory.default_scope
+
+
+def check_read_mode(mode: Any) -> ReadScope:
+    """``mode`` if it is a :data:`ReadScope`; checked before any id so a typo is reported as what it is."""
+    if mode not in ("user", "agent", "session"):
+        raise InvalidInputError(f"read_scope must be 'user', 'agent' or 'session', got {mode!r}")
+    return cast(ReadScope, mode)
+
+
+def read_scope(scope: Scope, mode: ReadScope) -> Scope:
+    """The scope an adapter reads back from: the tenant by default, so facts from earlier sessions are found."""
+    check_read_mode(mode)
+    if mode == "session":
+        return scope
+    if mode == "agent":
+        narrowed = Scope.coerce(None, user_id=scope.user_id, agent_id=scope.agent_id)
+    else:
+        narrowed = Scope.coerce(None, user_id=scope.user_id) if scope.user_id else scope
+    return narrowed if not narrowed.is_empty else scope
+
+
+# ---------------------------------------------------------------------- search
+def check_search_kwargs(
+    kwargs: Mapping[str, Any] | None,
+    *,
+    allowed: frozenset[str] = SEARCH_KEYS,
+    name: str = "search arguments",
+    scope_hint: str = "pass scope ids as user_id/agent_id/session_id",
+) -> dict[str, Any]:
+    """Validate extra ``NeuSymMemory.search`` arguments (filters); ``name`` and ``scope_hint`` word the errors in
+    the adapter's own terms.
+
+    Scope keys are refused: a filter must never be able to change or widen the tenant. Unknown keys are refused,
+    not ignored: a filter that silently does nothing returns memories the caller meant to exclude.
+    """
+    out = dict(kwargs or {})
+    scoped = sorted(set(out) & {*SCOPE_KEYS, "scope", "all_tenants"})
+    if scoped:
+        raise ScopeError(f"{name} cannot set {scoped}; {scope_hint}")
+    unknown = sorted(set(out) - allowed)
+    if unknown:
+        raise InvalidInputError(f"unknown {name} {unknown}; allowed: {sorted(allowed)}")
+    return out
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def result_metadata(result: SearchResult) -> dict[str, Any]:
+    """A hit's record as JSON-friendly metadata (times in ISO 8601) plus the one-line score summary.
+
+    The adapters add their own keys next to it (the score, the explanation's components); what the memory itself
+    says is listed here once so a ``Document`` and a ``NodeWithScore`` describe a memory the same way.
+    """
+    rec = result.memory
+    return {
+        "memory_id": rec.id,
+        "type": rec.type.value,
+        "created_at": _iso(rec.created_at),
+        "updated_at": _iso(rec.updated_at),
+        "valid_from": _iso(rec.valid_from),
+        "valid_to": _iso(rec.valid_to),
+        "status": rec.status.value,
+        "user_id": rec.scope.user_id,
+        "agent_id": rec.scope.agent_id,
+        "session_id": rec.scope.session_id,
+        "tags": list(rec.tags),
+        "entities": list(rec.entities),
+        "importance": rec.importance,
+        "confidence": rec.confidence,
+        "expires_at": _iso(rec.expires_at),
+        "metadata": dict(rec.metadata),
+        "score_explanation": result.explanation.summary(),
+    }
+
+
+# ---------------------------------------------------------------------- context text
+def _builder(k: int, encoding: str) -> ContextBuilder:
+    return ContextBuilder(counter=get_token_counter(encoding), k_memories=k)
+
+
+def _with_header(text: str, header: str) -> str:
+    return f"{header}\n{text}" if text and header else text
+
+
+def _budget(header: str, max_tokens: int, encoding: str) -> int:
+    return max(max_tokens - (get_token_counter(encoding).count(header + "\n") if header else 0), 0)
+
+
+def build_context(memory: NeuSymMemory, query: str, scope: Scope, *, max_tokens: int, k: int,
+                  encoding: str = "cl100k_base", header: str = "") -> str:
+    """NeuSym's prompt context for ``query`` (reflections first, then the most relevant memories, with careful-use
+    marks) within ``max_tokens`` counted with tiktoken ``encoding``, the header included. "" for an empty query
+    or when nothing is found."""
+    if not query.strip() or max_tokens <= 0:
+        return ""
+    built = memory.build_context(query, scope=scope, budget_tokens=_budget(header, max_tokens, encoding),
+                                 builder=_builder(k, encoding))
+    return _with_header(built.text, header)
+
+
+async def abuild_context(memory: NeuSymMemory, query: str, scope: Scope, *, max_tokens: int, k: int,
+                         encoding: str = "cl100k_base", header: str = "") -> str:
+    """:func:`build_context` without blocking the event loop."""
+    if not query.strip() or max_tokens <= 0:
+        return ""
+    built = await memory.abuild_context(query, scope=scope, budget_tokens=_budget(header, max_tokens, encoding),
+                                        builder=_builder(k, encoding))
+    return _with_header(built.text, header)
+
+
+def truncate_context(content: str, tokens_to_truncate: int,
+                     tokenizer_fn: Callable[[str], Sequence[Any]]) -> str | None:
+    """Drop the last (lowest-ranked) lines of a built context until ``tokens_to_truncate`` tokens are saved, and
+    any section header left without rows; ``None`` if nothing is left. The context lists best first and marks
+    sections with ``#`` lines (see :mod:`neusym.reflection.context`), which is why cutting from the end is safe."""
+    lines = content.splitlines()
+    saved = 0
+    while lines and (saved < tokens_to_truncate or lines[-1].startswith("#")):
+        saved += len(tokenizer_fn(lines.pop() + "\n"))
+    return "\n".join(lines) or None
