@@ -17,9 +17,14 @@ Design choices, and why:
   few vectors directly. For HNSW, a selective list (at most 5% of the index, or 4,096 vectors) is answered by an
   exact filtered scan of the HNSW's flat storage instead of the graph, because a filtered graph walk loses recall
   and returns fewer than ``k`` hits when most nodes are filtered out.
-* ``kind="auto"`` starts flat (exact, no build cost, best below ~50k vectors) and becomes HNSW only when the owner
-  calls :meth:`FaissIndex.maybe_upgrade` or :meth:`FaissIndex.compact` past ``hnsw_threshold``; it never switches
-  implicitly in the middle of a write, so latency spikes happen only when the owner chooses.
+* ``kind="auto"`` starts flat (exact, no build cost, best below ~50k vectors) and becomes HNSW past
+  ``hnsw_threshold``, never in the middle of a write or a search: :meth:`FaissIndex.upgrade_in_background` builds
+  the HNSW graph from a snapshot in a daemon thread (single-threaded faiss, so it does not fight the searches for
+  the cores) while the flat index keeps serving; writes made meanwhile are journalled by id and replayed into the
+  new graph, outside the lock while many are pending, so the lock is held only for the last few and the swap.
+  :class:`~neusym.retrieval.derived.DerivedIndexes` starts it when an add crosses the threshold or a loaded flat
+  index is already past it. :meth:`FaissIndex.maybe_upgrade` (synchronous) and :meth:`FaissIndex.compact` remain
+  for owners that prefer to pay the build at a moment of their choosing.
 * **Persistence is one file**: magic, JSON header (dimension, structure, caller's watermark and metadata), the id
   array, the faiss index and a SHA-256 trailer, written to a temp file, fsynced and atomically renamed. One file
   means the ids and the vectors can never come from two different saves; the checksum means a torn or foreign file
@@ -34,13 +39,16 @@ All public methods take an internal re-entrant lock: faiss indexes are not safe 
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
+import logging
 import os
 import secrets
 import struct
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -58,6 +66,8 @@ faiss: Any = _faiss
 
 __all__ = ["FaissIndex", "IndexKind"]
 
+log = logging.getLogger(__name__)
+
 IndexKind = Literal["auto", "flat", "hnsw"]
 _Structure = Literal["flat", "hnsw"]
 IdArray = npt.NDArray[np.int64]
@@ -73,6 +83,8 @@ _HNSW_EXACT_MIN = 4096  # HNSW allow-lists matching up to max(this, 5% of slots)
 _REBUILD_BATCH = 65536  # vectors copied per step while rebuilding, to bound the transient memory
 _FLAT_AUTOCOMPACT = 0.25  # dead fraction at which a flat index compacts itself
 _NEEDS_COMPACTION = 0.20  # dead fraction at which an HNSW index asks to be compacted
+_SWAP_REPLAY = 2048  # writes made during a background build that are replayed under the lock at the swap
+_BACKGROUND_BATCH = 4096  # vectors per step of a background build (it checks for cancellation between steps)
 
 
 class FaissIndex:
@@ -108,6 +120,11 @@ class FaissIndex:
         self._slot: dict[int, int] = {}  # live id -> slot
         self._dead = 0
         self._live_bits: npt.NDArray[np.uint8] | None = None  # cached bitmap of live slots
+        # background HNSW upgrade: ids written since its snapshot (None = no build running); the generation changes
+        # when the contents are replaced wholesale (clear, a synchronous HNSW build), which voids a running build
+        self._touched: set[int] | None = None
+        self._generation = 0
+        self._builder: threading.Thread | None = None
 
     # ----------------------------------------------------------------------------------------------- properties
 
@@ -201,6 +218,8 @@ class FaissIndex:
             keep = np.sort(id_arr.size - 1 - first_from_end)
             id_arr, vecs = id_arr[keep], vecs[keep]
         with self._lock:
+            if self._touched is not None:
+                self._touched.update(id_arr.tolist())
             slots = self._slots_of(id_arr)
             present = slots >= 0
             if present.any():
@@ -224,6 +243,8 @@ class FaissIndex:
             slots = self._slots_of(id_arr)
             present = slots >= 0
             removed = int(present.sum())
+            if removed and self._touched is not None:
+                self._touched.update(id_arr[present].tolist())
             if removed:
                 self._kill(id_arr[present], slots[present])
                 self._live_bits = None
@@ -234,6 +255,7 @@ class FaissIndex:
     def clear(self) -> None:
         """Drop every vector, keeping the configuration (used before a full rebuild from the graph)."""
         with self._lock:
+            self._generation += 1  # a background build of the old contents is void
             self._structure = "hnsw" if self._kind == "hnsw" else "flat"
             self._base = self._new_base(self._structure)
             self._labels = np.empty(0, dtype=np.int64)
@@ -251,12 +273,118 @@ class FaissIndex:
             self._rebuild(self._target_structure())
 
     def maybe_upgrade(self) -> bool:
-        """Turn an "auto" flat index into HNSW once it holds ``hnsw_threshold`` vectors. Returns True if it did."""
+        """Turn an "auto" flat index into HNSW once it holds ``hnsw_threshold`` vectors, now, holding the lock
+        (searches wait). Returns True if it did. See :meth:`upgrade_in_background` for the non-blocking way; a
+        background build already running is waited for instead of being duplicated."""
+        if self._builder is not None and self.wait_upgrade() and self._structure == "hnsw":
+            return True
         with self._lock:
-            if self._kind == "auto" and self._structure == "flat" and len(self._slot) >= self._hnsw_threshold:
+            if self.upgrade_due:
                 self._rebuild("hnsw")
                 return True
             return False
+
+    @property
+    def upgrade_due(self) -> bool:
+        """True for an "auto" index that is still flat and holds at least ``hnsw_threshold`` vectors."""
+        return self._kind == "auto" and self._structure == "flat" and len(self._slot) >= self._hnsw_threshold
+
+    @property
+    def upgrading(self) -> bool:
+        """True while a background HNSW build runs."""
+        return self._builder is not None
+
+    def upgrade_in_background(self, *, threads: int = 1) -> threading.Thread | None:
+        """Start building the HNSW replacement of a due "auto" index in a daemon thread; None if not due or
+        already running. Searches and writes go on against the flat index meanwhile (see the module docstring).
+
+        ``threads``: faiss threads for the build. One by default: the build is not urgent, and on a small machine
+        it would otherwise take the cores from the searches it is meant to speed up. :meth:`wait_upgrade` joins.
+        """
+        _check_positive("threads", threads)
+        with self._lock:
+            if not self.upgrade_due or self._builder is not None:
+                return None
+            labels = self._labels[: self.ntotal]
+            ids = labels[labels >= 0].copy()  # the vectors are copied a step at a time by the build
+            self._touched = set()
+            builder = threading.Thread(target=self._upgrade_worker, args=(self._generation, ids, threads),
+                                       name="neusym-hnsw-upgrade", daemon=True)
+            self._builder = builder
+        builder.start()
+        return builder
+
+    def wait_upgrade(self, timeout: float | None = None) -> bool:
+        """Wait for a background upgrade to finish; True when none is running any more."""
+        builder = self._builder
+        if builder is not None:
+            builder.join(timeout)
+        return self._builder is None
+
+    def _upgrade_worker(self, generation: int, ids: IdArray, threads: int) -> None:
+        _BUILDING.add(self)
+        try:
+            shadow = _Shadow(self._new_base("hnsw"))
+            with _faiss_threads(threads):
+                # small steps: a clear() or the interpreter's exit stops the build within about a second, and only
+                # one step's vectors are copied at a time (the lock is held for the copy, not for the insert); a
+                # vector overwritten or removed after the snapshot is journalled and replayed below
+                for start in range(0, ids.size, _BACKGROUND_BATCH):
+                    with self._lock:
+                        if self._generation != generation:
+                            return
+                        step, vecs = self._current(ids[start : start + _BACKGROUND_BATCH].tolist())
+                    shadow.put(step, vecs)
+                while True:
+                    with self._lock:
+                        if self._generation != generation or self._touched is None:
+                            return  # cleared or rebuilt meanwhile: this build is out of date
+                        touched, self._touched = self._touched, set()
+                        live, moved = self._current(touched)
+                        if len(touched) <= _SWAP_REPLAY:
+                            shadow.kill(touched)
+                            shadow.put(live, moved)
+                            self._adopt(shadow)
+                            return
+                    # many writes arrived during the build: replay them without the lock, then look again
+                    shadow.kill(touched)
+                    shadow.put(live, moved)
+        except Exception:  # noqa: BLE001 - a failed background build leaves the flat index in service
+            log.exception("background HNSW upgrade failed; the index stays flat")
+        finally:
+            with self._lock:
+                self._touched = None
+                self._builder = None
+            _BUILDING.discard(self)
+
+    def cancel_upgrade(self) -> None:
+        """Make a running background build stop at its next step, without waiting (the owner is dropping this
+        index, e.g. to rebuild from the graph)."""
+        with self._lock:
+            if self._builder is not None:
+                self._generation += 1
+
+    def _abandon_upgrade(self, timeout: float) -> None:
+        """Stop a background build at its next step and wait for it (used at interpreter exit)."""
+        self.cancel_upgrade()
+        self.wait_upgrade(timeout)
+
+    def _current(self, ids: Iterable[int]) -> tuple[IdArray, npt.NDArray[np.float32]]:
+        """The live ids among ``ids`` and a copy of their current vectors (under the lock)."""
+        live = np.asarray(sorted(i for i in ids if i in self._slot), dtype=np.int64)
+        if live.size == 0:
+            return live, np.zeros((0, self._dim), dtype=np.float32)
+        return live, np.take(self._storage(), self._slots_of(live), axis=0)
+
+    def _adopt(self, shadow: _Shadow) -> None:
+        """Swap a finished background build in (under the lock)."""
+        self._base = shadow.base
+        self._labels = shadow.labels
+        self._slot = shadow.slot
+        self._dead = shadow.dead
+        self._structure = "hnsw"
+        self._live_bits = None
+        self._generation += 1
 
     # ---------------------------------------------------------------------------------------------------- reads
 
@@ -513,6 +641,8 @@ class FaissIndex:
         return "flat"
 
     def _rebuild(self, structure: _Structure) -> None:
+        if structure == "hnsw":
+            self._generation += 1  # a background build of the same upgrade is now redundant
         n = self.ntotal
         live_slots = np.flatnonzero(self._labels[:n] >= 0).astype(np.int64)
         new_base = self._new_base(structure)
@@ -600,6 +730,47 @@ class FaissIndex:
         if (norms <= 1e-12).any():
             raise InvalidInputError(f"{what} contain an all-zero vector (cosine similarity is undefined)")
         return np.ascontiguousarray(arr / norms, dtype=np.float32)
+
+
+_BUILDING: weakref.WeakSet[FaissIndex] = weakref.WeakSet()  # indexes with a background build running
+
+
+@atexit.register
+def _stop_background_builds() -> None:
+    """A daemon thread still inside faiss while the interpreter tears down can crash the exiting process: stop
+    every running build at its next step (the flat index was saved as it is; the next open upgrades again)."""
+    for index in list(_BUILDING):
+        index._abandon_upgrade(timeout=5.0)
+
+
+class _Shadow:
+    """The id map of an index being built in the background (slot -> id labels, id -> slot, tombstones)."""
+
+    def __init__(self, base: Any) -> None:
+        self.base = base
+        self.labels: IdArray = np.empty(0, dtype=np.int64)
+        self.slot: dict[int, int] = {}
+        self.dead = 0
+
+    def kill(self, ids: Iterable[int]) -> None:
+        for i in ids:
+            s = self.slot.pop(int(i), None)
+            if s is not None:
+                self.labels[s] = -1
+                self.dead += 1
+
+    def put(self, ids: IdArray, vecs: npt.NDArray[np.float32]) -> None:
+        if ids.size == 0:
+            return
+        self.kill(ids.tolist())
+        start = int(self.base.ntotal)
+        self.base.add(vecs)
+        if self.labels.size < start + ids.size:
+            grown = np.full(max(start + ids.size, 2 * self.labels.size, 1024), -1, dtype=np.int64)
+            grown[: self.labels.size] = self.labels
+            self.labels = grown
+        self.labels[start : start + ids.size] = ids
+        self.slot.update(zip(ids.tolist(), range(start, start + ids.size), strict=True))
 
 
 class _HashingWriter:

@@ -30,6 +30,7 @@ __all__ = ["Catalog", "DerivedIndexes"]
 
 log = logging.getLogger(__name__)
 
+_SCOPE_CACHE = 16  # (scope, statuses) masks kept between writes
 _INDEXED_STATUSES = ("active", "pending", "superseded", "archived", "quarantined")
 
 
@@ -52,37 +53,65 @@ class _Codes:
         return self.codes.get(value, -2)  # -2 matches nothing
 
 
+_KEY_WIDTH = 32  # a memory id (uuid4 hex) fits a fixed-width byte slot; other ids go to Catalog.key_extra
+
+
 class Catalog:
-    """Per-position arrays: nid, tenant/agent/session codes, status code, alive flag."""
+    """Per-position arrays: nid, memory id, tenant/agent/session codes, status code, alive flag.
+
+    The memory id is kept so stage 2 can find its candidates through the graph's string index on ``Memory.id``:
+    FalkorDB answers an exact string lookup several times faster than a numeric one (measured at 100k memories:
+    50 candidates 0.35 ms by id vs 1.3 ms by nid). Ids are fixed-width bytes (32 B each, no Python object per
+    memory); an id that does not fit (longer, non-ASCII) lives in ``key_extra``.
+    """
 
     def __init__(self) -> None:
         self.size = 0
         cap = 1024
         self.nid = np.zeros(cap, dtype=np.int64)
+        self.key: np.ndarray | None = np.zeros(cap, dtype=f"S{_KEY_WIDTH}")
+        self.key_extra: dict[int, str | None] = {}
         self.user = np.full(cap, -1, dtype=np.int32)
         self.agent = np.full(cap, -1, dtype=np.int32)
         self.session = np.full(cap, -1, dtype=np.int32)
         self.status = np.full(cap, -1, dtype=np.int16)
         self.alive = np.zeros(cap, dtype=bool)
         self.pos_of: dict[int, int] = {}
+        self.version = 0  # bumped by every change, so masks cached by DerivedIndexes.scope_view know they are stale
         self.ids = _Codes()
         self.statuses = _Codes()
         self.live = 0
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if "key" not in state:  # a catalog saved before ids were kept: stage 2 looks its candidates up by nid
+            self.key = None
+            self.key_extra = {}
+        self.__dict__.setdefault("version", 0)
+
     def _grow(self) -> None:
         cap = len(self.nid) * 2
-        for name in ("nid", "user", "agent", "session", "status", "alive"):
+        for name in ("nid", "key", "user", "agent", "session", "status", "alive"):
             old = getattr(self, name)
-            new = np.zeros(cap, dtype=old.dtype) if name in ("nid", "alive") else np.full(cap, -1, dtype=old.dtype)
+            if old is None:
+                continue
+            new = (np.zeros(cap, dtype=old.dtype) if name in ("nid", "key", "alive")
+                   else np.full(cap, -1, dtype=old.dtype))
             new[: len(old)] = old
             setattr(self, name, new)
 
-    def put(self, nid: int, user: str | None, agent: str | None, session: str | None, status: str) -> int:
+    def put(self, nid: int, user: str | None, agent: str | None, session: str | None, status: str,
+            key: str | None = None) -> int:
         if self.size >= len(self.nid):
             self._grow()
         pos = self.size
         self.size += 1
         self.nid[pos] = nid
+        if self.key is not None:
+            if key is not None and len(key) <= _KEY_WIDTH and key.isascii() and key.isprintable():
+                self.key[pos] = key.encode("ascii")
+            else:
+                self.key_extra[pos] = key
         self.user[pos] = self.ids.code(user)
         self.agent[pos] = self.ids.code(agent)
         self.session[pos] = self.ids.code(session)
@@ -90,17 +119,40 @@ class Catalog:
         self.alive[pos] = True
         self.pos_of[nid] = pos
         self.live += 1
+        self.version += 1
         return pos
 
     def set_status(self, pos: int, status: str) -> None:
         self.status[pos] = self.statuses.code(status)
+        self.version += 1
 
     def retire(self, nid: int) -> int | None:
         pos = self.pos_of.pop(nid, None)
         if pos is not None:
             self.alive[pos] = False
             self.live -= 1
+            self.key_extra.pop(pos, None)
+            self.version += 1
         return pos
+
+    def keys_of(self, nids: list[int]) -> list[str] | None:
+        """The memory ids of live ``nids``, or None when any is unknown (the caller then looks up by nid)."""
+        if self.key is None:
+            return None
+        out: list[str] = []
+        pos_of, extra, key = self.pos_of, self.key_extra, self.key
+        for nid in nids:
+            pos = pos_of.get(nid)
+            if pos is None:
+                return None
+            if pos in extra:
+                k = extra[pos]
+                if k is None:
+                    return None
+                out.append(k)
+            else:
+                out.append(key[pos].decode("ascii"))
+        return out
 
     def mask(self, scope: Scope, statuses: list[str] | None) -> np.ndarray:
         n = self.size
@@ -109,8 +161,17 @@ class Catalog:
             if value is not None:
                 m &= arr[:n] == self.ids.lookup(value)
         if statuses is not None:
-            codes = [self.statuses.codes[s] for s in statuses if s in self.statuses.codes]
-            m &= np.isin(self.status[:n], np.asarray(codes, dtype=np.int16)) if codes else False
+            codes = [self.statuses.codes[s] for s in dict.fromkeys(statuses) if s in self.statuses.codes]
+            if not codes:
+                m[:] = False
+            elif len(codes) <= 3:  # the usual one or two statuses: comparisons beat isin's sort
+                status = self.status[:n]
+                hit = status == codes[0]
+                for c in codes[1:]:
+                    hit |= status == c
+                m &= hit
+            else:
+                m &= np.isin(self.status[:n], np.asarray(codes, dtype=np.int16))
         return m
 
 
@@ -118,13 +179,14 @@ class DerivedIndexes:
     """FAISS + BM25 + catalog, with a watermark into the graph's write sequence."""
 
     def __init__(self, dimension: int, path: Path | None, *, model: str, faiss_kind: str = "auto",
-                 graph_vectors: GraphVectorSearch | None = None) -> None:
+                 graph_vectors: GraphVectorSearch | None = None, background_upgrade: bool = True) -> None:
         self.dimension = dimension
         self.path = path
         self.model = model
         self.faiss_kind = faiss_kind
         # neural_backend="neo4j_vector": the vectors stay in the graph and ``faiss`` is a stand-in that asks it
         self.graph_vectors = graph_vectors
+        self.background_upgrade = background_upgrade
         self.lock = threading.RLock()
         self._reset()
 
@@ -139,11 +201,23 @@ class DerivedIndexes:
         return FaissIndex(self.dimension, kind=self.faiss_kind)  # type: ignore[arg-type]
 
     def _reset(self) -> None:
+        old = getattr(self, "faiss", None)
+        if old is not None:
+            old.cancel_upgrade()  # a background HNSW build of contents being thrown away
         self.faiss = self._new_vector_index()
         self.lexical = LexicalIndex()
         self.catalog = Catalog()
+        self._scope_cache: dict[tuple[Any, ...], tuple[tuple[int, int], np.ndarray, np.ndarray | None, int]] = {}
         self.watermark = 0
         self.dirty = 0
+        self._verify_pending = False  # set by load(): check the loaded state against the graph once
+
+    def _maybe_upgrade(self) -> None:
+        """Past ``hnsw_threshold`` an "auto" FAISS index becomes HNSW in a background thread (see
+        :meth:`FaissIndex.upgrade_in_background`): the write that crosses the threshold does not pay the build,
+        and searches keep using the flat index until the graph is swapped in. The next save persists it."""
+        if self.background_upgrade and self.faiss.upgrade_due:
+            self.faiss.upgrade_in_background()
 
     # ------------------------------------------------------------------ persistence
     def _files(self) -> tuple[Path, Path]:
@@ -198,9 +272,12 @@ class DerivedIndexes:
             self._reset()
             return False
         self.faiss = index
+        self._maybe_upgrade()  # a flat "auto" index saved past the threshold (e.g. before the upgrade finished)
         self.lexical = lex_state["lexical"]
         self.catalog = lex_state["catalog"]
+        self._scope_cache = {}
         self.watermark = int(watermark)
+        self._verify_pending = True
         return True
 
     def save(self) -> None:
@@ -253,7 +330,8 @@ class DerivedIndexes:
                 if status not in _INDEXED_STATUSES:
                     self.faiss.remove(np.asarray([nid], dtype=np.int64))
                     continue
-                pos = self.catalog.put(nid, r.get("user_id"), r.get("agent_id"), r.get("session_id"), status)
+                pos = self.catalog.put(nid, r.get("user_id"), r.get("agent_id"), r.get("session_id"), status,
+                                       r.get("id"))
                 session = r.get("session_id")
                 # memories of one session are a sequence (a conversation): the lexical document of each also holds
                 # its neighbours' words (see LexicalIndex); memories without a session stand alone
@@ -271,6 +349,7 @@ class DerivedIndexes:
                     vecs.append(v)
             if vec_ids:
                 self.faiss.add(np.asarray(vec_ids, dtype=np.int64), np.vstack(vecs).astype(np.float32))
+                self._maybe_upgrade()
             self.dirty += len(rows)
 
     def advance(self, seqs: list[int]) -> None:
@@ -300,6 +379,12 @@ class DerivedIndexes:
                 log.warning("graph write sequence %d is behind the index watermark %d (graph reset?): rebuilding",
                             upto, self.watermark)
                 self._reset()
+            elif self._verify_pending and self.watermark and not self._agrees_with(store):
+                # a graph emptied and refilled up to (or past) the same sequence: the numbers match, the memories
+                # do not, and this index would score other memories' vectors and words under their nids
+                log.warning("the index's newest changes do not match the graph's (graph replaced?): rebuilding")
+                self._reset()
+            self._verify_pending = False
             if upto <= self.watermark:
                 return 0
             since = self.watermark
@@ -322,6 +407,22 @@ class DerivedIndexes:
                 log.info("caught up %d change(s) from the graph (watermark %d)", applied, upto)
             return applied
 
+    def _agrees_with(self, store: SymbolicStore, sample: int = 8) -> bool:
+        """Whether the graph's memories changed last before the watermark are the ones this index recorded: each
+        row found is that memory's current state, so it must be in the catalog (if its status is indexed) under
+        the same id."""
+        rows = store.changes_since(max(self.watermark - sample, 0), self.watermark, limit=sample)
+        for r in rows:
+            nid = int(r["nid"])
+            indexed = (r.get("status") or "active") in _INDEXED_STATUSES
+            if (nid in self.catalog.pos_of) != indexed:
+                return False
+            if indexed and self.catalog.key is not None:
+                key = self.catalog.keys_of([nid])
+                if key is not None and key != [r.get("id")]:
+                    return False
+        return True
+
     def rebuild(self, store: SymbolicStore) -> int:
         with self.lock:
             self._reset()
@@ -330,9 +431,30 @@ class DerivedIndexes:
     # ------------------------------------------------------------------ stage 1 helpers
     def allowed(self, scope: Scope, statuses: list[str] | None) -> tuple[np.ndarray, np.ndarray | None]:
         """(position mask, FAISS allow-list of nids or None when everything alive is allowed)."""
+        mask, allow, _ = self.scope_view(scope, statuses)
+        return mask, allow
+
+    def scope_view(self, scope: Scope, statuses: list[str] | None) -> tuple[np.ndarray, np.ndarray | None, int]:
+        """:meth:`allowed` plus how many positions the mask allows. Both arrays are read-only.
+
+        Cached per (scope, statuses) until the next change to the catalog or FAISS: building the mask is a few
+        passes over every position (~0.5 ms at 100k memories), and a run of searches between two writes (the
+        common case) would rebuild the same mask each time.
+        """
         with self.lock:  # a concurrent apply() grows the catalog between the mask and the nid lookup
+            key = (scope.user_id, scope.agent_id, scope.session_id, None if statuses is None else tuple(statuses))
+            state = (self.catalog.version, len(self.faiss))
+            hit = self._scope_cache.get(key)
+            if hit is not None and hit[0] == state:
+                return hit[1], hit[2], hit[3]
             mask = self.catalog.mask(scope, statuses)
             count = int(mask.sum())
-            if count == self.catalog.live and count == len(self.faiss):
-                return mask, None
-            return mask, self.catalog.nid[: self.catalog.size][mask]
+            allow = (None if count == self.catalog.live and count == len(self.faiss)
+                     else self.catalog.nid[: self.catalog.size][mask])
+            mask.flags.writeable = False
+            if allow is not None:
+                allow.flags.writeable = False
+            if len(self._scope_cache) >= _SCOPE_CACHE:
+                self._scope_cache.pop(next(iter(self._scope_cache)))
+            self._scope_cache[key] = (state, mask, allow, count)
+            return mask, allow, count

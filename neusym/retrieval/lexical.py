@@ -161,16 +161,19 @@ class LexicalIndex:
             if post is None:
                 continue
             pos, tf = post
-            keep = pos < n
-            pos, tf = pos[keep], tf[keep]
+            if int(pos.max()) >= n:  # positions the caller's mask does not cover yet (it predates an add)
+                keep = pos < n
+                pos, tf = pos[keep], tf[keep]
             live = mask[pos]
-            df = int(live.sum())
+            df = int(np.count_nonzero(live))
             if df == 0:
                 continue
+            if df != len(pos):  # score only the allowed postings (all of them for a single-tenant store)
+                pos, tf = pos[live], tf[live]
             idf = math.log(1.0 + (self._live_docs - df + 0.5) / (df + 0.5))
             dl = self._doc_len[pos]
             contrib = idf * tf * (self.k1 + 1.0) / (tf + self.k1 * (1.0 - self.b + self.b * dl / avgdl))
-            np.add.at(scores, pos[live], contrib[live])
+            np.add.at(scores, pos, contrib)  # not ``+=``: a context extension can list a position twice
             touched = True
         return scores if touched else None
 

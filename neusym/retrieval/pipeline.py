@@ -42,7 +42,7 @@ class DenseSearch(Protocol):
     def __call__(self, qvec: np.ndarray, scope: Scope, statuses: list[str], n: int, *, eligible: int,
                  total: int) -> tuple[list[int], list[float]]: ...
 
-_STAGE2 = stage2_statement()
+_STAGE2 = {"id": stage2_statement("id"), "nid": stage2_statement("nid")}
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
 
@@ -109,12 +109,12 @@ def stage1(
     Ranks throw away how much better the best match is, and a candidate found by one channel only would otherwise
     count as zero on the other. ``rrf`` keeps reciprocal-rank fusion (the classic baseline recipe).
     """
-    mask, allow = derived.allowed(scope, statuses)
+    mask, allow, eligible = derived.scope_view(scope, statuses)
     n = cfg.candidates
     cands: dict[int, Candidate] = {}
     if cfg.dense and qvec is not None and (allow is None or len(allow) > 0):
         if dense is not None:
-            ids_l, scores_l = dense(qvec, scope, statuses, n, eligible=int(mask.sum()), total=derived.catalog.live)
+            ids_l, scores_l = dense(qvec, scope, statuses, n, eligible=eligible, total=derived.catalog.live)
         else:
             ids, scores = derived.faiss.search(qvec, n, allow_ids=allow)
             ids_l, scores_l = ids.tolist(), scores.tolist()
@@ -151,7 +151,7 @@ def stage1(
                 rrf += 1.0 / (cfg.rrf_k + 1.0 + c.lrank)
             c.sim = rrf / best if best else 0.0
     ordered = sorted(cands.values(), key=lambda c: -c.sim)
-    return ordered[: max(n, 1)], int(mask.sum())
+    return ordered[: max(n, 1)], eligible
 
 
 def _fill_missing_channels(derived: DerivedIndexes, cands: dict[int, Candidate], qvec: np.ndarray | None,
@@ -193,6 +193,7 @@ def run_search(
     t0 = time.perf_counter()
     with derived.lock:  # one consistent snapshot: a concurrent write grows the catalog, BM25 and FAISS under us
         cands, scope_size = stage1(derived, query, qvec, scope, filters.statuses, cfg, dense)
+        cand_ids = derived.catalog.keys_of([c.nid for c in cands])
     t1 = time.perf_counter()
     timings.stage1_ms = (t1 - t0) * 1000
     timings.candidates = len(cands)
@@ -203,8 +204,13 @@ def run_search(
     params: dict[str, Any] = {
         **scope.as_params(),
         **filters.params(),
-        "cands": [c.__dict__ for c in cands],
+        # parallel lists: stage 2 reads a candidate's scores by position (see stage2_statement)
         "cand_nids": [c.nid for c in cands],
+        "cand_ids": cand_ids,
+        "cand_sim": [c.sim for c in cands],
+        "cand_dense": [c.dense for c in cands],
+        "cand_lexn": [c.lexn for c in cands],
+        "cand_sim_by_nid": {str(c.nid): c.sim for c in cands},
         "q_keys": q_keys,
         "q_preds": topic_predicates(query) if cfg.weights.get("predicate", 0) else [],
         "q_uids": [entity_uid(entity_namespace(scope), k_) for k_ in q_keys],
@@ -225,21 +231,25 @@ def run_search(
         "min_score": cfg.min_score,
         "k": int(k) if reranker is None else max(int(k) * 3, int(k)),
     }
-    rows = store.executor.run(_STAGE2, params, write=False)
+    rows = store.executor.run(_STAGE2["nid" if cand_ids is None else "id"], params, write=False)
     t2 = time.perf_counter()
     timings.stage2_ms = (t2 - t1) * 1000
-    results = [_to_result(r, params["w"], cfg) for r in rows]
+    by_nid = {c.nid: c for c in cands}
+    results = [_to_result(r, params["w"], cfg, by_nid.get(r["nid"])) for r in rows]
     if reranker is not None and results:
         results = reranker(query, results)[:k]
         timings.rerank_ms = (time.perf_counter() - t2) * 1000
     return results[:k]
 
 
-def _to_result(row: dict[str, Any], weights: dict[str, float], cfg: RetrievalConfig) -> SearchResult:
+def _to_result(row: dict[str, Any], weights: dict[str, float], cfg: RetrievalConfig,
+               cand: Candidate | None) -> SearchResult:
+    """A stage-2 row as a result; the stage-1 numbers (similarity, channel scores, ranks) come from ``cand``
+    (None for a memory that only graph expansion brought in)."""
     record = props_to_record(row)
     matched: Sequence[str] = row.get("matched") or []
     graph = float(row.get("graph") or 0.0)
-    dense, lex = row.get("dense"), row.get("lex")
+    dense, lex = (cand.dense, cand.lex) if cand is not None else (None, None)
     via = "neural" if dense is not None else ("lexical" if lex is not None else ("graph" if graph else "symbolic"))
     path: list[str] = []
     if matched:
@@ -266,11 +276,11 @@ def _to_result(row: dict[str, Any], weights: dict[str, float], cfg: RetrievalCon
         warnings.append("historical (superseded)")
     warnings.extend(warnings_extra)
     expl = ScoreExplanation(
-        similarity=float(row.get("sim") or 0.0),
+        similarity=cand.sim if cand is not None else 0.0,
         dense=float(dense) if dense is not None else None,
         lexical=float(lex) if lex is not None else None,
-        dense_rank=row.get("drank"),
-        lexical_rank=row.get("lrank"),
+        dense_rank=cand.drank if cand is not None else None,
+        lexical_rank=cand.lrank if cand is not None else None,
         recency=float(row.get("rec") or 0.0),
         importance=record.importance,
         confidence=record.confidence,

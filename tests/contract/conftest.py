@@ -135,7 +135,7 @@ def make_memory(
 
     def factory(**kwargs: Any) -> NeuSymMemory:
         kwargs.setdefault("embedder", HashingEmbedder(256))
-        overrides = kwargs.pop("config_overrides", {})
+        overrides = dict(kwargs.pop("config_overrides", {}))  # a copy: callers pass module-level dicts
         overrides.setdefault("index_path", tmp_path / f"index_{next(counter)}")
         cfg = kwargs.pop("config", None) or backend_config(**overrides)
         mem = NeuSymMemory(config=cfg, **kwargs)
