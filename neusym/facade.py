@@ -203,6 +203,10 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
     @staticmethod
     def _finalize(derived: DerivedIndexes, executor: Executor) -> None:
         try:
+            # a background HNSW build is abandoned, not awaited (closing must not take minutes on a large store);
+            # the flat index is saved as it is and the next open starts the build again
+            derived.faiss.cancel_upgrade()
+            derived.faiss.wait_upgrade(30.0)
             if derived.dirty:
                 derived.save()
         finally:

@@ -84,7 +84,7 @@ _REBUILD_BATCH = 65536  # vectors copied per step while rebuilding, to bound the
 _FLAT_AUTOCOMPACT = 0.25  # dead fraction at which a flat index compacts itself
 _NEEDS_COMPACTION = 0.20  # dead fraction at which an HNSW index asks to be compacted
 _SWAP_REPLAY = 2048  # writes made during a background build that are replayed under the lock at the swap
-_BACKGROUND_BATCH = 4096  # vectors per step of a background build (it checks for cancellation between steps)
+_BACKGROUND_BATCH = 1024  # vectors per step of a background build (it checks for cancellation between steps)
 
 
 class FaissIndex:
@@ -740,7 +740,7 @@ def _stop_background_builds() -> None:
     """A daemon thread still inside faiss while the interpreter tears down can crash the exiting process: stop
     every running build at its next step (the flat index was saved as it is; the next open upgrades again)."""
     for index in list(_BUILDING):
-        index._abandon_upgrade(timeout=5.0)
+        index._abandon_upgrade(timeout=30.0)  # one step: ~1 s at 1M vectors on one core
 
 
 class _Shadow:

@@ -227,3 +227,27 @@ def test_cancel_stops_the_build_without_waiting(pause: Pause) -> None:
     assert idx.wait_upgrade(30)
     assert idx.structure == "flat" and len(idx) == 200
     idx.cancel_upgrade()  # nothing running: a no-op
+
+
+def test_closing_a_memory_abandons_a_running_build(pause: Pause, tmp_path: Path) -> None:
+    """``NeuSymMemory.close`` must not wait minutes for an HNSW build (nor leave a thread inside faiss at exit): the
+    build is cancelled at its next step, the flat index is saved, and the next open starts the build again."""
+    from neusym import NeuSymConfig, NeuSymMemory
+    from neusym.embeddings import HashingEmbedder
+
+    mem = NeuSymMemory(config=NeuSymConfig(data_dir=tmp_path, graph_name="close_build", appendfsync="everysec"),
+                       embedder=HashingEmbedder(DIM))
+    try:
+        mem.add_batch([f"note {i} about topic {i % 7}" for i in range(40)], user_id="u", infer=False)
+        faiss = mem.derived.faiss
+        faiss._hnsw_threshold = 10  # due now; upgrade_due only looks at the size
+        assert faiss.upgrade_in_background() is not None
+        assert pause.reached.wait(30)
+        closer = threading.Thread(target=mem.close)
+        closer.start()
+        pause.release.set()  # the paused step returns; the cancelled build stops before the next one
+        closer.join(60)
+        assert not closer.is_alive()
+        assert not faiss.upgrading and faiss.structure == "flat" and faiss not in index_mod._BUILDING
+    finally:
+        mem.close()
