@@ -497,7 +497,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
                                  "status": r.status.value, **r.scope.as_params(), "embedding": vec_of[r.id]}
                                 for r in created])
             self.derived.advance([r.seq for r in created])
-            self.governor.after_write(decisions, sc, now=now, audited=True)
+            self.governor.after_write(decisions, sc, now=now)
             if self.derived.dirty >= self.config.save_every:
                 self.derived.save()
         self._emit("add", {"scope": sc, "records": created, "decisions": decisions})

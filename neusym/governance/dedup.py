@@ -80,10 +80,10 @@ class Deduplicator:
         existing = self.store.find_by_hash(scope, [decisions[i].record.content_hash for i in live],
                                            list(_DEDUP_STATUSES))
         seen_hash: dict[str, str] = {}
-        near = self._near_existing([vectors[i] for i in live], scope)
+        unit = np.vstack([_unit(np.asarray(vectors[i], dtype=np.float32)) for i in live])
+        near = self._near_existing(unit, scope)
         # In-batch similarities in one matrix product: a pairwise Python loop made a 1,000-memory batch spend
         # seconds here. Only pairs above the review threshold are looked at individually.
-        unit = np.vstack([_unit(np.asarray(vectors[i], dtype=np.float32)) for i in live])
         sims = unit @ unit.T
         kept = np.zeros(len(live), dtype=bool)  # positions (in ``live``) stored so far in this batch
         for pos, i in enumerate(live):
@@ -114,14 +114,14 @@ class Deduplicator:
                 d.details.update(dedup="review", similarity=round(sim, 4), target_id=other.id)
                 d.note(f"possible duplicate (similarity {sim:.2f}) pending review")
 
-    def _near_existing(self, vectors: Sequence[np.ndarray], scope: Scope) -> list[list[tuple[float, MemoryRecord]]]:
-        """Top FAISS neighbours of each vector among the scope's live memories, above the review threshold."""
-        out: list[list[tuple[float, MemoryRecord]]] = [[] for _ in vectors]
+    def _near_existing(self, unit: np.ndarray, scope: Scope) -> list[list[tuple[float, MemoryRecord]]]:
+        """Top FAISS neighbours of each row of ``unit`` among the scope's live memories, above the review
+        threshold."""
+        out: list[list[tuple[float, MemoryRecord]]] = [[] for _ in range(len(unit))]
         _, allow = self.derived.allowed(scope, list(_DEDUP_STATUSES))
         if allow is not None and len(allow) == 0:
             return out
-        found = self.derived.faiss.search_many(np.vstack([np.asarray(v, dtype=np.float32) for v in vectors]), 3,
-                                               allow_ids=allow)
+        found = self.derived.faiss.search_many(unit, 3, allow_ids=allow)
         hits = [[(int(n), float(s)) for n, s in zip(ids.tolist(), scores.tolist(), strict=False)
                  if s >= self.policy.review_threshold] for ids, scores in found]
         nids = sorted({n for h in hits for n, _ in h})

@@ -126,12 +126,10 @@ class Governor:
                  "reason": d.reason, "actor": actor, "at": now, "user_id": scope.user_id,
                  "details": {"decision": d.action.value, **_audit_safe(d.details)}} for d in decisions]
 
-    def after_write(self, decisions: Sequence[Decision], scope: Scope, actor: str = "system",
-                    now: float | None = None, *, audited: bool = False) -> None:
-        """Apply what ``admit`` planned (the candidates themselves are already created) and audit everything.
+    def after_write(self, decisions: Sequence[Decision], scope: Scope, now: float | None = None) -> None:
+        """Apply what ``admit`` planned (the candidates themselves are already created) and audit the side effects.
 
-        ``audited``: the per-decision audits were already written (with the create, see :meth:`decision_audits`);
-        only the side effects' audits are added here.
+        The per-decision audits are written with the create statement (see :meth:`decision_audits`).
         """
         now = time.time() if now is None else now
         tenant = tenant_scope(scope)
@@ -139,7 +137,7 @@ class Governor:
         merges = [d for d in decisions if d.action is Action.MERGE and d.target_id]
         if merges:
             self._reinforce(merges, scope, now)
-        audits = [] if audited else self.decision_audits(decisions, scope, actor, now)
+        audits: list[dict[str, Any]] = []
         for d in decisions:
             if d.stored:
                 self._effects(d, now, changes, audits)

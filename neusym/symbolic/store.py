@@ -332,29 +332,6 @@ class SymbolicStore:
         out = self.executor.run(stmt, {"rows": rows, "n": len(rows), **scope.as_params()})
         return [props_to_record(r) for r in out]
 
-    def replace_relations(self, record: MemoryRecord) -> None:
-        """Re-derive MENTIONS/RELATES of one memory after its content changed."""
-        self.executor.run(
-            "MATCH (m:Memory {id: $id}) OPTIONAL MATCH (m)-[x:MENTIONS]->() DELETE x",
-            {"id": record.id},
-        )
-        self.executor.run("MATCH ()-[x:RELATES {memory_id: $id}]->() DELETE x", {"id": record.id})
-        row = self._row(record, np.zeros(1, dtype=np.float32))
-        self.executor.run(
-            "MATCH (m:Memory {id: $id}) SET m += $keys "
-            "FOREACH (ent IN $entities | "
-            "  MERGE (e:Entity {uid: ent.uid}) ON CREATE SET e.key = ent.key, e.name = ent.name, e.user_id = ent.ns "
-            "  MERGE (m)-[:MENTIONS]->(e)) "
-            "FOREACH (t IN $triples | "
-            "  MERGE (a:Entity {uid: t.s_uid}) ON CREATE SET a.key = t.s_key, a.name = t.s_name, a.user_id = t.ns "
-            "  MERGE (b:Entity {uid: t.o_uid}) ON CREATE SET b.key = t.o_key, b.name = t.o_name, b.user_id = t.ns "
-            "  MERGE (m)-[:MENTIONS]->(a) MERGE (m)-[:MENTIONS]->(b) "
-            "  CREATE (a)-[:RELATES {predicate: t.predicate, polarity: t.polarity, confidence: t.confidence, "
-            "    memory_id: m.id, valid_from: m.valid_from, created_at: m.created_at}]->(b))",
-            {"id": record.id, "entities": row["entities"], "triples": row["triples"],
-             "keys": self._fact_keys(row["entities"], row["triples"])},
-        )
-
     def touch(self, nids: Iterable[int], now: float | None = None) -> None:
         """Access bookkeeping for a whole result list in one statement."""
         ids = [int(n) for n in nids]

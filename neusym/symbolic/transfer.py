@@ -71,7 +71,7 @@ EXPORT_MENTIONS = (
     "UNWIND $ids AS mid MATCH (m:Memory {id: mid})-[x:MENTIONS]->(e:Entity) "
     "RETURN mid AS memory_id, e.uid AS uid, properties(x) AS props"
 )
-# A memory's facts hang between entities it mentions and carry its id (see CREATE_MEMORIES / replace_relations);
+# A memory's facts hang between entities it mentions and carry its id (see CREATE_MEMORIES / UPDATE_WITH_RELATIONS);
 # MENTIONS is MERGEd, so each fact comes back exactly once.
 EXPORT_RELATES = (
     "UNWIND $ids AS mid MATCH (m:Memory {id: mid})-[:MENTIONS]->(a:Entity)-[x:RELATES]->(b:Entity) "

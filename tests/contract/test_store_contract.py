@@ -358,12 +358,12 @@ def test_scope_memories_and_unreflected_scopes(store: SymbolicStore) -> None:
                                                                               (Scope(user_id="v"), 1)]
 
 
-def test_replace_relations_rederives_the_graph(store: SymbolicStore) -> None:
+def test_update_with_relations_rederives_the_graph(store: SymbolicStore) -> None:
     (a,) = _create(store, [_rec("Alice likes tea.", entities=["Alice", "tea"],
                                 triples=[Triple(subject="Alice", predicate="likes", object="tea")])])
     changed = a.model_copy(update={"content": "Alice likes coffee.", "entities": ["Alice", "coffee"],
                                    "triples": [Triple(subject="Alice", predicate="likes", object="coffee")]})
-    store.replace_relations(changed)
+    assert store.update(a.id, U, {"content": changed.content}, relations=changed) is not None
     ex = store.executor
     keys = {r["k"] for r in _rows(ex, "MATCH (:Memory {id: $id})-[:MENTIONS]->(e:Entity) RETURN e.key AS k", id=a.id)}
     assert keys == {"alice", "coffee"}
