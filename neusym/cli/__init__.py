@@ -8,7 +8,7 @@ takes ``--json`` for machine-readable output; errors are one line on stderr and 
 
 from __future__ import annotations
 
-from neusym.cli import _memory, _ops  # noqa: F401 - registers the commands
+from neusym.cli import _mcp, _memory, _ops  # noqa: F401 - registers the commands
 from neusym.cli._app import app
 
 __all__ = ["app", "main"]

@@ -1,0 +1,256 @@
+"""Curation tools: the review queue, reflection, the janitor and imports (the long ones report progress).
+
+All of them act on the connection's tenant only. Approving a review item can release quarantined text into recall,
+so these tools are annotated destructive and clients should ask the user before calling them; ``--tools`` leaves
+them out of a server entirely.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from mcp.server.fastmcp import FastMCP
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from mcp_neusym.models import (
+    CurateOut,
+    ImportOut,
+    ReflectOut,
+    ReviewDecisionOut,
+    ReviewItemOut,
+    ReviewListOut,
+    memory_out,
+)
+from mcp_neusym.render import DATA_NOTE, flat
+from mcp_neusym.runtime import Progress, guarded, in_thread
+from mcp_neusym.state import ServerState
+from mcp_neusym.tools_memory import AgentArg, Ctx, SessionArg, tool_result
+from neusym.cli.importers import (
+    ImportItem,
+    ImportSummary,
+    detect_format,
+    parse_chat,
+    parse_jsonl,
+    parse_locomo,
+    run_import,
+)
+from neusym.errors import InvalidInputError
+from neusym.record import MemoryRecord
+
+__all__ = ["MAX_IMPORT_CHARS", "MAX_IMPORT_ITEMS", "register_admin_tools"]
+
+MAX_IMPORT_CHARS = 8_000_000
+MAX_IMPORT_ITEMS = 50_000
+_ACTOR = "mcp"
+_UNTRUSTED_FIELDS = ("origin", "confidence")  # trust a file (the model's text) must not set for itself
+
+ReviewKind = Literal["quarantine", "conflict", "dedup", "contradiction", "suspicious"]
+
+
+def _parse_import(text: str, fmt: str, user_id: str, session_id: str | None,
+                  ignored: set[str]) -> tuple[str, list[ImportItem]]:
+    name = "import"  # also the default session name of a chat log without separators
+    if fmt == "auto":
+        fmt = detect_format(Path(name), text)
+    if fmt == "jsonl":
+        stripped = text.lstrip()
+        if stripped.startswith("["):
+            try:
+                text = "\n".join(json.dumps(x) for x in json.loads(stripped))
+            except (ValueError, TypeError) as err:
+                raise InvalidInputError(f"not valid JSON ({err})") from None
+        return fmt, parse_jsonl(text, name, ignored)
+    if fmt == "chat":
+        return fmt, parse_chat(text, name, session=session_id, assistant=None)
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        raise InvalidInputError(f"not valid JSON ({err})") from None
+    return fmt, parse_locomo(data, name, user=user_id)
+
+
+def _pin_scope(items: list[ImportItem], bound: dict[str, str]) -> int:
+    """The connection's ids win over the text's: a line naming another user is written to this one. Returns how
+    many lines named a different id. Trust fields are dropped."""
+    replaced = 0
+    for it in items:
+        changed = False
+        for key, value in bound.items():
+            if it.kwargs.get(key) not in (None, value):
+                changed = True
+            it.kwargs[key] = value
+        for key in _UNTRUSTED_FIELDS:
+            it.kwargs.pop(key, None)
+        replaced += changed
+    return replaced
+
+
+def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
+    mem = state.memory
+    tenant = state.tenant
+    enabled = state.settings.tools
+
+    # ------------------------------------------------------------------ review
+    @guarded
+    async def review_list(
+        ctx: Ctx,
+        kind: Annotated[ReviewKind | None, Field(description="Only this kind of item.")] = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="At most this many items.")] = 50,
+    ) -> Annotated[CallToolResult, ReviewListOut]:
+        scope = tenant.tenant_scope(ctx)
+        items = await in_thread(lambda: mem.review_queue(kind, scope=scope, limit=limit))
+        out = ReviewListOut(items=[ReviewItemOut(memory_id=i.memory_id, kind=i.kind, reason=i.reason,
+                                                 related=list(i.related), memory=memory_out(i.record))
+                                   for i in items], count=len(items))
+        if not out.items:
+            return tool_result(out, "The review queue is empty.")
+        lines = [f"{out.count} items waiting for review ({DATA_NOTE}):"]
+        lines += [f"- [{i.memory_id}] {i.kind}: {flat(i.memory.content, 300)} (why: {flat(i.reason, 200)})"
+                  for i in out.items]
+        return tool_result(out, "\n".join(lines))
+
+    async def _decide(ctx: Ctx, memory_id: str, reason: str, approve: bool) -> CallToolResult:
+        scope = tenant.tenant_scope(ctx)
+        rec: MemoryRecord | None
+        if approve:
+            rec = await in_thread(lambda: mem.review_approve(memory_id, scope=scope, actor=_ACTOR, reason=reason))
+        else:
+            rec = await in_thread(lambda: mem.review_reject(memory_id, scope=scope, actor=_ACTOR, reason=reason))
+        verb = "approved" if approve else "rejected"
+        out = ReviewDecisionOut(memory_id=memory_id, decision=verb, purged=rec is None,
+                                memory=memory_out(rec) if rec is not None else None)
+        now = "purged" if rec is None else f"now {rec.status.value}"
+        return tool_result(out, f"{verb.capitalize()} {memory_id}: {now}.")
+
+    @guarded
+    async def review_approve(
+        ctx: Ctx,
+        memory_id: Annotated[str, Field(min_length=1, description="The review item to accept.")],
+        reason: Annotated[str, Field(max_length=500, description="Kept in the audit log.")] = "approved",
+    ) -> Annotated[CallToolResult, ReviewDecisionOut]:
+        return await _decide(ctx, memory_id, reason, True)
+
+    @guarded
+    async def review_reject(
+        ctx: Ctx,
+        memory_id: Annotated[str, Field(min_length=1, description="The review item to refuse.")],
+        reason: Annotated[str, Field(max_length=500, description="Kept in the audit log.")] = "rejected",
+    ) -> Annotated[CallToolResult, ReviewDecisionOut]:
+        return await _decide(ctx, memory_id, reason, False)
+
+    # ------------------------------------------------------------------ reflect
+    @guarded
+    async def reflect(
+        ctx: Ctx,
+        session_id: Annotated[str | None, Field(description="Reflect on this session only; omit for every "
+                                                            "memory no reflection covers yet.")] = None,
+        entity: Annotated[str | None, Field(description="Reflect on one entity's neighbourhood.")] = None,
+        goal: Annotated[str | None, Field(max_length=500, description="What the reflection should focus "
+                                                                      "on.")] = None,
+        agent_id: AgentArg = None,
+    ) -> Annotated[CallToolResult, ReflectOut]:
+        scope = tenant.read_scope(ctx, session_id=session_id, agent_id=agent_id)
+        progress = Progress(ctx)
+        done = await progress.run(lambda: mem.reflect(scope=scope, entity=entity, goal=goal,
+                                                      only_unreflected=session_id is None and entity is None,
+                                                      fallback=True), label="reflecting")
+        out = ReflectOut(stored=done.stored, id=done.id, summary=done.summary, source_ids=done.source_ids,
+                         reinforced=list(done.reinforced), cooled=list(done.cooled))
+        state_text = f"stored as {done.id}" if done.stored else "not stored"
+        return tool_result(out, f"Reflection over {len(out.source_ids)} memories ({state_text}): "
+                                f"{flat(done.summary, 1500)}")
+
+    # ------------------------------------------------------------------ curate
+    @guarded
+    async def curate(
+        ctx: Ctx,
+        dry_run: Annotated[bool, Field(description="Only report what would change.")] = False,
+    ) -> Annotated[CallToolResult, CurateOut]:
+        scope = tenant.tenant_scope(ctx)
+        progress = Progress(ctx)
+        report = await progress.run(lambda: mem.run_janitor(scope=scope, dry_run=dry_run), label="curating")
+        out = CurateOut(dry_run=report.dry_run, expired=list(report.expired), decayed=report.decayed,
+                        archived=list(report.archived), purged=list(report.purged), compacted=report.compacted)
+        verb = "would" if dry_run else "did"
+        return tool_result(out, f"Janitor ({verb}): expired {len(out.expired)}, decayed {out.decayed}, archived "
+                                f"{len(out.archived)}, purged {len(out.purged)}.")
+
+    # ------------------------------------------------------------------ import
+    @guarded
+    async def import_memories(
+        ctx: Ctx,
+        text: Annotated[str, Field(min_length=1, max_length=MAX_IMPORT_CHARS, description=(
+            "The data itself (not a path): JSON Lines ({'content': ...} statements or {'role', 'content'} "
+            "messages), a chat log ('Name: message' lines, '--- session s2 ---' separators) or LoCoMo JSON."))],
+        format: Annotated[Literal["auto", "jsonl", "chat", "locomo"], Field(  # noqa: A002
+            description="The text's format; auto detects it.")] = "auto",
+        verbatim: Annotated[bool, Field(description="One memory per item, no splitting or kind "
+                                                    "inference.")] = False,
+        session_id: SessionArg = None,
+    ) -> Annotated[CallToolResult, ImportOut]:
+        scope = tenant.write_scope(ctx, session_id=session_id)
+        bound = {k: v for k, v in scope.as_params().items() if v is not None}
+        bound.pop("session_id", None)  # a chat log's own sessions are kept; an explicit one is the default
+        ignored: set[str] = set()
+        started = time.perf_counter()
+        fmt, items = await in_thread(lambda: _parse_import(text, format, bound["user_id"], session_id, ignored))
+        if not items:
+            raise InvalidInputError("nothing to import in that text")
+        if len(items) > MAX_IMPORT_ITEMS:
+            raise InvalidInputError(f"{len(items)} items; one call imports at most {MAX_IMPORT_ITEMS}")
+        replaced = _pin_scope(items, bound)
+        summary = ImportSummary(file="<mcp>", format=fmt, items=len(items), ignored_fields=sorted(ignored))
+        summary.turns = sum(1 for i in items if i.turn)
+        summary.statements = summary.items - summary.turns
+        progress = Progress(ctx)
+        total = len(items)
+        counted = [0]
+
+        def advance(n: int) -> None:
+            counted[0] += n
+            progress.step(counted[0], total, f"imported {counted[0]}/{total}")
+
+        await progress.report(0, total, f"parsed {total} items ({fmt})")
+        await progress.run_steps(lambda: run_import(mem, items, defaults=scope.as_params(), infer=not verbatim,
+                                                    batch=64, summary=summary, advance=advance))
+        out = ImportOut(format=fmt, items=summary.items, turns=summary.turns, statements=summary.statements,
+                        stored=summary.stored, decisions=dict(summary.decisions),
+                        ignored_fields=summary.ignored_fields, replaced_scope_fields=replaced,
+                        seconds=round(time.perf_counter() - started, 3))
+        parts = ", ".join(f"{k} {v}" for k, v in out.decisions.items())
+        note = f"; {replaced} lines named another user/agent and were written to this one" if replaced else ""
+        return tool_result(out, f"Imported {out.items} items ({fmt}): stored {out.stored} memories ({parts}){note}.")
+
+    destructive = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False,
+                                  openWorldHint=False)
+    specs: list[tuple[str, Any, str, str, ToolAnnotations]] = [
+        ("review_list", review_list, "Review queue",
+         "Memories waiting for a human decision: quarantined (possible prompt injection), conflicting values, "
+         "suspected duplicates, contradictions, suspicious items.",
+         ToolAnnotations(readOnlyHint=True, openWorldHint=False)),
+        ("review_approve", review_approve, "Approve a review item",
+         "Accept a review item (releases a quarantined memory into recall, makes a conflicting value current, "
+         "confirms a merge). Ask the user first.", destructive),
+        ("review_reject", review_reject, "Reject a review item",
+         "Refuse a review item (purges a quarantined memory, keeps the other side of a conflict). Ask the user "
+         "first.", destructive),
+        ("reflect", reflect, "Reflect",
+         "Consolidate memories (a session, an entity, or everything not yet reflected) into one reflection "
+         "linked to its sources. Reports progress.",
+         ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)),
+        ("curate", curate, "Curate",
+         "Run the memory janitor for this user: expire TTLs, decay, archive faded memories, purge old archives. "
+         "Reports progress.", destructive),
+        ("import_memories", import_memories, "Import memories",
+         "Import many memories from text (JSON Lines, a chat log or LoCoMo JSON) through the normal write path. "
+         "Reports progress per batch.",
+         ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)),
+    ]
+    for name, fn, title, description, hints in specs:
+        if name in enabled:
+            server.add_tool(fn, name=name, title=title, description=description, annotations=hints,
+                            structured_output=True)
