@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -24,6 +25,8 @@ from mcp_neusym.tools_memory import register_memory_tools
 from neusym.facade import NeuSymMemory
 
 __all__ = ["INSTRUCTIONS", "NeuSymMCP", "build_server", "http_app", "run", "serve"]
+
+log = logging.getLogger("mcp_neusym")
 
 INSTRUCTIONS = (
     "NeuSym is the user's long-term memory across conversations. Call `recall` before answering questions about "
@@ -125,6 +128,10 @@ def run(open_memory: Callable[[], AbstractContextManager[NeuSymMemory]], setting
     memory closes (an MCP client's shutdown sequence sends one when the server takes a moment) is held off until
     the close is done."""
     settings.check_transport(http)  # a bad combination fails before the memory is opened
+    if http is not None and settings.token is None:
+        who = ("any local process can act as any user by setting the header" if settings.tenant_source == "header"
+               else "any local process can use this memory")
+        log.warning("serving HTTP without --token/NEUSYM_MCP_TOKEN: %s", who)
     previous: Any = signal.SIG_DFL
     installed = False
     terminated: list[int] = []

@@ -4,12 +4,16 @@ boundary between two servers on one data directory, typed tool errors and progre
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
 from mcp_helpers import contents, error_text, ok, resource_json, server_env, stdio_session
+from neo4j_server.fixtures import Neo4jConnection
 
 from mcp_neusym import TOOL_NAMES
+from neusym import NeuSymConfig, NeuSymMemory
+from neusym.embeddings import HashingEmbedder
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -213,3 +217,24 @@ async def test_long_operations_report_progress(env: dict[str, str]) -> None:
         marks = seen[name]
         assert marks[0][2] and marks[0][2].endswith("started") and marks[-1][2] and "done" in marks[-1][2]
         assert marks[-1][0] == marks[-1][1] and [p for p, _, _ in marks] == sorted({p for p, _, _ in marks})
+
+
+@pytest.mark.neo4j
+async def test_same_data_on_neo4j_through_the_library_env_vars(env: dict[str, str], tmp_path: Path,
+                                                              neo4j_server: Neo4jConnection) -> None:
+    """NEO4J_URI & co. switch the server to Neo4j exactly like the library: what the MCP server stores, a library
+    opened on the same database reads (and a restarted server recalls)."""
+    conn = neo4j_server
+    user = f"mcp-{uuid.uuid4().hex[:8]}"
+    neo_env = {**env, **conn.env(), "NEUSYM_DATA_DIR": str(tmp_path / "indexes")}
+    neo_env.pop("NEUSYM_GRAPH")
+    async with stdio_session(neo_env, "--user", user) as s:
+        ok(await s.call_tool("remember", {"content": "Ana's dentist is Dr. Sousa in Braga."}))
+    async with stdio_session(neo_env, "--user", user) as s:
+        hits = ok(await s.call_tool("recall", {"query": "who is the dentist", "k": 3}))
+        assert "Ana's dentist is Dr. Sousa in Braga." in contents(hits)
+    cfg = NeuSymConfig(backend="neo4j", neo4j_url=conn.uri, neo4j_username=conn.username,
+                       neo4j_password=conn.password, neo4j_database=conn.database, data_dir=tmp_path / "lib")
+    with NeuSymMemory(config=cfg, embedder=HashingEmbedder(256)) as mem:
+        assert [r.content for r in mem.query(user_id=user)] == ["Ana's dentist is Dr. Sousa in Braga."]
+        assert mem.stats(user_id=user)["backend"] == "neo4j"
