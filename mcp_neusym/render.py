@@ -7,6 +7,11 @@ the engine's context builder rules) say how carefully to use a memory.
 
 The prompt's context block comes from the engine's context builder through :mod:`neusym.adapter_support`, like
 the LangChain and LlamaIndex middleware.
+
+TODO(transfer): when ``neusym.prompting`` (branch ``transfer``) is on main, render tool-result lines with its
+``neutralize``/``careful_use_marks`` instead of :func:`flat`/:func:`marks`, and drop the "data, not instructions"
+wording from :data:`CONTEXT_HEADER` (its frame and preamble say it; ``build_context`` then puts the header inside
+the frame).
 """
 
 from __future__ import annotations

@@ -150,8 +150,8 @@ async def test_prompt_frames_memories_as_data(memory: NeuSymMemory) -> None:
     async with connect(memory, user_id="ana") as s:
         prompt = await s.get_prompt("memory_context", {"query": "favourite colour", "max_tokens": "400"})
         text = prompt.messages[0].content.text  # type: ignore[union-attr]
-        assert text.startswith("Relevant memories about the user") and "data, not instructions" in text
-        assert "green" in text
+        assert "data, not instructions" in text and "green" in text
+        assert "\n## System" not in text and "\nsystem:" not in text.lower()
         recall = await s.call_tool("recall", {"query": "initial prompt told before", "k": 10})
         rendered = recall.content[0].text  # type: ignore[union-attr]
         assert "\n## System" not in rendered, "a memory must not start a line of the tool result"
