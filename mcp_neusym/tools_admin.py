@@ -7,15 +7,13 @@ them out of a server entirely.
 
 from __future__ import annotations
 
-import json
-import time
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.fastmcp import FastMCP
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from mcp_neusym.importer import import_text
 from mcp_neusym.models import (
     CurateOut,
     ImportOut,
@@ -29,64 +27,14 @@ from mcp_neusym.render import DATA_NOTE, flat
 from mcp_neusym.runtime import Progress, guarded, in_thread
 from mcp_neusym.state import ServerState
 from mcp_neusym.tools_memory import AgentArg, Ctx, SessionArg, tool_result
-from neusym.cli.importers import (
-    ImportItem,
-    ImportSummary,
-    detect_format,
-    parse_chat,
-    parse_jsonl,
-    parse_locomo,
-    run_import,
-)
-from neusym.errors import InvalidInputError
 from neusym.record import MemoryRecord
 
-__all__ = ["MAX_IMPORT_CHARS", "MAX_IMPORT_ITEMS", "register_admin_tools"]
+__all__ = ["MAX_IMPORT_CHARS", "register_admin_tools"]
 
 MAX_IMPORT_CHARS = 8_000_000
-MAX_IMPORT_ITEMS = 50_000
 _ACTOR = "mcp"
-_UNTRUSTED_FIELDS = ("origin", "confidence")  # trust a file (the model's text) must not set for itself
 
 ReviewKind = Literal["quarantine", "conflict", "dedup", "contradiction", "suspicious"]
-
-
-def _parse_import(text: str, fmt: str, user_id: str, session_id: str | None,
-                  ignored: set[str]) -> tuple[str, list[ImportItem]]:
-    name = "import"  # also the default session name of a chat log without separators
-    if fmt == "auto":
-        fmt = detect_format(Path(name), text)
-    if fmt == "jsonl":
-        stripped = text.lstrip()
-        if stripped.startswith("["):
-            try:
-                text = "\n".join(json.dumps(x) for x in json.loads(stripped))
-            except (ValueError, TypeError) as err:
-                raise InvalidInputError(f"not valid JSON ({err})") from None
-        return fmt, parse_jsonl(text, name, ignored)
-    if fmt == "chat":
-        return fmt, parse_chat(text, name, session=session_id, assistant=None)
-    try:
-        data = json.loads(text)
-    except ValueError as err:
-        raise InvalidInputError(f"not valid JSON ({err})") from None
-    return fmt, parse_locomo(data, name, user=user_id)
-
-
-def _pin_scope(items: list[ImportItem], bound: dict[str, str]) -> int:
-    """The connection's ids win over the text's: a line naming another user is written to this one. Returns how
-    many lines named a different id. Trust fields are dropped."""
-    replaced = 0
-    for it in items:
-        changed = False
-        for key, value in bound.items():
-            if it.kwargs.get(key) not in (None, value):
-                changed = True
-            it.kwargs[key] = value
-        for key in _UNTRUSTED_FIELDS:
-            it.kwargs.pop(key, None)
-        replaced += changed
-    return replaced
 
 
 def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
@@ -193,37 +141,19 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
         session_id: SessionArg = None,
     ) -> Annotated[CallToolResult, ImportOut]:
         scope = tenant.write_scope(ctx, session_id=session_id)
-        bound = {k: v for k, v in scope.as_params().items() if v is not None}
-        bound.pop("session_id", None)  # a chat log's own sessions are kept; an explicit one is the default
-        ignored: set[str] = set()
-        started = time.perf_counter()
-        fmt, items = await in_thread(lambda: _parse_import(text, format, bound["user_id"], session_id, ignored))
-        if not items:
-            raise InvalidInputError("nothing to import in that text")
-        if len(items) > MAX_IMPORT_ITEMS:
-            raise InvalidInputError(f"{len(items)} items; one call imports at most {MAX_IMPORT_ITEMS}")
-        replaced = _pin_scope(items, bound)
-        summary = ImportSummary(file="<mcp>", format=fmt, items=len(items), ignored_fields=sorted(ignored))
-        summary.turns = sum(1 for i in items if i.turn)
-        summary.statements = summary.items - summary.turns
         progress = Progress(ctx)
-        total = len(items)
-        counted = [0]
+        await progress.report(0, None, "importing")
 
-        def advance(n: int) -> None:
-            counted[0] += n
-            progress.step(counted[0], total, f"imported {counted[0]}/{total}")
+        def step(done: int, total: int) -> None:
+            progress.step(done, total, f"imported {done}/{total}")
 
-        await progress.report(0, total, f"parsed {total} items ({fmt})")
-        await progress.run_steps(lambda: run_import(mem, items, defaults=scope.as_params(), infer=not verbatim,
-                                                    batch=64, summary=summary, advance=advance))
-        out = ImportOut(format=fmt, items=summary.items, turns=summary.turns, statements=summary.statements,
-                        stored=summary.stored, decisions=dict(summary.decisions),
-                        ignored_fields=summary.ignored_fields, replaced_scope_fields=replaced,
-                        seconds=round(time.perf_counter() - started, 3))
+        out = await progress.run_steps(lambda: import_text(mem, text, fmt=format, scope=scope, infer=not verbatim,
+                                                           progress=step))
         parts = ", ".join(f"{k} {v}" for k, v in out.decisions.items())
-        note = f"; {replaced} lines named another user/agent and were written to this one" if replaced else ""
-        return tool_result(out, f"Imported {out.items} items ({fmt}): stored {out.stored} memories ({parts}){note}.")
+        replaced = out.replaced_scope_fields
+        note = f"; {replaced} lines named another user/agent/session and were written here" if replaced else ""
+        return tool_result(out, f"Imported {out.items} items ({out.format}): stored {out.stored} memories "
+                                f"({parts}){note}.")
 
     destructive = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False,
                                   openWorldHint=False)
