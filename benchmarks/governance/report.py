@@ -80,7 +80,9 @@ def _cell(passes: int, n: int) -> dict[str, Any]:
     return {"pass": passes, "n": n, "rate": round(100.0 * passes / n, 1) if n else None}
 
 
-def _tally(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _tally(results: list[dict[str, Any]], complete: bool = True) -> dict[str, dict[str, Any]]:
+    """Pass counts per metric. ``complete``: list every metric (n = 0 where none applied), as the summary does;
+    breakdowns keep only what applied."""
     acc: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     counts: dict[str, int] = defaultdict(int)
     for r in results:
@@ -99,6 +101,8 @@ def _tally(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     hard = [r for r in results if r["category"] == "hard_forget"]
     out["hard_forget_traces"] = {"count": counts.get("hard_forget_traces", 0), "cases": len(hard)}
     out["hard_forget_partial"] = {"count": counts.get("hard_forget_partial", 0), "cases": len(hard)}
+    if not complete:
+        out = {k: v for k, v in out.items() if v.get("n") or v.get("cases")}
     return out
 
 
@@ -125,7 +129,7 @@ def aggregate(results: list[dict[str, Any]]) -> dict[str, Any]:
             for r in rs:
                 for v in _facet_values(r, facet):
                     groups[v].append(r)
-            facets[facet] = {v: _tally(g) for v, g in sorted(groups.items())}
+            facets[facet] = {v: _tally(g, complete=False) for v, g in sorted(groups.items())}
         for cat, cat_facets in CATEGORY_FACETS.items():
             for facet in cat_facets:
                 groups = defaultdict(list)
@@ -133,7 +137,7 @@ def aggregate(results: list[dict[str, Any]]) -> dict[str, Any]:
                     if r["category"] == cat:
                         for v in _facet_values(r, facet):
                             groups[v].append(r)
-                facets[f"{cat}.{facet}"] = {v: _tally(g) for v, g in sorted(groups.items())}
+                facets[f"{cat}.{facet}"] = {v: _tally(g, complete=False) for v, g in sorted(groups.items())}
         breakdown[split] = facets
     return {"summary": summary, "breakdown": breakdown, "errors": errors}
 
@@ -173,7 +177,7 @@ def markdown(report: dict[str, Any]) -> str:
         rows.append([("**" + label + "**") if m.headline else label, *[_fmt(summ[s].get(m.key)) for s in splits],
                      m.goal])
         if m.key == "hard_forget_clean":
-            rows.append(["  hard forget: traces found (secret x location)",
+            rows.append(["  hard forget: traces found (secret x place)",
                          *[_fmt(summ[s].get("hard_forget_traces")) for s in splits], "0"])
             rows.append(["  hard forget: partial traces (half a secret in a file)",
                          *[_fmt(summ[s].get("hard_forget_partial")) for s in splits], ""])

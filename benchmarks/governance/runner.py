@@ -8,6 +8,7 @@ A case that raises is scored as a failure on every metric it could have passed, 
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import sys
 import tempfile
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import machine_info, quiet_logs, write_json
+from benchmarks._common import machine_info, quiet_logs
 from benchmarks.governance import cases as case_files
 from benchmarks.governance import contradictions, forgetting, poisoning, probes, traces, ttl, updates
 from benchmarks.governance.harness import Harness
@@ -78,6 +79,7 @@ def _run_hard_forget(h: Harness, hard: list[dict[str, Any]], reopen: Callable[[]
         except Exception as exc:  # noqa: BLE001
             results[case["id"]] = {**_crashed(case, exc), "traces": [], "errors": [], "partial": [], "keep": False}
     secret_owner = {s: c["id"] for c in hard for s in c["secrets"]}
+    tag = {s: f"s{i}" for c in hard for i, s in enumerate(c["secrets"])}
     h.mem.close()
     log("hard_forget: closed; scanning files and export")
     notes: dict[str, Any] = {}
@@ -85,14 +87,14 @@ def _run_hard_forget(h: Harness, hard: list[dict[str, Any]], reopen: Callable[[]
     def file_pass(phase: str) -> None:
         full, part = traces.scan_files(data_dir, secret_owner)
         for s, where in full.items():
-            results[secret_owner[s]]["traces"] += [f"{phase}:file {w}" for w in where]
+            results[secret_owner[s]]["traces"] += [f"{tag[s]} {phase}:file {w}" for w in where]
         for s, where in part.items():
-            results[secret_owner[s]]["partial"] += [f"{phase}:file {w}" for w in where]
+            results[secret_owner[s]]["partial"] += [f"{tag[s]} {phase}:file {w}" for w in where]
 
     file_pass("closed")
     exported, notes["export"] = traces.export_traces(data_dir, embedder_spec, secret_owner)
     for s, where in exported.items():
-        results[secret_owner[s]]["traces"] += where
+        results[secret_owner[s]]["traces"] += [f"{tag[s]} {w}" for w in where]
     h.mem = reopen()
     for case in hard:
         if case["id"] in states:
@@ -101,7 +103,7 @@ def _run_hard_forget(h: Harness, hard: list[dict[str, Any]], reopen: Callable[[]
             results[case["id"]]["errors"] += errs
     for s, where in traces.cypher_traces(h, secret_owner).items():
         for w in where:
-            results[secret_owner[s]]["errors" if "error" in w else "traces"].append(f"reopened:{w}")
+            results[secret_owner[s]]["errors" if "error" in w else "traces"].append(f"{tag[s]} reopened:{w}")
     h.mem.close()
     file_pass("reopened+closed")
     h.mem = reopen()
@@ -117,7 +119,8 @@ def _run_hard_forget(h: Harness, hard: list[dict[str, Any]], reopen: Callable[[]
         tr = sorted(set(r["traces"]))
         out.append({**_facets(case), "name": case.get("name"), "error": r.get("error"),
                     "metrics": {"hard_forget_clean": not tr and not r.get("error"), "hard_forget_keep": r["keep"]},
-                    "counts": {"hard_forget_traces": len(tr), "hard_forget_partial": len(set(r["partial"]))},
+                    "counts": {"hard_forget_traces": len({traces.place(e) for e in tr}),
+                               "hard_forget_partial": len({traces.place(e) for e in r["partial"]})},
                     "detail": {"traces": tr, "partial": sorted(set(r["partial"])), "api_errors": sorted(set(r["errors"])),
                                "forget_report": states.get(case["id"], {}).get("forget_report")}})
     notes["export_status"] = notes.pop("export")
@@ -190,7 +193,9 @@ def run(split: str = "test", *, llm: str = "none", out_dir: Path | None = None, 
             "" if embedder == "minilm" else f"_{embedder}")
         written = {**report, "cases": [r if test_details or r["split"] != "test" else _redacted(r)
                                         for r in results]}
-        write_json(out_dir / f"{stem}.json", written)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / f"{stem}.json").write_text(json.dumps(written, default=str, separators=(",", ":")) + "\n",
+                                              encoding="utf-8")
         (out_dir / f"{stem}.md").write_text(markdown(report), encoding="utf-8")
         log(f"wrote {out_dir / stem}.json and .md")
     return report

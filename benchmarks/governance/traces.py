@@ -18,7 +18,8 @@ duplicate, a reflection that quotes the secret, a whole-tenant erasure), then ``
 
 Steps 1-3 never put a secret into a call: searches use the case's own texts with the secrets blanked out.
 
-A *trace* is the whole secret (case-insensitive) found somewhere. A *partial* is only half of it (>= 6 characters,
+A *trace* is the whole secret (case-insensitive) found somewhere; traces are counted per (secret, place), a place
+being an API, the export, graph properties or a file (whatever the phase, the decoding or the AOF generation). A *partial* is only half of it (>= 6 characters,
 at least one letter) in a file: tokenised or stemmed index entries; reported apart, not counted as traces.
 """
 
@@ -28,6 +29,7 @@ import contextlib
 import gzip
 import io
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -37,6 +39,20 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.governance.harness import ALL_STATUSES, Harness, now
+
+_DECODING = re.compile(r"\s\[[^\]]*\]$")
+_AOF_GENERATION = re.compile(r"\.aof\.\d+\.")
+_COUNT = re.compile(r" \(\d+\)$")
+
+
+def place(entry: str) -> str:
+    """``"s0 closed:file appendonlydir/appendonly.aof.5.base.rdb [raw]"`` -> ``"s0 file appendonlydir/appendonly.aof.N.base.rdb"``:
+    the same secret in the same place counts once, whichever phase, decoding or AOF generation found it."""
+    secret, _, rest = entry.partition(" ")
+    where = rest.split(":", 1)[1] if ":" in rest.split(" ", 1)[0] else rest
+    where = _AOF_GENERATION.sub(".aof.N.", _COUNT.sub("", _DECODING.sub("", where)))
+    return f"{secret} {where}"
+
 
 # ----------------------------------------------------------------------------------------------- the case's ops
 
@@ -156,8 +172,9 @@ def api_traces(h: Harness, case: dict[str, Any], state: dict[str, Any], phase: s
             if type(exc).__name__ != "RecordNotFoundError":
                 errors.append(f"{phase}:{where}: {type(exc).__name__}")
             return
-        if any(sec.casefold() in text for sec in secrets):
-            hits.append(f"{phase}:{where}")
+        for i, sec in enumerate(secrets):
+            if sec.casefold() in text:
+                hits.append(f"s{i} {phase}:{where}")
 
     queries = list(secrets) if with_secret_queries else _masked_queries(case)
     for q in queries:
