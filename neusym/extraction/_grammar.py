@@ -198,6 +198,11 @@ class RawTriple:
     past: bool = False
     pronoun: bool = False
     derived: bool = False  # implied by another triple (the rejected option of "prefer X over Y")
+    aspect: str = ""  # ongoing | past_event | habitual_past | ended | future ("" = decided later from flags)
+    source: str = "rule"  # rule | clause | parser: which reader found it
+    verb: str = ""  # the verb lemma as said ("relocate"), kept for audits and semantic mapping
+    span_start: int = -1  # where the object starts in the sentence (-1 unknown)
+    retracts: bool = False  # a correction withdraws this value ("Berlin, not Munich": Munich)
 
 
 @dataclass(slots=True)

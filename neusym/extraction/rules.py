@@ -20,13 +20,16 @@ from datetime import datetime
 
 from neusym.errors import InvalidInputError
 from neusym.extraction import _cues as cue
+from neusym.extraction._clauses import clause_triples, read_clauses
+from neusym.extraction._discourse import apply_corrections, markers_of, strip_markers
 from neusym.extraction._grammar import Ctx, RawTriple
 from neusym.extraction._rules import run_rules
 from neusym.extraction._text import is_chitchat, normalise, protect, restore, sentence_spans
-from neusym.extraction.base import Extraction, entity_key
+from neusym.extraction.base import Aspect, Extraction, FactDetail, _value_span, entity_key
 from neusym.extraction.dates import DateMention, find_dates, find_ttl, resolve_now
 from neusym.extraction.entities import Mention, find_mentions
-from neusym.extraction.vocabulary import predicate_tag
+from neusym.extraction.semantic import PredicateMapper
+from neusym.extraction.vocabulary import is_functional, predicate_tag
 from neusym.record import MemoryType, Triple
 
 __all__ = ["RuleExtractor"]
@@ -68,6 +71,14 @@ _ENTITY_KINDS = frozenset({"name", "place", "email", "url", "handle", "phone", "
 _SELF_NAMES = frozenset({"user", "assistant"})
 
 
+@dataclass(frozen=True, slots=True)
+class _Detail:
+    aspect: Aspect
+    retracts: bool
+    verb: str
+    source: str
+
+
 @dataclass(slots=True)
 class _Sentence:
     text: str
@@ -75,6 +86,8 @@ class _Sentence:
     end: int
     type: MemoryType = MemoryType.OBSERVATION
     triples: list[Triple] = field(default_factory=list)
+    details: list[_Detail] = field(default_factory=list)
+    aspect: Aspect | None = None
     mentions: list[Mention] = field(default_factory=list)
     signals: list[str] = field(default_factory=list)
     confidence: float = 0.6
@@ -110,6 +123,34 @@ def _triple_factor(t: RawTriple, all_triples: list[RawTriple]) -> float:
     return factor
 
 
+_FUTURE_KINDS = frozenset({"plan", "aspiration", "obligation"})
+_HABITUAL = ("used to", "would always", "would often", "would usually")
+
+
+def _aspect_of(t: RawTriple, lower: str) -> Aspect:
+    if t.aspect in {"ongoing", "past_event", "habitual_past", "ended", "future"}:
+        return t.aspect  # type: ignore[return-value]
+    if t.kind in _FUTURE_KINDS:
+        return "future"
+    if t.past:
+        return "habitual_past" if any(h in lower for h in _HABITUAL) else "ended"
+    if t.kind == "event":
+        return "past_event"
+    return "ongoing"
+
+
+def _covered(t: RawTriple, found: list[RawTriple]) -> bool:
+    """A clause triple repeats a rule triple when both link the same subject to overlapping objects."""
+    subj, obj = t.subject.casefold(), t.object.casefold()
+    for u in found:
+        if u.subject.casefold() != subj:
+            continue
+        other = u.object.casefold()
+        if obj == other or obj in other or other in obj or u.predicate == t.predicate and u.kind != "plan":
+            return True
+    return False
+
+
 def _clamp(x: float) -> float:
     return max(0.0, min(1.0, round(x, 3)))
 
@@ -126,9 +167,18 @@ class RuleExtractor:
 
     name = "rules"
 
-    def __init__(self, *, split: bool = True, max_chars: int = 20_000) -> None:
+    def __init__(
+        self,
+        *,
+        split: bool = True,
+        max_chars: int = 20_000,
+        clauses: bool = True,
+        predicate_mapper: PredicateMapper | None = None,
+    ) -> None:
         self.split = split
         self.max_chars = max_chars
+        self.clauses = clauses
+        self.predicate_mapper = predicate_mapper
 
     # ------------------------------------------------------------------ public API
     def extract(
@@ -205,7 +255,8 @@ class RuleExtractor:
     def _analyse(
         self, raw: str, start: int, end: int, me: str, now: datetime, referent: str | None, known: set[str]
     ) -> _Sentence:
-        norm = normalise(raw)
+        said = normalise(raw)
+        norm = strip_markers(said)
         lower = norm.lower()
         words = cue.sentence_words(lower)
         sent = _Sentence(text=restore(raw.strip()), start=start, end=end)
@@ -242,6 +293,11 @@ class RuleExtractor:
             ],
         )
         raw_triples = run_rules(norm, words, ctx) if len(norm) <= 1000 and not sent.chitchat else []
+        if self.clauses and raw_triples is not None and not sent.chitchat and not (question or hypothetical):
+            extra = clause_triples(read_clauses(norm, ctx), ctx, self.predicate_mapper)
+            raw_triples += [t for t in extra if not _covered(t, raw_triples)]
+        if raw_triples:
+            raw_triples = apply_corrections(norm, raw_triples)
         if question_form or hypothetical:
             raw_triples = []
         sent.ttl = find_ttl(norm, now)
@@ -275,6 +331,17 @@ class RuleExtractor:
             )
             for t in raw_triples
         ]
+        sent.details = [_Detail(_aspect_of(t, lower), t.retracts, t.verb, t.source) for t in raw_triples]
+        asserted = [d.aspect for d, t in zip(sent.details, raw_triples, strict=True) if not t.derived]
+        if "habitual_past" in asserted:
+            sent.aspect = "habitual_past"
+        elif asserted:
+            sent.aspect = asserted[0]
+        for marker in markers_of(said.lower()):
+            if marker not in sent.signals:
+                sent.signals.append(marker)
+        if sent.aspect == "habitual_past":
+            sent.signals.append("habitual_past")
         sent.tags = list(dict.fromkeys(tag for t in raw_triples if (tag := predicate_tag(t.predicate))))
         sent.importance = self._importance(
             raw_triples, sent.type, question_form, hypothetical, remember, sent.chitchat
@@ -484,9 +551,27 @@ class RuleExtractor:
             if not body.startswith(prefix):
                 content = f"{prefix} {body}"
         triples: dict[tuple[str, str, str, bool], Triple] = {}
+        details: dict[tuple[str, str, str, bool], _Detail] = {}
         for s in group:
-            for t in s.triples:
-                triples.setdefault((t.subject.casefold(), t.predicate, t.object.casefold(), t.polarity), t)
+            for t, d in zip(s.triples, s.details, strict=True):
+                key = (t.subject.casefold(), t.predicate, t.object.casefold(), t.polarity)
+                if key not in triples:
+                    triples[key] = t
+                    details[key] = d
+        facts = [
+            FactDetail(
+                predicate=t.predicate,
+                functional=is_functional(t.predicate),
+                aspect=d.aspect,
+                negated=not t.polarity,
+                retracts=d.retracts,
+                value_span=_value_span(content, t.object),
+                verb=d.verb or None,
+                source="rules" if d.source == "rule" else d.source,
+            )
+            for t, d in zip(triples.values(), details.values(), strict=True)
+        ]
+        aspect = next((s.aspect for s in core if s.aspect), None) or next((s.aspect for s in group if s.aspect), None)
         signals = list(dict.fromkeys(sig for s in core for sig in s.signals))
         if any("explicit_remember" in s.signals for s in group) and "explicit_remember" not in signals:
             signals.insert(0, "explicit_remember")
@@ -510,6 +595,8 @@ class RuleExtractor:
             speaker=speaker.strip() if speaker and speaker.strip() else None,
             intent_signals=signals,
             extractor=self.name,
+            facts=facts,
+            aspect=aspect,
         )
 
     @staticmethod

@@ -14,6 +14,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import NamedTuple
 
 __all__ = [
     "FUNCTIONAL_PREDICATES",
@@ -25,6 +26,8 @@ __all__ = [
     "is_functional",
     "predicate_tag",
     "TOPIC_PREDICATES",
+    "PREDICATE_SPECS",
+    "PredicateSpec",
     "topic_predicates",
 ]
 
@@ -64,7 +67,7 @@ PREDICATES: Mapping[str, str] = MappingProxyType(
         # possessions and family
         "has_pet": "pet (its name when known, else its species)",
         "is_a": "class membership, e.g. a pet's species or a knowledge fact",
-        "has": "countable family such as 'two kids'",
+        "has": "something the subject has that no more specific predicate covers: 'two kids', a collection, a business",
         "owns": "owned object",
         "married_to": "spouse",
         "partner_of": "unmarried partner, fiance(e)",
@@ -90,14 +93,28 @@ PREDICATES: Mapping[str, str] = MappingProxyType(
         "attended": "event attended",
         "met": "person met",
         "bought": "thing bought",
+        # activities and events read from verbs (the clause reader's lexicon maps verbs onto these)
+        "founded": "organisation, business, group or project the subject started or set up",
+        "runs": "organisation, business, event or team the subject runs, manages, leads or coaches",
+        "created": "thing the subject made: a painting, a book, a dish, a program, a building",
+        "helps": "person, group or cause the subject helps, supports, mentors or teaches",
+        "received": "award, prize, degree, gift or offer the subject received or won",
+        "fears": "thing the subject is afraid of",
+        "practises": "activity the subject practises, trains in or pursues (yoga, painting, running)",
+        "reads": "book, show, podcast or channel the subject reads, watches, listens to or follows",
+        "lost": "thing or person the subject lost (a job, a wallet, a relative)",
+        "takes": "class, course, medication or route the subject takes",
         # intentions and states
         "plans_to": "planned activity (type plan; the due date is on the memory, not the triple)",
         "feels": "emotional state (type emotion; transient)",
         # knowledge
         "*_of": "role relation between two named things, e.g. capital_of, ceo_of",
+        # open
+        "<verb>": "open family: the verb lemma, with its particle or preposition ('paint', 'look_into', 'make_in'),"
+        " when no vocabulary predicate fits (clause reader)",
     }
 )
-"""Predicate -> meaning. Entries with ``*`` document open families rather than literal predicates."""
+"""Predicate -> meaning. Entries with ``*`` or ``<>`` document open families rather than literal predicates."""
 
 FUNCTIONAL_PREDICATES: frozenset[str] = frozenset(
     {
@@ -277,10 +294,44 @@ PREDICATE_TAGS: Mapping[str, str] = MappingProxyType(
         "bought": "event",
         "plans_to": "plan",
         "feels": "emotion",
+        "founded": "work",
+        "runs": "work",
+        "created": "hobby",
+        "helps": "community",
+        "received": "event",
+        "fears": "health",
+        "practises": "hobby",
+        "reads": "hobby",
+        "lost": "event",
+        "takes": "routine",
     }
 )
 
 """Predicate -> topic tag put on memories, so callers can filter by topic without knowing predicates."""
+
+
+class PredicateSpec(NamedTuple):
+    """One vocabulary predicate: what it means, whether it holds one value at a time, and its topic tag."""
+
+    description: str
+    functional: bool
+    tag: str | None
+
+
+PREDICATE_SPECS: Mapping[str, PredicateSpec] = MappingProxyType(
+    {
+        name: PredicateSpec(meaning, name in FUNCTIONAL_PREDICATES, PREDICATE_TAGS.get(name))
+        for name, meaning in PREDICATES.items()
+        if "*" not in name and "<" not in name
+    }
+)
+"""The literal predicates of the vocabulary in one table: description, functional flag and tag.
+
+Governance reads ``functional`` to decide between superseding (a new value replaces the old one) and adding a
+value; the LLM prompt lists the descriptions; :class:`~neusym.extraction.semantic.SemanticPredicateMapper` embeds
+them. Families (``favourite_*`` functional, ``*_handle``, ``*_of``, open verb lemmas) are covered by
+:func:`is_functional` and :func:`predicate_tag`.
+"""
 
 _US_TO_UK = {
     "favorite": "favourite",

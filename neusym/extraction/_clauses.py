@@ -1,0 +1,668 @@
+"""A shallow clause reader: subject, verb group, object and prepositional phrases, without a tagger.
+
+The rule table (:mod:`neusym.extraction._rules`) knows ~75 ways of stating a personal fact and nothing else, so
+"Melanie made a plate in pottery class" gave no fact at all. This reader covers the long tail with English word
+order alone: a subject (a name, a pronoun, "my sister", "the support group"), then the verb group (auxiliaries,
+negation, adverbs, catenatives such as "started doing"), then a noun-phrase object and up to three prepositional
+phrases. Each (verb, preposition, object) is mapped to a predicate through the lexicon of
+:mod:`neusym.extraction._lexicon`; verbs the lexicon does not know keep their lemma as an open predicate.
+
+It is deliberately conservative where word order is ambiguous: objects are noun phrases of at most six words that
+stop at any function word, pronoun objects are dropped, passives are read only for a few fixed participles, and a
+clause the reader cannot parse yields nothing. The optional dependency-parser path
+(:mod:`neusym.extraction.parser`) produces the same :class:`Clause` records, so both share the mapping.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from neusym.extraction._grammar import Ctx, RawTriple
+from neusym.extraction._lexicon import (
+    AUXILIARIES,
+    IRREGULAR,
+    LIGHT_VERBS,
+    NEGATIVE_FIND,
+    POSITIVE_FIND,
+    lemma,
+    looks_finite,
+    map_verb,
+)
+from neusym.extraction._text import (
+    ABBREV_DOT,
+    COMMON_WORDS,
+    MONTHS,
+    OCCUPATIONS,
+    PETS,
+    RELATIONS,
+    WEEKDAYS,
+    singular,
+    words_of,
+)
+from neusym.extraction.semantic import PredicateMapper
+from neusym.extraction.vocabulary import canonical_predicate
+
+__all__ = ["Clause", "clause_triples", "read_clauses"]
+
+
+@dataclass(slots=True)
+class Clause:
+    """One predicate-argument structure: who did what (to what), and the prepositional phrases around it."""
+
+    subject: str
+    third_party: bool
+    pronoun: bool
+    verb: str  # lemma, with a particle joined by "_" ("look_into", "give_up")
+    obj: str | None = None
+    obj_start: int = -1
+    pps: list[tuple[str, str, int]] = field(default_factory=list)  # (preposition, object, start)
+    negated: bool = False
+    aspect: str = "ongoing"  # ongoing | past_event | habitual_past | ended | future
+    complement: str | None = None  # "found X inspiring" -> "inspiring"
+    copula: bool = False  # "X is a Y": obj is a class or role
+    passive: str | None = None  # participle of "be <participle> <prep>" ("born", "based", "married")
+
+
+_TOKEN = re.compile(r"[\w\u2024@$\u20ac\u00a3#%&+][\w\u2024'@$\u20ac\u00a3#%&+.\-/]*[\w%+#]|[\w$%]|[,;:!?()\"]")
+_PREPS = words_of("in at to from with for on about into near by as through during of onto toward towards "
+                  "across around after before over under without within among between behind beside like via")
+_PP_KEEP = words_of("in at to from with for on about into near by as through during onto towards toward "
+                    "across around over under among between behind")
+_DETS = words_of("a an the some any this that these those another every each no")
+_POSS = {"my": "me", "our": "me", "his": "ref", "her": "ref", "their": "ref", "its": "ref", "your": "you"}
+_QUANT = words_of("one two three four five six seven eight nine ten several many few couple lot lots "
+                  "bunch dozen dozens hundreds thousands")
+_SUBORD = words_of("that which who whom whose where when while because since although though unless if than so "
+                   "whether once until till whenever wherever and or but nor yet plus then")
+_ADVERBS = words_of(
+    "also still just recently really actually now currently already even finally usually often always sometimes "
+    "never ever again together soon later lately originally eventually initially officially mostly mainly "
+    "generally regularly frequently occasionally rarely seldom constantly recently newly previously once twice "
+    "happily proudly secretly quickly slowly gradually particularly especially truly deeply greatly "
+    "successfully personally honestly basically literally simply only first then both all too very so "
+    "nowadays currently here there back home abroad overseas online together alone"
+)
+_TIME_WORDS = words_of(
+    "year years month months week weeks day days weekend weekends morning mornings afternoon evening evenings "
+    "night nights summer winter spring fall autumn time times while moment moments hour hours minute minutes "
+    "today tonight tomorrow yesterday ago decade decades season seasons semester future past present "
+    "childhood age beginning end meantime holidays"
+) | frozenset(MONTHS) | frozenset(WEEKDAYS)
+_BAD_OBJ = words_of(
+    "it this that them those these him her me us you one something anything everything nothing someone "
+    "somebody anyone everyone everybody nobody stuff things thing lot lots way ways much more most all some "
+    "none what which who whom whose myself himself herself themselves ourselves yourself itself each other "
+    "others place part sense idea fact kind sort type bit here there home"
+)
+_HEADLESS = words_of("collection lot lots bunch couple group set piece variety kind type sort number series pair "
+                     "cup bottle slice bit range selection mix list box bag glass plate")
+_CATENATIVE_INNER = words_of("start begin continue keep decide try learn manage choose stop quit finish "
+                             "practice practise consider avoid resume")
+_CATENATIVE_KEEP = words_of("like love enjoy hate prefer plan want hope intend aim need wish dream expect "
+                            "look forward go seek strive promise agree")
+_STOP_ASPECT = words_of("stop quit finish")
+_PARTICLES = words_of("up out back off down over away around along")
+_PASSIVE = {
+    "born": ("born_in", "fact"),
+    "based": ("lives_in", "fact"),
+    "located": ("located_in", "knowledge"),
+    "situated": ("located_in", "knowledge"),
+    "married": ("married_to", "fact"),
+    "engaged": ("partner_of", "fact"),
+    "employed": ("works_at", "fact"),
+    "promoted": ("job_title", "fact"),
+    "enrolled": ("studies_at", "fact"),
+    "involved": ("member_of", "fact"),
+    "interested": ("likes", "preference"),
+    "allergic": ("allergic_to", "fact"),
+    "afraid": ("fears", "fact"),
+    "scared": ("fears", "fact"),
+    "terrified": ("fears", "fact"),
+    "passionate": ("likes", "preference"),
+    "obsessed": ("likes", "preference"),
+    "fond": ("likes", "preference"),
+    "into": ("likes", "preference"),
+    "addicted": ("likes", "preference"),
+    "raised": ("from", "fact"),
+    "named": ("name", "fact"),
+}
+_PASSIVE_PREP = {"born": "in", "based": "in", "located": "in", "situated": "in", "married": "to",
+                 "engaged": "to", "employed": "by", "promoted": "to", "enrolled": "in", "involved": "in",
+                 "interested": "in", "allergic": "to", "afraid": "of", "scared": "of", "terrified": "of",
+                 "passionate": "about", "obsessed": "with", "fond": "of", "addicted": "to", "raised": "in"}
+_PAST_PARTICIPLE_IRREG = frozenset(w for w, b in IRREGULAR.items() if w.endswith(("n", "t", "d", "ne", "wn")))
+_PRONOUN_SUBJ = {"i": "me", "we": "me", "he": "ref", "she": "ref"}
+_NEG = words_of("not never")
+_FUTURE_AUX = words_of("will shall")
+_HABIT = re.compile(r"\bused\s+to\b|\bwould\s+(?:always|often|usually)\b", re.IGNORECASE)
+_NAMEY = re.compile(r"^[A-Z\u00c0-\u00de][\w\u2024'\-&.]*$")
+_CLAUSE_START_SKIP = words_of("btw so oh well and but also anyway actually plus ok okay yeah now then however "
+                              "still honestly basically hey")
+
+
+@dataclass(slots=True)
+class _Tok:
+    text: str
+    low: str
+    start: int
+
+
+def _tokens(sentence: str) -> list[_Tok]:
+    out = []
+    for m in _TOKEN.finditer(sentence):
+        text = m.group(0)
+        if text.endswith("'s") or text.endswith("s'"):
+            out.append(_Tok(text, text.lower(), m.start()))
+            continue
+        out.append(_Tok(text, text.lower(), m.start()))
+    return out
+
+
+def _is_name(tok: _Tok) -> bool:
+    return bool(_NAMEY.match(tok.text)) and tok.low.rstrip(".\u2024") not in COMMON_WORDS and tok.low != "i"
+
+
+def _is_verbish(tok: _Tok) -> bool:
+    low = tok.low
+    if not low.isalpha() or low in _PREPS or low in _DETS or low in COMMON_WORDS and low not in IRREGULAR:
+        return False
+    return looks_finite(low) or low.endswith("ing") or low in IRREGULAR
+
+
+class _Reader:
+    __slots__ = ("toks", "ctx", "n", "out", "first")
+
+    def __init__(self, sentence: str, ctx: Ctx) -> None:
+        self.toks = _tokens(sentence)
+        self.ctx = ctx
+        self.n = len(self.toks)
+        self.out: list[Clause] = []
+        self.first = True
+
+    def low(self, i: int) -> str:
+        return self.toks[i].low if 0 <= i < self.n else ""
+
+    # ---------------------------------------------------------------- subject
+    def subject(self, i: int) -> tuple[list[tuple[str, bool, bool]], int]:
+        """Subjects at ``i`` as (name, third_party, pronoun), and the index after them."""
+        while i < self.n and self.low(i) in _CLAUSE_START_SKIP | {","}:
+            i += 1
+        if i >= self.n:
+            return [], i
+        low = self.low(i)
+        me = self.ctx.me
+        if low in _PRONOUN_SUBJ:
+            if _PRONOUN_SUBJ[low] == "me":
+                if self.low(i + 1) == "and" and i + 2 < self.n and _is_name(self.toks[i + 2]):
+                    return [(me, False, False), (self.toks[i + 2].text, True, False)], i + 3
+                return [(me, False, False)], i + 1
+            who = self.ctx.referent_at(self.toks[i].start)
+            return ([(who, True, True)], i + 1) if who else ([], i)
+        if low in _POSS:
+            return self._possessed(i)
+        if low in {"the", "a", "an"}:
+            np, j = self.noun_phrase(i, subject=True)
+            return ([(np[0], True, False)], j) if np else ([], i)
+        if _is_name(self.toks[i]):
+            names, j = self._names(i)
+            if not names:
+                return [], i
+            subjects = [(nm, nm.casefold() != me.casefold(), False) for nm in names]
+            if self.low(j) in {"'s", "s'"} or self.toks[j - 1].text.endswith("'s") if j - 1 < self.n else False:
+                pass
+            return subjects, j
+        return [], i
+
+    def _names(self, i: int) -> tuple[list[str], int]:
+        names: list[str] = []
+        while i < self.n and _is_name(self.toks[i]):
+            j = i
+            parts: list[str] = []
+            while j < self.n and _is_name(self.toks[j]) and len(parts) < 4:
+                parts.append(self.toks[j].text)
+                j += 1
+            if parts and parts[-1].endswith("'s") and j < self.n:
+                owner = " ".join(parts)[:-2]
+                head = self.low(j)
+                if head.isalpha() and head not in COMMON_WORDS:
+                    noun = [self.toks[j].text.lower()]
+                    k = j + 1
+                    if k < self.n and _is_name(self.toks[k]):
+                        return [self.toks[k].text], k + 1  # "Ellie's cat Mochi"
+                    return [f"{owner}'s {' '.join(noun)}"], k
+                return [], i
+            names.append(" ".join(parts).replace(ABBREV_DOT, "."))
+            i = j
+            if self.low(i) == "and" and i + 1 < self.n and _is_name(self.toks[i + 1]):
+                i += 1
+                continue
+            break
+        return names, i
+
+    def _owner(self, word: str, pos: int) -> str | None:
+        kind = _POSS.get(word)
+        if kind == "me":
+            return self.ctx.me
+        if kind == "ref":
+            return self.ctx.referent_at(pos)
+        return None
+
+    def _possessed(self, i: int) -> tuple[list[tuple[str, bool, bool]], int]:
+        owner = self._owner(self.low(i), self.toks[i].start)
+        np, j = self.noun_phrase(i + 1, subject=True)
+        if owner is None or not np:
+            return [], i
+        head = np[0]
+        if j < self.n and _is_name(self.toks[j]) and len(head.split()) <= 2:
+            names, k = self._names(j)
+            if names:
+                return [(names[0], True, False)], k  # "my sister Ana works ..."
+        return [(f"{owner}'s {head}", True, False)], j
+
+    # ---------------------------------------------------------------- noun phrases
+    def noun_phrase(self, i: int, *, subject: bool = False, stop_adj: bool = False) -> tuple[tuple[str, int] | None, int]:
+        """(text, start) of a noun phrase at ``i`` and the index after it, or ``(None, i)``."""
+        start = i
+        owner: str | None = None
+        while i < self.n and (self.low(i) in _DETS or self.low(i) in _QUANT or self.low(i) == "of"
+                              and i > start):
+            i += 1
+        if i < self.n and self.low(i) in _POSS:
+            owner = self._owner(self.low(i), self.toks[i].start)
+            i += 1
+        words: list[_Tok] = []
+        while i < self.n and len(words) < 7:
+            tok = self.toks[i]
+            low = tok.low
+            if not (tok.text[0].isalnum() or tok.text[0] in "$\u20ac\u00a3#@"):
+                break
+            if low in _PREPS and not (low == "of" and words and i + 1 < self.n and self.low(i + 1) not in _DETS
+                                      | _POSS.keys() and len(words) <= 3):
+                break
+            if low in _SUBORD or low in _PRONOUN_SUBJ or low in {"they", "you", "it", "to", "not"}:
+                break
+            if low in AUXILIARIES and words:
+                break
+            if words and (low.endswith("ly") and low not in {"family", "italy", "july", "ally", "belly", "fly"}
+                          or low in _ADVERBS and low not in {"home", "back"}):
+                break
+            if words and not subject and low in {"named", "called"}:
+                break
+            if words and low.endswith("ing") and not _is_name(tok) and low not in {"clothing", "building",
+                                                                                   "painting", "evening",
+                                                                                   "morning", "wedding",
+                                                                                   "meeting", "training",
+                                                                                   "camping", "hiking",
+                                                                                   "reading", "writing",
+                                                                                   "counseling", "counselling",
+                                                                                   "gaming", "swimming",
+                                                                                   "cooking", "dancing",
+                                                                                   "parenting", "fishing",
+                                                                                   "sibling", "ring",
+                                                                                   "spring", "thing",
+                                                                                   "king", "nothing"}:
+                break
+            if stop_adj and words and (low in POSITIVE_FIND or low in NEGATIVE_FIND):
+                break
+            if subject and words and (looks_finite(low) and not _is_name(tok) and low not in PETS
+                                      or low in IRREGULAR):
+                break
+            if not subject and words and low in IRREGULAR and low not in {"read", "set", "cut", "lead"}:
+                break
+            words.append(tok)
+            i += 1
+        if not words:
+            return None, start
+        text = " ".join(w.text for w in words)
+        first = words[0].start
+        if " of " in f" {text.lower()} ":
+            head, _, rest = text.partition(" of ")
+            if head.lower().split()[-1] in _HEADLESS and rest:
+                text = rest  # "a collection of kids' books" -> "kids' books"
+                first = words[0].start + len(head) + 4
+        text = text.replace(ABBREV_DOT, ".")
+        low_words = text.lower().split()
+        if low_words[-1] in RELATIONS and owner and not subject:
+            text = f"{owner}'s {text}"  # "his kids" -> "John's kids": the object is a person of its own
+        return (text, first), i
+
+    # ---------------------------------------------------------------- verb group
+    def verb_group(self, i: int) -> tuple[dict[str, object] | None, int]:
+        aux: list[str] = []
+        negated = False
+        habitual = False
+        future = False
+        ended = False
+        start = i
+        while i < self.n:
+            low = self.low(i)
+            if low in AUXILIARIES:
+                aux.append(low)
+                if low in _FUTURE_AUX:
+                    future = True
+            elif low in _NEG:
+                negated = True
+            elif low == "no" and self.low(i + 1) == "longer":
+                negated = ended = True
+                i += 1
+            elif low == "used" and self.low(i + 1) == "to":
+                habitual = True
+                i += 1
+            elif low in {"going", "about"} and self.low(i + 1) == "to" and aux:
+                future = True
+                i += 1
+            elif low in _ADVERBS or low.endswith("ly") and low not in {"fly", "rely", "apply", "reply", "ally"}:
+                pass
+            else:
+                break
+            i += 1
+        if i >= self.n:
+            return None, start
+        tok = self.toks[i]
+        low = tok.low
+        if not low.isalpha() or low in COMMON_WORDS and low not in IRREGULAR and low not in {"like", "love"}:
+            if aux and aux[-1] in {"am", "is", "are", "was", "were", "be", "been"}:
+                return {"copula": True, "aux": aux, "negated": negated, "habitual": habitual, "future": future,
+                        "ended": ended}, i
+            return None, start
+        if _is_name(tok) and not self.first:
+            return None, start
+        be = bool(aux) and aux[-1] in {"am", "is", "are", "was", "were", "be", "been", "being"}
+        if be and low in _PASSIVE:
+            return {"passive": low, "aux": aux, "negated": negated, "habitual": habitual, "future": future,
+                    "ended": ended}, i + 1
+        if be and not low.endswith("ing") and not (low.endswith("ed") or low in _PAST_PARTICIPLE_IRREG):
+            return {"copula": True, "aux": aux, "negated": negated, "habitual": habitual, "future": future,
+                    "ended": ended}, i
+        if be and not low.endswith("ing"):
+            return None, start  # other passives ("was given a chance"): too easy to misread
+        if low in {"got", "get", "gets", "getting"} and self.low(i + 1) in _PASSIVE:
+            return {"passive": self.low(i + 1), "aux": aux, "negated": negated, "habitual": habitual,
+                    "future": future, "ended": ended}, i + 2
+        verb = lemma(low)
+        past = not aux and (low.endswith("ed") or low in IRREGULAR and low != verb and not low.endswith("s")) \
+            or bool(aux) and aux[0] in {"was", "were", "did", "had"}
+        i += 1
+        # catenatives: "started doing X", "decided to join X", "stopped eating meat"
+        inner_aspect = None
+        if verb in _CATENATIVE_INNER or verb in _CATENATIVE_KEEP:
+            nxt = self.low(i)
+            if nxt == "to" and i + 1 < self.n and self.low(i + 1).isalpha() and self.low(i + 1) not in _DETS:
+                if verb in _CATENATIVE_KEEP:
+                    return None, start  # "plans to", "wants to": the plan rule's
+                inner_aspect = verb
+                verb = lemma(self.low(i + 1))
+                i += 2
+            elif nxt.endswith("ing") and nxt.isalpha() and verb in _CATENATIVE_INNER:
+                inner_aspect = verb
+                verb = lemma(nxt)
+                i += 1
+        particle = None
+        if self.low(i) in _PARTICLES and (map_verb(verb, None, self.low(i)) or self.low(i) in {"up", "out", "back", "off"}):
+            particle = self.low(i)
+            i += 1
+        elif self.low(i) in {"into", "after", "on", "for"} and map_verb(verb, None, self.low(i)):
+            particle = self.low(i)
+            i += 1
+        if particle and self.low(i) in {"for", "with", "on"} and map_verb(verb, self.low(i), particle):
+            pass
+        if verb in {"be", "have", "do"} and verb != "have":
+            return None, start
+        return {"verb": f"{verb}_{particle}" if particle else verb, "lemma": verb, "particle": particle,
+                "aux": aux, "negated": negated, "habitual": habitual, "future": future, "ended": ended,
+                "past": past, "inner": inner_aspect, "progressive": low.endswith("ing") and be}, i
+
+    # ---------------------------------------------------------------- clause
+    def read(self) -> list[Clause]:
+        i = self._skip_intro()
+        subjects, i = self.subject(i)
+        while subjects and i < self.n:
+            vg, j = self.verb_group(i)
+            self.first = False
+            if vg is None:
+                break
+            i = self._complements(subjects, vg, j)
+            nxt = self._next_clause(i)
+            if nxt is None:
+                break
+            new_subjects, i = nxt
+            if new_subjects:
+                subjects = new_subjects
+        return self.out
+
+    def _skip_intro(self) -> int:
+        # "Last week, Caroline ..." / "After the race, she ...": an opening adverbial up to the first comma
+        for k in range(min(self.n, 8)):
+            if self.low(k) == ",":
+                before = self.toks[:k]
+                if before and not any(t.low in _PRONOUN_SUBJ or (looks_finite(t.low) and t.low not in _TIME_WORDS
+                                                                 and not t.low.endswith("s"))
+                                      for t in before[1:]):
+                    return k + 1
+                break
+        return 0
+
+    def _next_clause(self, i: int) -> tuple[list[tuple[str, bool, bool]], int] | None:
+        while i < self.n and (self.low(i) in {",", "and", "but", "then", "also", "so", "later", "yet"}
+                              or self.low(i) in _ADVERBS or self.low(i).endswith("ly") and i + 1 < self.n
+                              and self.low(i + 1) in {",", "and", "but"}):
+            i += 1
+        if i >= self.n:
+            return None
+        low = self.low(i)
+        if low in _PRONOUN_SUBJ or (_is_name(self.toks[i]) and i + 1 < self.n and _is_verbish(self.toks[i + 1])):
+            subjects, j = self.subject(i)
+            return (subjects, j) if subjects else None
+        if _is_verbish(self.toks[i]) or low in AUXILIARIES or low in {"never", "not", "now"}:
+            return [], i
+        return None
+
+    def _complements(self, subjects: list[tuple[str, bool, bool]], vg: dict[str, object], i: int) -> int:
+        aspect = "ongoing"
+        if vg.get("future"):
+            aspect = "future"
+        elif vg.get("habitual"):
+            aspect = "habitual_past"
+        elif vg.get("ended") or vg.get("inner") in _STOP_ASPECT:
+            aspect = "ended"
+        elif vg.get("past"):
+            aspect = "past_event"
+        negated = bool(vg.get("negated")) or vg.get("inner") in _STOP_ASPECT
+        base = {"negated": negated, "aspect": aspect}
+        if vg.get("copula"):
+            if self.low(i) in {"a", "an", "the"} or self.low(i) in _POSS:
+                np, j = self.noun_phrase(i)
+                if np:
+                    for s, tp, pr in subjects:
+                        self.out.append(Clause(s, tp, pr, "be", np[0], np[1], copula=True, **base))  # type: ignore[arg-type]
+                    return self._pps(subjects, "be", j, base, attach=False)
+                return j
+            return i
+        passive = vg.get("passive")
+        if isinstance(passive, str):
+            prep = self.low(i)
+            if prep == _PASSIVE_PREP.get(passive, prep) and prep in _PREPS | {"into"}:
+                np, j = self.noun_phrase(i + 1)
+                if np:
+                    for s, tp, pr in subjects:
+                        self.out.append(Clause(s, tp, pr, "be", np[0], np[1], passive=passive, **base))  # type: ignore[arg-type]
+                    return j
+            return i
+        verb = str(vg["verb"])
+        stop_adj = vg.get("lemma") in {"find", "consider", "call", "keep", "think"}
+        obj: tuple[str, int] | None = None
+        if i < self.n and self.low(i) not in _PREPS and self.low(i) not in {",", "and", "but", "to"}:
+            obj, i = self.noun_phrase(i, stop_adj=stop_adj)
+        complement = None
+        if obj and stop_adj and i < self.n and (self.low(i) in POSITIVE_FIND or self.low(i) in NEGATIVE_FIND):
+            complement = self.low(i)
+            i += 1
+        clauses = [
+            Clause(s, tp, pr, verb, obj[0] if obj else None, obj[1] if obj else -1, complement=complement, **base)  # type: ignore[arg-type]
+            for s, tp, pr in subjects
+        ]
+        self.out.extend(clauses)
+        # a second object: "a dog named Luna and a cat named Oliver" / "peanuts and shellfish"
+        while obj and self.low(i) in {"and", ","} and (self.low(i + 1) in _DETS | _POSS.keys() | _QUANT):
+            more, j = self.noun_phrase(i + 1)
+            if not more:
+                break
+            for s, tp, pr in subjects:
+                self.out.append(Clause(s, tp, pr, verb, more[0], more[1], **base))  # type: ignore[arg-type]
+            i = j
+        return self._pps(subjects, verb, i, base, clauses=clauses)
+
+    def _pps(self, subjects: list[tuple[str, bool, bool]], verb: str, i: int, base: dict[str, object],
+             *, attach: bool = True, clauses: list[Clause] | None = None) -> int:
+        count = 0
+        while i < self.n and count < 3:
+            low = self.low(i)
+            if low in {"named", "called"} and i + 1 < self.n and _is_name(self.toks[i + 1]):
+                i += 2
+                while i < self.n and _is_name(self.toks[i]):
+                    i += 1
+                continue
+            if low not in _PP_KEEP:
+                break
+            if low == "to" and i + 1 < self.n and self.low(i + 1).isalpha() and self.low(i + 1) not in _DETS \
+                    and self.low(i + 1) not in _POSS and not _is_name(self.toks[i + 1]) \
+                    and (lemma(self.low(i + 1)) == self.low(i + 1) and self.low(i + 1) not in _TIME_WORDS
+                         and not self.low(i + 1).endswith(("s", "ion", "ment"))):
+                break  # "to support those ...": a purpose clause, not a place
+            np, j = self.noun_phrase(i + 1)
+            if not np:
+                break
+            if attach and clauses:
+                for c in clauses:
+                    c.pps.append((low, np[0], np[1]))
+            elif attach:
+                for s, tp, pr in subjects:
+                    self.out.append(Clause(s, tp, pr, verb, None, -1, pps=[(low, np[0], np[1])], **base))  # type: ignore[arg-type]
+            i = j
+            count += 1
+        return i
+
+
+def read_clauses(sentence: str, ctx: Ctx) -> list[Clause]:
+    """Clauses of one normalised sentence (see the module docstring); ``[]`` when none can be read."""
+    if len(sentence) > 600:
+        return []
+    return _Reader(sentence, ctx).read()
+
+
+# ------------------------------------------------------------------------------------------- clauses -> triples
+_CHANGE_VERBS = words_of("move relocate switch join start begin become adopt marry found launch open enroll enrol "
+                         "settle sign take get land accept")
+_OCC_SUFFIX = ("ist", "ician", "ologist", "eer", "grapher", "ator", "er", "or", "ant", "ent")
+
+
+def _is_time(obj: str, start: int, ctx: Ctx) -> bool:
+    words = obj.lower().split()
+    if not words or words[-1] in _TIME_WORDS or words[0] in _TIME_WORDS and len(words) <= 2:
+        return True
+    return any(d.start <= start < d.end or start <= d.start < start + len(obj) for d in ctx.dates)
+
+
+def _clean(obj: str | None, start: int, ctx: Ctx) -> str | None:
+    if not obj:
+        return None
+    for d in ctx.dates:
+        if start < d.start < start + len(obj):
+            obj = obj[: d.start - start].strip()
+    obj = obj.strip(" ,.;:'\"")
+    if obj.endswith("'s"):
+        obj = obj[:-2]
+    words = obj.split()
+    if not words or len(words) > 6:
+        return None
+    if words[0].lower() in _BAD_OBJ and len(words) == 1:
+        return None
+    if all(w.lower() in COMMON_WORDS or w.lower() in _BAD_OBJ for w in words):
+        return None
+    if _is_time(obj, start, ctx):
+        return None
+    return obj
+
+
+def _occupation(what: str) -> bool:
+    head = what.lower().split()[-1]
+    return head in OCCUPATIONS or (head.endswith(("ist", "ician", "ologist", "eer", "grapher")) and len(head) > 5)
+
+
+def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | None = None) -> list[RawTriple]:
+    """Map clauses to triples through the verb lexicon; unknown verbs go to ``mapper`` (embedding similarity)
+    when one is given, else keep their lemma as an open predicate."""
+    out: list[RawTriple] = []
+
+    def open_predicate(verb: str, prep: str | None) -> tuple[str, str, str]:
+        phrase = f"{verb}_{prep}" if prep else verb
+        if mapper is not None:
+            found = mapper.map(phrase.replace("_", " "))
+            if found:
+                return found, "fact", "semantic"
+        return phrase, "fact", "clause"
+
+    def emit(c: Clause, pred: str | None, obj: str | None, kind: str, weight: float, start: int,
+             source: str = "clause") -> None:
+        value = _clean(obj, start, ctx)
+        if not pred or not value:
+            return
+        canon = canonical_predicate(pred)
+        if not canon:
+            return
+        aspect = c.aspect
+        if aspect == "past_event" and kind == "fact" and c.verb.split("_")[0] in _CHANGE_VERBS:
+            aspect = "ongoing"  # "moved to Austin", "joined a club": the resulting state holds now
+        past = aspect in {"ended", "habitual_past"}
+        polarity = not c.negated
+        out.append(RawTriple(c.subject, canon, value, polarity, weight, kind, c.third_party, past, c.pronoun,
+                             aspect=aspect, source=source, verb=c.verb, span_start=start))
+
+    for c in clauses:
+        if c.copula:
+            what = c.obj or ""
+            if c.subject == ctx.me and not _occupation(what):
+                continue
+            if _occupation(what):
+                emit(c, "job_title", what, "fact", 0.85, c.obj_start)
+            elif c.third_party:
+                emit(c, "is_a", what, "knowledge", 0.7, c.obj_start)
+            for prep, pobj, pstart in c.pps:
+                if prep in {"at", "for", "with"} and _occupation(what):
+                    emit(c, "works_at", pobj, "fact", 0.8, pstart)
+            continue
+        if c.passive:
+            pred, kind = _PASSIVE[c.passive]
+            if c.passive == "named":
+                continue
+            emit(c, pred, c.obj, kind, 0.85, c.obj_start)
+            continue
+        verb = c.verb
+        lem, _, particle = verb.partition("_")
+        hit = map_verb(lem, None, particle or None)
+        if c.obj:
+            if c.complement:
+                if c.complement in POSITIVE_FIND:
+                    emit(c, "likes", c.obj, "preference", 0.8, c.obj_start)
+                else:
+                    emit(c, f"finds_{c.complement}", c.obj, "preference", 0.7, c.obj_start)
+            elif hit:
+                pred, kind = hit
+                if pred == "has" and singular(c.obj.lower().split()[-1]) in PETS:
+                    pred = "has_pet"
+                emit(c, pred, c.obj, kind, 0.85, c.obj_start)
+            elif lem not in LIGHT_VERBS or lem in {"make", "take", "keep", "find", "give", "get", "see"}:
+                pred, _, source = open_predicate(verb, None)
+                emit(c, pred, c.obj, "event" if c.aspect == "past_event" else "fact", 0.7, c.obj_start, source)
+        for prep, pobj, pstart in c.pps:
+            phit = map_verb(lem, prep, particle or None)
+            if phit and phit != hit or phit and not c.obj:
+                pred, kind = phit
+                emit(c, pred, pobj, kind, 0.85, pstart)
+            elif lem == "switch" and prep == "from":
+                continue  # the corrections pass retracts the old value
+            elif prep in {"in", "at", "to", "from", "with", "for", "on", "about", "into", "near", "as"}:
+                pred, _, source = open_predicate(verb, prep)
+                emit(c, pred, pobj, "event" if c.aspect == "past_event" else "fact", 0.65, pstart, source)
+    return out
