@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from neusym.extraction._grammar import Ctx, RawTriple
 from neusym.extraction._lexicon import (
     AUXILIARIES,
+    VERB_PREDICATES,
     IRREGULAR,
     LIGHT_VERBS,
     NEGATIVE_FIND,
@@ -64,9 +65,9 @@ class Clause:
     passive: str | None = None  # participle of "be <participle> <prep>" ("born", "based", "married")
 
 
-_TOKEN = re.compile(r"[\w\u2024@$\u20ac\u00a3#%&+][\w\u2024'@$\u20ac\u00a3#%&+.\-/]*[\w%+#]|[\w$%]|[,;:!?()\"]")
 _PREPS = words_of("in at to from with for on about into near by as through during of onto toward towards "
-                  "across around after before over under without within among between behind beside like via")
+                  "across around after before over under without within among between behind beside like via "
+                  "despite including throughout upon against beyond")
 _PP_KEEP = words_of("in at to from with for on about into near by as through during onto towards toward "
                     "across around over under among between behind")
 _DETS = words_of("a an the some any this that these those another every each no")
@@ -81,7 +82,8 @@ _ADVERBS = words_of(
     "generally regularly frequently occasionally rarely seldom constantly recently newly previously once twice "
     "happily proudly secretly quickly slowly gradually particularly especially truly deeply greatly "
     "successfully personally honestly basically literally simply only first then both all too very so "
-    "nowadays currently here there back home abroad overseas online together alone"
+    "nowadays currently here there back home abroad overseas online together alone hard well late fast "
+    "nonstop remotely overtime full-time part-time anymore instead especially"
 )
 _TIME_WORDS = words_of(
     "year years month months week weeks day days weekend weekends morning mornings afternoon evening evenings "
@@ -93,8 +95,24 @@ _BAD_OBJ = words_of(
     "it this that them those these him her me us you one something anything everything nothing someone "
     "somebody anyone everyone everybody nobody stuff things thing lot lots way ways much more most all some "
     "none what which who whom whose myself himself herself themselves ourselves yourself itself each other "
-    "others place part sense idea fact kind sort type bit here there home"
+    "others place part sense idea fact kind sort type bit here there home oneself time"
 )
+VERB_LEMMAS = frozenset({k.split("_")[0] for k in VERB_PREDICATES} | set(IRREGULAR.values())) | words_of(
+    "stay help become learn see pursue spend find try show feel build share create explore improve reach achieve "
+    "express escape relax remember celebrate support enjoy continue get keep make take give be do have go "
+    "visit meet buy play work study live travel check pick grab eat drink sleep watch read write finish "
+    "prepare save raise bring call ask tell start begin stop protect teach spread inspire encourage")
+_NOT_VERB = (COMMON_WORDS - words_of("listen look wait guess think remember note let welcome thank love like need "
+                                     "want have do speaking talking")) | _DETS
+_SAY = words_of("mention say express believe think feel know realize realise acknowledge admit explain hope "
+                "wish agree suggest notice tell remind reflect describe recall emphasize emphasise note update "
+                "reveal confess announce claim hear wonder imagine talk chat seem")
+_MAKE_NOT_CREATE = words_of("friend friends decision decisions progress effort difference sense time money plan plans "
+                            "memories memory change changes mistake mistakes choice choices connection connections "
+                            "peace point sure it way impact")
+_JOB_NOUNS = words_of("job position role internship post gig career")
+_JOB_END = words_of("lose quit leave resign")
+_OBJ_PRONOUNS = words_of("it them him her me us this that these those everything something")
 _HEADLESS = words_of("collection lot lots bunch couple group set piece variety kind type sort number series pair "
                      "cup bottle slice bit range selection mix list box bag glass plate")
 _CATENATIVE_INNER = words_of("start begin continue keep decide try learn manage choose stop quit finish "
@@ -102,6 +120,7 @@ _CATENATIVE_INNER = words_of("start begin continue keep decide try learn manage 
 _CATENATIVE_KEEP = words_of("like love enjoy hate prefer plan want hope intend aim need wish dream expect "
                             "look forward go seek strive promise agree")
 _STOP_ASPECT = words_of("stop quit finish")
+_PLAN_VERBS = words_of("plan want hope intend aim expect wish dream go seek strive promise agree need")
 _PARTICLES = words_of("up out back off down over away around along")
 _PASSIVE = {
     "born": ("born_in", "fact"),
@@ -148,14 +167,25 @@ class _Tok:
     start: int
 
 
+_WORD = re.compile(r"\S+")
+_EDGE = ",;:!?()\"."
+
+
 def _tokens(sentence: str) -> list[_Tok]:
-    out = []
-    for m in _TOKEN.finditer(sentence):
-        text = m.group(0)
-        if text.endswith("'s") or text.endswith("s'"):
-            out.append(_Tok(text, text.lower(), m.start()))
-            continue
-        out.append(_Tok(text, text.lower(), m.start()))
+    """Whitespace tokens with edge punctuation split off ("Boston," -> "Boston", ","); inner dots stay."""
+    out: list[_Tok] = []
+    for m in _WORD.finditer(sentence):
+        text, at = m.group(0), m.start()
+        while text and text[0] in _EDGE:
+            out.append(_Tok(text[0], text[0], at))
+            text, at = text[1:], at + 1
+        tail: list[_Tok] = []
+        while text and text[-1] in _EDGE:
+            tail.append(_Tok(text[-1], text[-1], at + len(text) - 1))
+            text = text[:-1]
+        if text:
+            out.append(_Tok(text, text.lower(), at))
+        out.extend(reversed(tail))
     return out
 
 
@@ -171,7 +201,7 @@ def _is_verbish(tok: _Tok) -> bool:
 
 
 class _Reader:
-    __slots__ = ("toks", "ctx", "n", "out", "first")
+    __slots__ = ("toks", "ctx", "n", "out", "first", "third", "plural")
 
     def __init__(self, sentence: str, ctx: Ctx) -> None:
         self.toks = _tokens(sentence)
@@ -179,6 +209,8 @@ class _Reader:
         self.n = len(self.toks)
         self.out: list[Clause] = []
         self.first = True
+        self.third = False  # the current subject is third person (verbs must agree)
+        self.plural = False
 
     def low(self, i: int) -> str:
         return self.toks[i].low if 0 <= i < self.n else ""
@@ -208,9 +240,18 @@ class _Reader:
             names, j = self._names(i)
             if not names:
                 return [], i
+            if i == 0 and len(names) == 1 and " " not in names[0] and "'" not in names[0]:
+                # a capitalised first word is a name only if known or followed by a finite verb
+                known = any(n == names[0] for _, n in self.ctx.names) or names[0].casefold() == me.casefold()
+                nxt = self.low(j)
+                if not known and not (looks_finite(nxt) or nxt in AUXILIARIES or nxt in IRREGULAR
+                                      or nxt in _ADVERBS or nxt == "and" and self.low(j + 1) in _POSS):
+                    return [], i
             subjects = [(nm, nm.casefold() != me.casefold(), False) for nm in names]
-            if self.low(j) in {"'s", "s'"} or self.toks[j - 1].text.endswith("'s") if j - 1 < self.n else False:
-                pass
+            if self.low(j) == "and" and self.low(j + 1) in _POSS:
+                more, k = self._possessed(j + 1)
+                if more:  # "Melanie and her kids finished ...", "Nina and her husband run ..."
+                    return subjects + more, k
             return subjects, j
         return [], i
 
@@ -254,10 +295,12 @@ class _Reader:
         if owner is None or not np:
             return [], i
         head = np[0]
-        if j < self.n and _is_name(self.toks[j]) and len(head.split()) <= 2:
-            names, k = self._names(j)
-            if names:
-                return [(names[0], True, False)], k  # "my sister Ana works ..."
+        words = head.split()
+        named = [w for w in words[1:] if w[:1].isupper()]
+        if named and not words[0][:1].isupper():
+            return [(" ".join(named), True, False)], j  # "my sister Ana works ...", "our dog Rex hates ..."
+        if self.low(j) == "and" and j + 2 < self.n and self.low(j + 1) in {"i", "we"}:
+            return [(f"{owner}'s {head}", True, False), (self.ctx.me, False, False)], j + 2
         return [(f"{owner}'s {head}", True, False)], j
 
     # ---------------------------------------------------------------- noun phrases
@@ -280,7 +323,9 @@ class _Reader:
             if low in _PREPS and not (low == "of" and words and i + 1 < self.n and self.low(i + 1) not in _DETS
                                       | _POSS.keys() and len(words) <= 3):
                 break
-            if low in _SUBORD or low in _PRONOUN_SUBJ or low in {"they", "you", "it", "to", "not"}:
+            if low in _SUBORD or low in _PRONOUN_SUBJ or low in {"they", "you", "it", "to", "not", "-"}:
+                break
+            if words and (low in _DETS or low in _POSS):
                 break
             if low in AUXILIARIES and words:
                 break
@@ -289,7 +334,10 @@ class _Reader:
                 break
             if words and not subject and low in {"named", "called"}:
                 break
-            if words and low.endswith("ing") and not _is_name(tok) and low not in {"clothing", "building",
+            if words and low.endswith("ing") and not _is_name(tok) and (
+                    self.low(i + 1) in _DETS or self.low(i + 1) in _POSS or self.low(i + 1) in _OBJ_PRONOUNS
+                    or self.low(i + 1) in _PREPS and self.low(i + 1) not in {"of", "and"}) and low not in {
+                                                                                   "clothing", "building",
                                                                                    "painting", "evening",
                                                                                    "morning", "wedding",
                                                                                    "meeting", "training",
@@ -306,7 +354,9 @@ class _Reader:
             if stop_adj and words and (low in POSITIVE_FIND or low in NEGATIVE_FIND):
                 break
             if subject and words and (looks_finite(low) and not _is_name(tok) and low not in PETS
-                                      or low in IRREGULAR):
+                                      or low in IRREGULAR or low in VERB_LEMMAS
+                                      and (self.low(i + 1) in _PREPS or self.low(i + 1) in _DETS
+                                           or self.low(i + 1) in _POSS or self.low(i + 1) in _ADVERBS)):
                 break
             if not subject and words and low in IRREGULAR and low not in {"read", "set", "cut", "lead"}:
                 break
@@ -361,7 +411,20 @@ class _Reader:
             return None, start
         tok = self.toks[i]
         low = tok.low
-        if not low.isalpha() or low in COMMON_WORDS and low not in IRREGULAR and low not in {"like", "love"}:
+        if aux and aux[-1] in {"have", "has", "had"} and not (
+            low.endswith("ed") or low in _PAST_PARTICIPLE_IRREG or low in {"been", "had", "got", "gotten", "done"}
+            or low in _NEG
+        ):
+            aux.pop()  # "I have two cats": "have" is the verb here
+            i -= 1
+            while self.low(i) != "have" and self.low(i) not in {"has", "had"}:
+                i -= 1
+            tok = self.toks[i]
+            low = tok.low
+            return self._main_verb(i, tok, low, aux, negated, habitual, future, ended, start)
+        if low in _QUANT or low.isdigit() or low in _DETS:
+            return None, start
+        if not low.isalpha() or low in _NOT_VERB and low not in IRREGULAR and low not in {"like", "love"}:
             if aux and aux[-1] in {"am", "is", "are", "was", "were", "be", "been"}:
                 return {"copula": True, "aux": aux, "negated": negated, "habitual": habitual, "future": future,
                         "ended": ended}, i
@@ -380,6 +443,16 @@ class _Reader:
         if low in {"got", "get", "gets", "getting"} and self.low(i + 1) in _PASSIVE:
             return {"passive": self.low(i + 1), "aux": aux, "negated": negated, "habitual": habitual,
                     "future": future, "ended": ended}, i + 2
+        if low in {"got", "get", "gets", "getting"} and self.low(i + 1).endswith("ed"):
+            return None, start  # "got promoted", "got noticed": a passive we do not read
+        if self.third and not aux and not (looks_finite(low) or low in IRREGULAR or low.endswith("ing")):
+            if not (self.plural and lemma(low) == low and low in VERB_LEMMAS):
+                return None, start  # "Strength training improved": not a clause about "Strength"
+        return self._main_verb(i, tok, low, aux, negated, habitual, future, ended, start)
+
+    def _main_verb(self, i: int, tok: _Tok, low: str, aux: list[str], negated: bool, habitual: bool,
+                   future: bool, ended: bool, start: int) -> tuple[dict[str, object] | None, int]:
+        be = bool(aux) and aux[-1] in {"am", "is", "are", "was", "were", "be", "been", "being"}
         verb = lemma(low)
         past = not aux and (low.endswith("ed") or low in IRREGULAR and low != verb and not low.endswith("s")) \
             or bool(aux) and aux[0] in {"was", "were", "did", "had"}
@@ -388,10 +461,13 @@ class _Reader:
         inner_aspect = None
         if verb in _CATENATIVE_INNER or verb in _CATENATIVE_KEEP:
             nxt = self.low(i)
-            if nxt == "to" and i + 1 < self.n and self.low(i + 1).isalpha() and self.low(i + 1) not in _DETS:
-                if verb in _CATENATIVE_KEEP:
-                    return None, start  # "plans to", "wants to": the plan rule's
-                inner_aspect = verb
+            after = self.low(i + 1)
+            if nxt == "to" and after.isalpha() and after not in _DETS and not _is_name(self.toks[i + 1]) and (
+                    after in VERB_LEMMAS or verb != "go" and lemma(after) == after):
+                if verb in _CATENATIVE_KEEP and verb not in _PLAN_VERBS:
+                    return None, start  # "loves to paint": the likes rule's
+                inner_aspect = "plan" if verb in _PLAN_VERBS else verb
+                future = future or verb in _PLAN_VERBS
                 verb = lemma(self.low(i + 1))
                 i += 2
             elif nxt.endswith("ing") and nxt.isalpha() and verb in _CATENATIVE_INNER:
@@ -407,8 +483,13 @@ class _Reader:
             i += 1
         if particle and self.low(i) in {"for", "with", "on"} and map_verb(verb, self.low(i), particle):
             pass
-        if verb in {"be", "have", "do"} and verb != "have":
+        if verb == "be" or verb == "do" and self.low(i) in _NEG:
             return None, start
+        if verb == "go" and self.low(i).endswith("ing") and self.low(i).isalpha():
+            verb, particle = "practise", None  # "went camping", "goes hiking": the activity is the object
+            return {"verb": verb, "lemma": verb, "particle": None, "aux": aux, "negated": negated,
+                    "habitual": habitual, "future": future, "ended": ended, "past": past, "inner": inner_aspect,
+                    "progressive": False}, i
         return {"verb": f"{verb}_{particle}" if particle else verb, "lemma": verb, "particle": particle,
                 "aux": aux, "negated": negated, "habitual": habitual, "future": future, "ended": ended,
                 "past": past, "inner": inner_aspect, "progressive": low.endswith("ing") and be}, i
@@ -418,6 +499,8 @@ class _Reader:
         i = self._skip_intro()
         subjects, i = self.subject(i)
         while subjects and i < self.n:
+            self.third = all(tp for _, tp, _ in subjects)
+            self.plural = len(subjects) > 1 or subjects[0][0].lower().endswith("s")
             vg, j = self.verb_group(i)
             self.first = False
             if vg is None:
@@ -444,11 +527,13 @@ class _Reader:
         return 0
 
     def _next_clause(self, i: int) -> tuple[list[tuple[str, bool, bool]], int] | None:
+        coordinated = False
         while i < self.n and (self.low(i) in {",", "and", "but", "then", "also", "so", "later", "yet"}
                               or self.low(i) in _ADVERBS or self.low(i).endswith("ly") and i + 1 < self.n
                               and self.low(i + 1) in {",", "and", "but"}):
+            coordinated = coordinated or self.low(i) in {",", "and", "but", "then", "so", "yet"}
             i += 1
-        if i >= self.n:
+        if i >= self.n or not coordinated:
             return None
         low = self.low(i)
         if low in _PRONOUN_SUBJ or (_is_name(self.toks[i]) and i + 1 < self.n and _is_verbish(self.toks[i + 1])):
@@ -484,16 +569,35 @@ class _Reader:
             prep = self.low(i)
             if prep == _PASSIVE_PREP.get(passive, prep) and prep in _PREPS | {"into"}:
                 np, j = self.noun_phrase(i + 1)
+                if np and self.low(j) in {"named", "called"} and j + 1 < self.n and _is_name(self.toks[j + 1]):
+                    names, k = self._names(j + 1)
+                    if names:
+                        self.out.append(Clause(names[0], True, False, "be", np[0], -1, copula=True))
+                        np, j = (names[0], self.toks[j + 1].start), k
                 if np:
                     for s, tp, pr in subjects:
                         self.out.append(Clause(s, tp, pr, "be", np[0], np[1], passive=passive, **base))  # type: ignore[arg-type]
                     return j
+            if passive in {"married", "engaged"} and len(subjects) == 2:
+                (a, ta, pa), (b, _, _) = subjects  # "Megan and Josh got married": to each other
+                self.out.append(Clause(a, ta, pa, "be", b, -1, passive=passive, **base))  # type: ignore[arg-type]
             return i
         verb = str(vg["verb"])
+        if vg.get("lemma") in _SAY and self.low(i) not in {"in", "about", "with"}:
+            return self._skip_to_clause_end(i)  # "believes that ...", "mentioned X": reported content
         stop_adj = vg.get("lemma") in {"find", "consider", "call", "keep", "think"}
         obj: tuple[str, int] | None = None
+        if self.low(i) in _OBJ_PRONOUNS and not (self.low(i) == "her" and self.low(i + 1).isalpha()
+                                                 and self.low(i + 1) not in _PREPS | _SUBORD | {"to"}
+                                                 and self.low(i + 1) not in POSITIVE_FIND | NEGATIVE_FIND):
+            i += 1
         if i < self.n and self.low(i) not in _PREPS and self.low(i) not in {",", "and", "but", "to"}:
             obj, i = self.noun_phrase(i, stop_adj=stop_adj)
+        named_class: str | None = None
+        if obj and self.low(i) in {"named", "called"} and i + 1 < self.n and _is_name(self.toks[i + 1]):
+            names, j = self._names(i + 1)
+            if names:  # "a pilot named Ben": the value is Ben, a pilot
+                named_class, obj, i = obj[0], (names[0], self.toks[i + 1].start), j
         complement = None
         if obj and stop_adj and i < self.n and (self.low(i) in POSITIVE_FIND or self.low(i) in NEGATIVE_FIND):
             complement = self.low(i)
@@ -503,6 +607,8 @@ class _Reader:
             for s, tp, pr in subjects
         ]
         self.out.extend(clauses)
+        if named_class and obj:
+            self.out.append(Clause(obj[0], True, False, "be", named_class, -1, copula=True))
         # a second object: "a dog named Luna and a cat named Oliver" / "peanuts and shellfish"
         while obj and self.low(i) in {"and", ","} and (self.low(i + 1) in _DETS | _POSS.keys() | _QUANT):
             more, j = self.noun_phrase(i + 1)
@@ -512,6 +618,11 @@ class _Reader:
                 self.out.append(Clause(s, tp, pr, verb, more[0], more[1], **base))  # type: ignore[arg-type]
             i = j
         return self._pps(subjects, verb, i, base, clauses=clauses)
+
+    def _skip_to_clause_end(self, i: int) -> int:
+        while i < self.n and self.low(i) not in {",", ";", "but", "and"}:
+            i += 1
+        return i
 
     def _pps(self, subjects: list[tuple[str, bool, bool]], verb: str, i: int, base: dict[str, object],
              *, attach: bool = True, clauses: list[Clause] | None = None) -> int:
@@ -525,11 +636,11 @@ class _Reader:
                 continue
             if low not in _PP_KEEP:
                 break
-            if low == "to" and i + 1 < self.n and self.low(i + 1).isalpha() and self.low(i + 1) not in _DETS \
-                    and self.low(i + 1) not in _POSS and not _is_name(self.toks[i + 1]) \
-                    and (lemma(self.low(i + 1)) == self.low(i + 1) and self.low(i + 1) not in _TIME_WORDS
-                         and not self.low(i + 1).endswith(("s", "ion", "ment"))):
+            if low == "to" and self.low(i + 1) in VERB_LEMMAS and self.low(i + 1) not in {"school", "work",
+                                                                                      "church", "class"}:
                 break  # "to support those ...": a purpose clause, not a place
+            if self.low(i + 1).endswith("ing") and low not in {"to", "in", "at"} or self.low(i + 1) in _OBJ_PRONOUNS:
+                break  # "by reading stories", "for helping kids": a clause, not a thing
             np, j = self.noun_phrase(i + 1)
             if not np:
                 break
@@ -554,6 +665,8 @@ def read_clauses(sentence: str, ctx: Ctx) -> list[Clause]:
 # ------------------------------------------------------------------------------------------- clauses -> triples
 _CHANGE_VERBS = words_of("move relocate switch join start begin become adopt marry found launch open enroll enrol "
                          "settle sign take get land accept")
+_ADJ_ONLY = words_of("important necessary possible able proud happy sure glad lucky grateful thankful excited "
+                    "ready free new old good bad great better best hard easy black white red blue green")
 _OCC_SUFFIX = ("ist", "ician", "ologist", "eer", "grapher", "ator", "er", "or", "ant", "ent")
 
 
@@ -581,6 +694,9 @@ def _clean(obj: str | None, start: int, ctx: Ctx) -> str | None:
     if all(w.lower() in COMMON_WORDS or w.lower() in _BAD_OBJ for w in words):
         return None
     if _is_time(obj, start, ctx):
+        return None
+    if len(words) == 1 and (words[0].lower() in POSITIVE_FIND or words[0].lower() in NEGATIVE_FIND
+                            or words[0].lower() in _ADJ_ONLY):
         return None
     return obj
 
@@ -641,6 +757,17 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         verb = c.verb
         lem, _, particle = verb.partition("_")
         hit = map_verb(lem, None, particle or None)
+        head = (c.obj or "").lower().split()[-1:] or [""]
+        if lem == "make" and head[0] in _MAKE_NOT_CREATE:
+            hit = None  # "made friends", "made a decision": not a creation
+        if c.obj and head[0] in _JOB_NOUNS:
+            org = next(((p, o, st) for p, o, st in c.pps if p in {"at", "with", "for"}), None)
+            if org:  # "started a new job at X", "lost her job at X", "quit my job at the bank"
+                quit_ = lem in _JOB_END
+                c2 = Clause(c.subject, c.third_party, c.pronoun, c.verb, negated=c.negated or quit_,
+                            aspect="ended" if quit_ else ("ongoing" if c.aspect == "past_event" else c.aspect))
+                emit(c2, "works_at", org[1], "fact", 0.85, org[2])
+                continue
         if c.obj:
             if c.complement:
                 if c.complement in POSITIVE_FIND:
@@ -656,7 +783,7 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 pred, _, source = open_predicate(verb, None)
                 emit(c, pred, c.obj, "event" if c.aspect == "past_event" else "fact", 0.7, c.obj_start, source)
         for prep, pobj, pstart in c.pps:
-            phit = map_verb(lem, prep, particle or None)
+            phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (None if c.obj else hit)
             if phit and phit != hit or phit and not c.obj:
                 pred, kind = phit
                 emit(c, pred, pobj, kind, 0.85, pstart)

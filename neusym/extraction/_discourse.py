@@ -76,14 +76,15 @@ _NOT_X_BUT_Y = re.compile(
 _SWITCH = re.compile(
     r"\b(?:switched|switching|changed|moved|went|upgraded|converted)\s+(?:over\s+)?from\s+(?:an?\s+|the\s+|my\s+)?"
     r"(?P<x>[^,;.!?]+?)\s+to\s+(?:an?\s+|the\s+|my\s+)?(?P<y>[^,;.!?]+?)(?=\s*(?:$|[,;.!?]|\s+(?:because|since|"
-    r"last|this|in|after|when)\b))",
+    r"last|this|in|after|when|for|with|at|on|and|but|so|as|about)\b))",
     re.IGNORECASE,
 )
 
 
 def _same(a: str, b: str) -> bool:
     ka, kb = entity_key(a), entity_key(b)
-    return bool(ka) and bool(kb) and (ka == kb or ka.endswith(" " + kb) or kb.endswith(" " + ka))
+    return bool(ka) and bool(kb) and (ka == kb or ka.endswith(" " + kb) and len(ka.split()) <= len(kb.split()) + 2
+                                      or kb.endswith(" " + ka) and len(kb.split()) <= len(ka.split()) + 2)
 
 
 def apply_corrections(sentence: str, triples: list[RawTriple]) -> list[RawTriple]:

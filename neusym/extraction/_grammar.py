@@ -246,7 +246,7 @@ _TRAIL = re.compile(
 )
 _LEAD = re.compile(
     r"^(?:(?:i\s+think|i\s+guess|i\s+believe|i\s+would\s+say|i\s+mean|honestly|definitely|probably|maybe|perhaps|"
-    r"well|oh|so|and|but|also|actually|really|just)[\s,]+)+",
+    r"well|oh|so|and|but|also|actually|really|just|especially|particularly|mainly|mostly|including)[\s,]+)+",
     re.IGNORECASE,
 )
 _JUNK = re.compile(r"^[^\w@+$\u20ac\u00a3#\"']+")

@@ -67,7 +67,7 @@ _VOWELS = set("aeiouy")
 _KEEP_DOUBLE = ("ll", "ss", "ff", "zz")
 _DOUBLE_BASE = frozenset({"add", "err", "ebb", "egg", "purr", "buzz", "fizz"})
 _E_ENDINGS = (
-    "v", "c", "iz", "ys", "dg", "u", "ir", "ur", "ar", "or", "at", "it", "ut", "ag", "os", "ns", "rs", "ang", "eng",
+    "v", "c", "iz", "ys", "dg", "u", "ur", "ar", "or", "at", "it", "ut", "ag", "os", "ns", "rs", "ang", "eng",
     "bl", "pl", "tl", "dl", "gl", "kl", "fl", "zl", "ens", "ous", "uas", "eas", "ert", "ect",
 )
 _NO_E = frozenset(
@@ -109,7 +109,7 @@ def _add_e(stem: str) -> str:
         return stem
     if len(stem) == 2 and stem[0] in _VOWELS:
         return stem + "e"  # us-ing -> use
-    if re.search(r"[^aeiou](?:ot|et|ad|ud)$|(?<!a)(?<!o)id$", stem) and stem not in _NO_E:
+    if re.search(r"[^aeiou](?:ot|et|ad|ud)$|(?<!a)(?<!o)id$|[aoum]is$|[^aeiou]ir$", stem) and stem not in _NO_E:
         return stem + "e"  # promote, complete, persuade, include, decide (not avoid, raid)
     if stem.endswith(_E_ENDINGS) and not stem.endswith(("ss", "ll", "ck")):
         return stem + "e"
@@ -185,7 +185,7 @@ def _add(pred: str, kind: str, *keys: str) -> None:
 _add("lives_in", "fact", "live_in", "live_at", "live_near", "reside_in", "move_to", "relocate_to", "settle_in",
      "move_into", "rent_in", "base_in")
 _add("from", "fact", "come_from", "grow_up_in", "hail_from")
-_add("works_at", "fact", "work_at", "work_for", "work_with", "employ_at", "employ_by", "intern_at", "join_as",
+_add("works_at", "fact", "work_at", "work_for", "employ_at", "employ_by", "intern_at", "join_as",
      "hire_by", "hire_at")
 _add("job_title", "fact", "work_as", "serve_as", "employ_as", "hire_as", "promote_to")
 _add("studies", "fact", "study", "major_in", "learn", "study_for")
@@ -193,7 +193,7 @@ _add("studies_at", "fact", "study_at", "enrol_at", "enroll_at", "enroll_in", "en
 _add("graduated_from", "fact", "graduate_from", "finish_at")
 _add("member_of", "fact", "join", "belong_to", "sign_up_for", "join_in")
 _add("volunteers_at", "fact", "volunteer_at", "volunteer_for", "volunteer_with", "volunteer_in")
-_add("likes", "preference", "like", "love", "enjoy", "adore", "appreciate", "admire", "cherish", "treasure",
+_add("likes", "preference", "like", "love", "enjoy", "adore", "appreciate", "value", "admire", "cherish", "treasure",
      "fancy", "relish", "savor", "savour")
 _add("dislikes", "preference", "hate", "dislike", "detest", "despise", "loathe", "resent", "fear")
 _add("prefers", "preference", "prefer", "favour", "favor")
@@ -246,7 +246,8 @@ POSITIVE_FIND = frozenset(
     """inspiring relaxing rewarding fulfilling fun enjoyable therapeutic calming peaceful helpful useful
     meaningful interesting fascinating exciting amazing great wonderful beautiful empowering uplifting soothing
     motivating refreshing satisfying cathartic freeing healing comforting special valuable important
-    liberating energizing invigorating joyful delightful fantastic awesome cool nice lovely""".split()
+    liberating energizing invigorating joyful delightful fantastic awesome cool nice lovely unique magical cute
+    adorable hilarious funny impressive incredible memorable calm fulfilled essential""".split()
 )
 NEGATIVE_FIND = frozenset(
     """scary hard difficult stressful challenging boring tough frustrating exhausting overwhelming tiring

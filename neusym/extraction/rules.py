@@ -14,6 +14,7 @@ turn stays one memory, which is also what turn-level benchmarks score), and foll
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -139,6 +140,27 @@ def _aspect_of(t: RawTriple, lower: str) -> Aspect:
     return "ongoing"
 
 
+_PP_TAIL = re.compile(r"\s+(?:in|at|on|near|from|for|with|called|named|during|since|by)\s+\S.*$", re.IGNORECASE)
+_TRIMMED = frozenset({"plays", "studies", "owns", "bought", "is_a", "uses", "has", "attended", "visited",
+                      "went_to", "member_of", "job_title"})
+
+
+def _trim(triples: list[RawTriple]) -> list[RawTriple]:
+    """Cut prepositional tails off rule objects ("violin in the school orchestra" -> "violin"): the tail is
+    another fact (the clause reader reads it as one), and a value with a tail matches no other mention."""
+    for t in triples:
+        if t.predicate in _TRIMMED and " " in t.object:
+            head = _PP_TAIL.sub("", t.object)
+            if head and head != t.object:
+                t.object = head
+    return triples
+
+
+def _dedupe_is_a(triples: list[RawTriple]) -> list[RawTriple]:
+    said = {(t.subject.casefold(), t.object.casefold()) for t in triples if t.predicate != "is_a"}
+    return [t for t in triples if t.predicate != "is_a" or (t.subject.casefold(), t.object.casefold()) not in said]
+
+
 def _covered(t: RawTriple, found: list[RawTriple]) -> bool:
     """A clause triple repeats a rule triple when both link the same subject to overlapping objects."""
     subj, obj = t.subject.casefold(), t.object.casefold()
@@ -146,7 +168,7 @@ def _covered(t: RawTriple, found: list[RawTriple]) -> bool:
         if u.subject.casefold() != subj:
             continue
         other = u.object.casefold()
-        if obj == other or obj in other or other in obj or u.predicate == t.predicate and u.kind != "plan":
+        if obj == other or obj in other or other in obj or u.predicate == t.predicate and is_functional(t.predicate):
             return True
     return False
 
@@ -292,12 +314,12 @@ class RuleExtractor:
                 (x.start, x.text) for x in sent.mentions if x.kind == "name" and entity_key(x.text) != my_key
             ],
         )
-        raw_triples = run_rules(norm, words, ctx) if len(norm) <= 1000 and not sent.chitchat else []
+        raw_triples = _trim(run_rules(norm, words, ctx)) if len(norm) <= 1000 and not sent.chitchat else []
         if self.clauses and raw_triples is not None and not sent.chitchat and not (question or hypothetical):
             extra = clause_triples(read_clauses(norm, ctx), ctx, self.predicate_mapper)
             raw_triples += [t for t in extra if not _covered(t, raw_triples)]
         if raw_triples:
-            raw_triples = apply_corrections(norm, raw_triples)
+            raw_triples = apply_corrections(norm, _dedupe_is_a(raw_triples))
         if question_form or hypothetical:
             raw_triples = []
         sent.ttl = find_ttl(norm, now)
