@@ -67,7 +67,7 @@ class Clause:
 
 _PREPS = words_of("in at to from with for on about into near by as through during of onto toward towards "
                   "across around after before over under without within among between behind beside like via "
-                  "despite including throughout upon against beyond")
+                  "despite including throughout upon against beyond due")
 _PP_KEEP = words_of("in at to from with for on about into near by as through during onto towards toward "
                     "across around over under among between behind")
 _DETS = words_of("a an the some any this that these those another every each no")
@@ -101,7 +101,12 @@ VERB_LEMMAS = frozenset({k.split("_")[0] for k in VERB_PREDICATES} | set(IRREGUL
     "stay help become learn see pursue spend find try show feel build share create explore improve reach achieve "
     "express escape relax remember celebrate support enjoy continue get keep make take give be do have go "
     "visit meet buy play work study live travel check pick grab eat drink sleep watch read write finish "
-    "prepare save raise bring call ask tell start begin stop protect teach spread inspire encourage")
+    "prepare save raise bring call ask tell start begin stop protect teach spread inspire encourage focus "
+    "cover gather recharge reconnect approach overcome handle deal cope manage push grow heal stay feel "
+    "connect contribute pass apply look move change keep choose decide meet follow lead listen think talk "
+    "talk understand fix clean open close cook bake dance sing draw paint write sell send show spend win "
+    "lose earn pay rest sleep hike walk run swim ride drive fly travel explore discover adopt raise care "
+    "provide offer serve volunteer donate organize organise host attend join host complete prove improve")
 _NOT_VERB = (COMMON_WORDS - words_of("listen look wait guess think remember note let welcome thank love like need "
                                      "want have do speaking talking")) | _DETS
 _SAY = words_of("mention say express believe think feel know realize realise acknowledge admit explain hope "
@@ -353,6 +358,8 @@ class _Reader:
                 break
             if stop_adj and words and (low in POSITIVE_FIND or low in NEGATIVE_FIND):
                 break
+            if words and low.endswith("ed") and (self.low(i + 1) in _PREPS or self.low(i + 1) in _DETS):
+                break  # "a workshop focused on ...": a participle phrase starts
             if subject and words and (looks_finite(low) and not _is_name(tok) and low not in PETS
                                       or low in IRREGULAR or low in VERB_LEMMAS
                                       and (self.low(i + 1) in _PREPS or self.low(i + 1) in _DETS
@@ -516,14 +523,14 @@ class _Reader:
 
     def _skip_intro(self) -> int:
         # "Last week, Caroline ..." / "After the race, she ...": an opening adverbial up to the first comma
-        for k in range(min(self.n, 8)):
+        first = self.low(0)
+        if not (first in _PREPS or first in _SUBORD or first in _ADVERBS or first in _TIME_WORDS
+                or first in {"last", "this", "next", "yesterday", "today", "recently", "lately", "earlier"}
+                or first.endswith("ly")):
+            return 0
+        for k in range(1, min(self.n, 9)):
             if self.low(k) == ",":
-                before = self.toks[:k]
-                if before and not any(t.low in _PRONOUN_SUBJ or (looks_finite(t.low) and t.low not in _TIME_WORDS
-                                                                 and not t.low.endswith("s"))
-                                      for t in before[1:]):
-                    return k + 1
-                break
+                return k + 1
         return 0
 
     def _next_clause(self, i: int) -> tuple[list[tuple[str, bool, bool]], int] | None:
@@ -533,9 +540,11 @@ class _Reader:
                               and self.low(i + 1) in {",", "and", "but"}):
             coordinated = coordinated or self.low(i) in {",", "and", "but", "then", "so", "yet"}
             i += 1
-        if i >= self.n or not coordinated:
+        if i >= self.n or not coordinated and self.low(i) != "who":
             return None
         low = self.low(i)
+        if low == "who" and self.out and self.out[-1].copula and i + 1 < self.n and _is_verbish(self.toks[i + 1]):
+            return [], i + 1  # "Jon is a dancer who runs a studio": the relative clause is about Jon
         if low in _PRONOUN_SUBJ or (_is_name(self.toks[i]) and i + 1 < self.n and _is_verbish(self.toks[i + 1])):
             subjects, j = self.subject(i)
             return (subjects, j) if subjects else None
@@ -620,9 +629,7 @@ class _Reader:
         return self._pps(subjects, verb, i, base, clauses=clauses)
 
     def _skip_to_clause_end(self, i: int) -> int:
-        while i < self.n and self.low(i) not in {",", ";", "but", "and"}:
-            i += 1
-        return i
+        return self.n  # reported content ("believes that X, Y and Z") is not the subject's own doing
 
     def _pps(self, subjects: list[tuple[str, bool, bool]], verb: str, i: int, base: dict[str, object],
              *, attach: bool = True, clauses: list[Clause] | None = None) -> int:
@@ -639,7 +646,8 @@ class _Reader:
             if low == "to" and self.low(i + 1) in VERB_LEMMAS and self.low(i + 1) not in {"school", "work",
                                                                                       "church", "class"}:
                 break  # "to support those ...": a purpose clause, not a place
-            if self.low(i + 1).endswith("ing") and low not in {"to", "in", "at"} or self.low(i + 1) in _OBJ_PRONOUNS:
+            if self.low(i + 1).endswith("ing") and self.low(i + 1) not in _ING_NOUNS \
+                    or self.low(i + 1) in _OBJ_PRONOUNS:
                 break  # "by reading stories", "for helping kids": a clause, not a thing
             np, j = self.noun_phrase(i + 1)
             if not np:
@@ -665,6 +673,10 @@ def read_clauses(sentence: str, ctx: Ctx) -> list[Clause]:
 # ------------------------------------------------------------------------------------------- clauses -> triples
 _CHANGE_VERBS = words_of("move relocate switch join start begin become adopt marry found launch open enroll enrol "
                          "settle sign take get land accept")
+_TRIP_NOUNS = words_of("trip trips vacation holiday journey visit tour getaway roadtrip road-trip")
+_ING_NOUNS = words_of("clothing building painting evening morning wedding meeting training camping hiking reading "
+                      "writing counseling counselling gaming swimming cooking dancing parenting fishing sibling ring "
+                      "spring thing king nothing something anything everything")
 _ADJ_ONLY = words_of("important necessary possible able proud happy sure glad lucky grateful thankful excited "
                     "ready free new old good bad great better best hard easy black white red blue green")
 _OCC_SUFFIX = ("ist", "ician", "ologist", "eer", "grapher", "ator", "er", "or", "ant", "ent")
@@ -738,8 +750,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
     for c in clauses:
         if c.copula:
             what = c.obj or ""
-            if c.subject == ctx.me and not _occupation(what):
-                continue
+            if c.subject == ctx.me and not _occupation(what) or what.lower().split()[-1] in RELATIONS:
+                continue  # "Sarah is my sister": the relation rules say it better
             if _occupation(what):
                 emit(c, "job_title", what, "fact", 0.85, c.obj_start)
             elif c.third_party:
@@ -760,6 +772,11 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         head = (c.obj or "").lower().split()[-1:] or [""]
         if lem == "make" and head[0] in _MAKE_NOT_CREATE:
             hit = None  # "made friends", "made a decision": not a creation
+        if c.obj and head[0] in _TRIP_NOUNS and lem in LIGHT_VERBS | {"plan", "book", "go"}:
+            for prep, pobj, pstart in c.pps:
+                if prep in {"to", "in"}:  # "took a trip to Chicago"
+                    emit(c, "visited", pobj, "event", 0.85, pstart)
+            continue
         if c.obj and head[0] in _JOB_NOUNS:
             org = next(((p, o, st) for p, o, st in c.pps if p in {"at", "with", "for"}), None)
             if org:  # "started a new job at X", "lost her job at X", "quit my job at the bank"
@@ -789,6 +806,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 emit(c, pred, pobj, kind, 0.85, pstart)
             elif lem == "switch" and prep == "from":
                 continue  # the corrections pass retracts the old value
+            elif lem in LIGHT_VERBS and lem not in {"find", "make"}:
+                continue  # "had a discussion about X": the light verb says nothing about X
             elif prep in {"in", "at", "to", "from", "with", "for", "on", "about", "into", "near", "as"}:
                 pred, _, source = open_predicate(verb, prep)
                 emit(c, pred, pobj, "event" if c.aspect == "past_event" else "fact", 0.65, pstart, source)

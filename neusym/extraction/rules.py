@@ -21,9 +21,10 @@ from datetime import datetime
 
 from neusym.errors import InvalidInputError
 from neusym.extraction import _cues as cue
-from neusym.extraction._clauses import clause_triples, read_clauses
+from neusym.extraction._clauses import VERB_LEMMAS, clause_triples, read_clauses
 from neusym.extraction._discourse import apply_corrections, markers_of, strip_markers
 from neusym.extraction._grammar import Ctx, RawTriple
+from neusym.extraction._lexicon import NEGATIVE_FIND, POSITIVE_FIND, lemma
 from neusym.extraction._rules import run_rules
 from neusym.extraction._text import is_chitchat, normalise, protect, restore, sentence_spans
 from neusym.extraction.base import Aspect, Extraction, FactDetail, _value_span, entity_key
@@ -145,15 +146,41 @@ _TRIMMED = frozenset({"plays", "studies", "owns", "bought", "is_a", "uses", "has
                       "went_to", "member_of", "job_title"})
 
 
+_POSS_LEAD = re.compile(r"^(?:his|her|their|its|your)\s+", re.IGNORECASE)
+_CLAUSE_TAIL = re.compile(r"\s+(?:what|that|which|who|whom|when|where|while|because)\b.*$", re.IGNORECASE)
+_TASTES = frozenset({"likes", "dislikes", "prefers"})
+
+
+def _bad_item(obj: str) -> bool:
+    """A list item of a taste rule that is really the next clause ("finds it challenging") or a filler word."""
+    words = obj.lower().split()
+    first = words[0]
+    if len(words) == 1 and (first in POSITIVE_FIND or first in NEGATIVE_FIND or first in _FILLER):
+        return True
+    if first.endswith("s") and lemma(first) in VERB_LEMMAS and lemma(first) != first and len(words) > 1:
+        return True  # "admires top players", "finds it challenging"
+    return first.endswith("ing") and len(words) > 1 and words[1] in {"it", "them", "him", "her", "me", "us"}
+
+
+_FILLER = frozenset({"especially", "particularly", "mostly", "also", "too", "more", "most", "much", "lot"})
+
+
 def _trim(triples: list[RawTriple]) -> list[RawTriple]:
-    """Cut prepositional tails off rule objects ("violin in the school orchestra" -> "violin"): the tail is
-    another fact (the clause reader reads it as one), and a value with a tail matches no other mention."""
+    """Tidy rule objects: cut prepositional tails ("violin in the school orchestra" -> "violin": the tail is
+    another fact, read by the clause reader) and relative clauses, drop possessive pronouns, and drop taste
+    list items that are really the next clause ("loves X and finds it challenging")."""
+    out = []
     for t in triples:
-        if t.predicate in _TRIMMED and " " in t.object:
-            head = _PP_TAIL.sub("", t.object)
-            if head and head != t.object:
-                t.object = head
-    return triples
+        if " " in t.object and t.predicate != "plans_to":
+            obj = _POSS_LEAD.sub("", t.object)
+            if t.predicate in _TRIMMED:
+                obj = _PP_TAIL.sub("", obj) or obj
+            obj = _CLAUSE_TAIL.sub("", obj) or obj
+            t.object = obj
+        if t.predicate in _TASTES and _bad_item(t.object):
+            continue
+        out.append(t)
+    return out
 
 
 def _dedupe_is_a(triples: list[RawTriple]) -> list[RawTriple]:
@@ -168,7 +195,9 @@ def _covered(t: RawTriple, found: list[RawTriple]) -> bool:
         if u.subject.casefold() != subj:
             continue
         other = u.object.casefold()
-        if obj == other or obj in other or other in obj or u.predicate == t.predicate and is_functional(t.predicate):
+        if obj == other or obj in other or other in obj or u.predicate == t.predicate and (
+            is_functional(t.predicate) or t.predicate == "is_a"
+        ):
             return True
     return False
 
