@@ -206,7 +206,7 @@ def _is_verbish(tok: _Tok) -> bool:
 
 
 class _Reader:
-    __slots__ = ("toks", "ctx", "n", "out", "first", "third", "plural")
+    __slots__ = ("toks", "ctx", "n", "out", "first", "third", "plural", "subject_names")
 
     def __init__(self, sentence: str, ctx: Ctx) -> None:
         self.toks = _tokens(sentence)
@@ -216,6 +216,7 @@ class _Reader:
         self.first = True
         self.third = False  # the current subject is third person (verbs must agree)
         self.plural = False
+        self.subject_names: list[str] = []
 
     def low(self, i: int) -> str:
         return self.toks[i].low if 0 <= i < self.n else ""
@@ -506,6 +507,7 @@ class _Reader:
         i = self._skip_intro()
         subjects, i = self.subject(i)
         while subjects and i < self.n:
+            self.subject_names.extend(s for s, tp, _ in subjects if tp and s[:1].isupper() and "'" not in s)
             self.third = all(tp for _, tp, _ in subjects)
             self.plural = len(subjects) > 1 or subjects[0][0].lower().endswith("s")
             vg, j = self.verb_group(i)
@@ -628,6 +630,37 @@ class _Reader:
             i = j
         return self._pps(subjects, verb, i, base, clauses=clauses)
 
+    def concepts(self, limit: int = 4) -> list[str]:
+        out: list[str] = []
+        seen: set[str] = set()
+        i = 0
+        for name in self.subject_names:
+            if name.lower() not in seen and name.casefold() != self.ctx.me.casefold():
+                seen.add(name.lower())
+                out.append(name)
+        while i < self.n and len(out) < limit:
+            low = self.low(i)
+            if low == "to" and self.low(i + 1) in VERB_LEMMAS:
+                i += 2  # "to stay confident": an infinitive, not a place
+                continue
+            if low in _DETS or low in _POSS or low in _PP_KEEP or low == "of":
+                np, j = self.noun_phrase(i + 1)
+                if np:
+                    text = np[0]
+                    if text.lower().endswith(" of"):
+                        text = text[:-3]
+                    words = text.lower().split()
+                    if (words[-1] not in _GENERIC and not all(w in _BAD_OBJ or w in COMMON_WORDS for w in words)
+                            and not _is_time(text, np[1], self.ctx) and words[-1] not in _ADJ_ONLY
+                            and words[-1] not in POSITIVE_FIND and len(words) <= 4
+                            and not words[0].endswith("ing") and text.lower() not in seen):
+                        seen.add(text.lower())
+                        out.append(text)
+                    i = max(j, i + 1)
+                    continue
+            i += 1
+        return out
+
     def _skip_to_clause_end(self, i: int) -> int:
         return self.n  # reported content ("believes that X, Y and Z") is not the subject's own doing
 
@@ -665,14 +698,33 @@ class _Reader:
 
 def read_clauses(sentence: str, ctx: Ctx) -> list[Clause]:
     """Clauses of one normalised sentence (see the module docstring); ``[]`` when none can be read."""
+    return read_sentence(sentence, ctx)[0]
+
+
+def read_sentence(sentence: str, ctx: Ctx) -> tuple[list[Clause], list[str]]:
+    """Clauses and concept noun phrases ("pottery class", "homeless shelter") of one normalised sentence.
+
+    Concepts are the noun phrases after a determiner, a possessive or a preposition that are not generic
+    ("time", "life", "way"): entities of their own in the graph, so two memories about the same shelter meet on
+    one node even when no triple links them.
+    """
     if len(sentence) > 600:
-        return []
-    return _Reader(sentence, ctx).read()
+        return [], []
+    reader = _Reader(sentence, ctx)
+    return reader.read(), reader.concepts()
 
 
 # ------------------------------------------------------------------------------------------- clauses -> triples
 _CHANGE_VERBS = words_of("move relocate switch join start begin become adopt marry found launch open enroll enrol "
                          "settle sign take get land accept")
+_GENERIC = words_of(
+    "time times way ways thing things lot lots life lives people person moment moments day days part parts kind "
+    "sort type bit end rest number world idea ideas sense place places point fact facts experience experiences "
+    "importance power others one ones journey feelings feeling emotions emotion reason reasons aspect aspects "
+    "side process stuff something anything everything nothing someone anyone everyone others self oneself "
+    "himself herself themselves ability chance opportunity opportunities conversation chat talk discussion "
+    "future past present meaning value values goal goals dream dreams hope plan plans"
+)
 _TRIP_NOUNS = words_of("trip trips vacation holiday journey visit tour getaway roadtrip road-trip")
 _ING_NOUNS = words_of("clothing building painting evening morning wedding meeting training camping hiking reading "
                       "writing counseling counselling gaming swimming cooking dancing parenting fishing sibling ring "

@@ -21,7 +21,7 @@ from datetime import datetime
 
 from neusym.errors import InvalidInputError
 from neusym.extraction import _cues as cue
-from neusym.extraction._clauses import VERB_LEMMAS, clause_triples, read_clauses
+from neusym.extraction._clauses import VERB_LEMMAS, clause_triples, read_sentence
 from neusym.extraction._discourse import apply_corrections, markers_of, strip_markers
 from neusym.extraction._grammar import Ctx, RawTriple
 from neusym.extraction._lexicon import NEGATIVE_FIND, POSITIVE_FIND, lemma
@@ -91,6 +91,7 @@ class _Sentence:
     details: list[_Detail] = field(default_factory=list)
     aspect: Aspect | None = None
     mentions: list[Mention] = field(default_factory=list)
+    concepts: list[str] = field(default_factory=list)
     signals: list[str] = field(default_factory=list)
     confidence: float = 0.6
     importance: float = 0.4
@@ -345,7 +346,8 @@ class RuleExtractor:
         )
         raw_triples = _trim(run_rules(norm, words, ctx)) if len(norm) <= 1000 and not sent.chitchat else []
         if self.clauses and raw_triples is not None and not sent.chitchat and not (question or hypothetical):
-            extra = clause_triples(read_clauses(norm, ctx), ctx, self.predicate_mapper)
+            clauses, sent.concepts = read_sentence(norm, ctx)
+            extra = clause_triples(clauses, ctx, self.predicate_mapper)
             raw_triples += [t for t in extra if not _covered(t, raw_triples)]
         if raw_triples:
             raw_triples = apply_corrections(norm, _dedupe_is_a(raw_triples))
@@ -673,4 +675,7 @@ class RuleExtractor:
         for t in triples:
             if t.predicate not in _NO_ENTITY and len(t.object.split()) <= 4:
                 add(t.object)
+        for s in group:
+            for concept in s.concepts:
+                add(concept)
         return list(found.values())
