@@ -16,6 +16,7 @@ clause the reader cannot parse yields nothing. The optional dependency-parser pa
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from neusym.extraction._grammar import Ctx, RawTriple
@@ -44,7 +45,11 @@ from neusym.extraction._text import (
 from neusym.extraction.semantic import PredicateMapper
 from neusym.extraction.vocabulary import canonical_predicate
 
-__all__ = ["Clause", "clause_triples", "read_clauses"]
+__all__ = ["Clause", "ClauseReader", "clause_triples", "read_clauses", "read_sentence"]
+
+
+ClauseReader = Callable[[str, Ctx], tuple[list["Clause"], list[str]]]
+"""Reads one normalised sentence into clauses and concept noun phrases (:func:`read_sentence`, or a parser's)."""
 
 
 @dataclass(slots=True)
@@ -125,6 +130,7 @@ _CATENATIVE_INNER = words_of("start begin continue keep decide try learn manage 
 _CATENATIVE_KEEP = words_of("like love enjoy hate prefer plan want hope intend aim need wish dream expect "
                             "look forward go seek strive promise agree")
 _STOP_ASPECT = words_of("stop quit finish")
+_SUB_CLAUSE = words_of("when while after before because since as although though until once where that whenever")
 _PLAN_VERBS = words_of("plan want hope intend aim expect wish dream go seek strive promise agree need")
 _PARTICLES = words_of("up out back off down over away around along")
 _PASSIVE = {
@@ -206,7 +212,7 @@ def _is_verbish(tok: _Tok) -> bool:
 
 
 class _Reader:
-    __slots__ = ("toks", "ctx", "n", "out", "first", "third", "plural", "subject_names")
+    __slots__ = ("toks", "ctx", "n", "out", "first", "third", "plural", "subject_names", "place")
 
     def __init__(self, sentence: str, ctx: Ctx) -> None:
         self.toks = _tokens(sentence)
@@ -217,6 +223,7 @@ class _Reader:
         self.third = False  # the current subject is third person (verbs must agree)
         self.plural = False
         self.subject_names: list[str] = []
+        self.place: tuple[str, int] | None = None  # antecedent of a "where" clause
 
     def low(self, i: int) -> str:
         return self.toks[i].low if 0 <= i < self.n else ""
@@ -235,7 +242,8 @@ class _Reader:
                 if self.low(i + 1) == "and" and i + 2 < self.n and _is_name(self.toks[i + 2]):
                     return [(me, False, False), (self.toks[i + 2].text, True, False)], i + 3
                 return [(me, False, False)], i + 1
-            who = self.ctx.referent_at(self.toks[i].start)
+            # a subject pronoun continues the sentence's subject (centering); else the last name before it
+            who = self.subject_names[0] if self.subject_names else self.ctx.referent_at(self.toks[i].start)
             return ([(who, True, True)], i + 1) if who else ([], i)
         if low in _POSS:
             return self._possessed(i)
@@ -292,7 +300,7 @@ class _Reader:
         if kind == "me":
             return self.ctx.me
         if kind == "ref":
-            return self.ctx.referent_at(pos)
+            return self.ctx.referent_at(pos) or (self.subject_names[0] if self.subject_names else None)
         return None
 
     def _possessed(self, i: int) -> tuple[list[tuple[str, bool, bool]], int]:
@@ -542,11 +550,22 @@ class _Reader:
                               and self.low(i + 1) in {",", "and", "but"}):
             coordinated = coordinated or self.low(i) in {",", "and", "but", "then", "so", "yet"}
             i += 1
-        if i >= self.n or not coordinated and self.low(i) != "who":
+        if i >= self.n or not coordinated and self.low(i) != "who" and self.low(i) not in _SUB_CLAUSE:
             return None
         low = self.low(i)
         if low == "who" and self.out and self.out[-1].copula and i + 1 < self.n and _is_verbish(self.toks[i + 1]):
             return [], i + 1  # "Jon is a dancer who runs a studio": the relative clause is about Jon
+        if low in _SUB_CLAUSE and i + 1 < self.n and (self.low(i + 1) in _PRONOUN_SUBJ or self.low(i + 1) in _POSS
+                                                       or _is_name(self.toks[i + 1])):
+            # "... when he sees X", "... because she loves Y", "a store where she sells Z": a clause of its own
+            subjects, j = self.subject(i + 1)
+            if subjects and j < self.n and (_is_verbish(self.toks[j]) or self.low(j) in AUXILIARIES
+                                            or self.low(j) in _ADVERBS or subjects[0][0] == self.ctx.me):
+                if low == "where" and self.out and (self.out[-1].pps or self.out[-1].obj):
+                    last = self.out[-1]
+                    self.place = (last.pps[-1][1], last.pps[-1][2]) if last.pps else (last.obj or "", last.obj_start)
+                return subjects, j
+            return None
         if low in _PRONOUN_SUBJ or (_is_name(self.toks[i]) and i + 1 < self.n and _is_verbish(self.toks[i + 1])):
             subjects, j = self.subject(i)
             return (subjects, j) if subjects else None
@@ -595,6 +614,9 @@ class _Reader:
             return i
         verb = str(vg["verb"])
         if vg.get("lemma") in _SAY and self.low(i) not in {"in", "about", "with"}:
+            k = i + 1 if self.low(i) == "that" else i
+            if k < self.n and (self.low(k) in _PRONOUN_SUBJ or _is_name(self.toks[k])) and k > i:
+                return k - 1  # "acknowledges that Joanna likes X": read the reported clause on its own
             return self._skip_to_clause_end(i)  # "believes that ...", "mentioned X": reported content
         stop_adj = vg.get("lemma") in {"find", "consider", "call", "keep", "think"}
         obj: tuple[str, int] | None = None
@@ -618,6 +640,10 @@ class _Reader:
             for s, tp, pr in subjects
         ]
         self.out.extend(clauses)
+        if self.place is not None:
+            for c in clauses:  # "a store where she sells pieces": she sells them at the store
+                c.pps.append(("at", self.place[0], self.place[1]))
+            self.place = None
         if named_class and obj:
             self.out.append(Clause(obj[0], True, False, "be", named_class, -1, copula=True))
         # a second object: "a dog named Luna and a cat named Oliver" / "peanuts and shellfish"

@@ -21,7 +21,7 @@ from datetime import datetime
 
 from neusym.errors import InvalidInputError
 from neusym.extraction import _cues as cue
-from neusym.extraction._clauses import VERB_LEMMAS, clause_triples, read_sentence
+from neusym.extraction._clauses import VERB_LEMMAS, ClauseReader, clause_triples, read_sentence
 from neusym.extraction._discourse import apply_corrections, markers_of, strip_markers
 from neusym.extraction._grammar import Ctx, RawTriple
 from neusym.extraction._lexicon import NEGATIVE_FIND, POSITIVE_FIND, lemma
@@ -215,6 +215,12 @@ class RuleExtractor:
             plans, expiries). ``False`` always returns at most one memory per text.
         max_chars: only this many characters are analysed (the whole text is still the content of the memory).
             Memories are statements, not documents; this bounds the cost of a pasted document.
+        clauses: run the shallow clause reader after the rule table (subject-verb-object facts for the long tail
+            of phrasings, concept noun phrases as entities). ``False`` gives the rule table alone.
+        predicate_mapper: maps verbs the lexicon does not know onto the vocabulary (e.g.
+            :class:`~neusym.extraction.semantic.SemanticPredicateMapper`); ``None`` keeps their open lemma.
+        clause_reader: replaces the shallow clause reader (e.g. a dependency parser's, see
+            :mod:`neusym.extraction.parser`); it must return the same :class:`Clause` records.
     """
 
     name = "rules"
@@ -226,11 +232,13 @@ class RuleExtractor:
         max_chars: int = 20_000,
         clauses: bool = True,
         predicate_mapper: PredicateMapper | None = None,
+        clause_reader: ClauseReader | None = None,
     ) -> None:
         self.split = split
         self.max_chars = max_chars
         self.clauses = clauses
         self.predicate_mapper = predicate_mapper
+        self.clause_reader = clause_reader
 
     # ------------------------------------------------------------------ public API
     def extract(
@@ -346,7 +354,7 @@ class RuleExtractor:
         )
         raw_triples = _trim(run_rules(norm, words, ctx)) if len(norm) <= 1000 and not sent.chitchat else []
         if self.clauses and raw_triples is not None and not sent.chitchat and not (question or hypothetical):
-            clauses, sent.concepts = read_sentence(norm, ctx)
+            clauses, sent.concepts = (self.clause_reader or read_sentence)(norm, ctx)
             extra = clause_triples(clauses, ctx, self.predicate_mapper)
             raw_triples += [t for t in extra if not _covered(t, raw_triples)]
         if raw_triples:
