@@ -182,6 +182,14 @@ _WORD = re.compile(r"\S+")
 _EDGE = ",;:!?()\"."
 
 
+_COLOURS = words_of("black white red blue green yellow orange purple pink brown grey gray gold silver")
+_ADJ_SUFFIX = ("ful", "ous", "ive", "al", "ic", "ish", "less", "able", "ible", "ary", "ian")
+
+
+def _adjective(word: str) -> bool:
+    return word in _COLOURS or (len(word) > 4 and word.endswith(_ADJ_SUFFIX))
+
+
 def _tokens(sentence: str) -> list[_Tok]:
     """Whitespace tokens with edge punctuation split off ("Boston," -> "Boston", ","); inner dots stay."""
     out: list[_Tok] = []
@@ -378,6 +386,11 @@ class _Reader:
                 break
             words.append(tok)
             i += 1
+            if (low == words[-1].low and self.low(i) == "and" and len(words) <= 2 and _adjective(low)
+                    and self.low(i + 1).isalpha() and _adjective(self.low(i + 1))
+                    and self.low(i + 2).isalpha() and self.low(i + 2) not in _PREPS and self.low(i + 2) not in _DETS):
+                words.extend(self.toks[i: i + 2])  # "a black and white bowl"
+                i += 2
         if not words:
             return None, start
         text = " ".join(w.text for w in words)
@@ -586,6 +599,14 @@ class _Reader:
         negated = bool(vg.get("negated")) or vg.get("inner") in _STOP_ASPECT
         base = {"negated": negated, "aspect": aspect}
         if vg.get("copula"):
+            adj = self.low(i)
+            if (adj.isalpha() and adj not in _NOT_VERB and self.low(i + 1) in _ADJ_PREPS
+                    and self.low(i + 2) not in _OBJ_PRONOUNS and not self.low(i + 2).endswith("ing")):
+                np, j = self.noun_phrase(i + 2)
+                if np:  # "is proud of her kids", "is grateful for the support", "is full of energy"
+                    for s, tp, pr in subjects:
+                        self.out.append(Clause(s, tp, pr, f"{adj}_{self.low(i + 1)}", np[0], np[1], **base))  # type: ignore[arg-type]
+                    return j
             if self.low(i) in {"a", "an", "the"} or self.low(i) in _POSS:
                 np, j = self.noun_phrase(i)
                 if np:
@@ -752,9 +773,9 @@ _GENERIC = words_of(
     "future past present meaning value values goal goals dream dreams hope plan plans"
 )
 _TRIP_NOUNS = words_of("trip trips vacation holiday journey visit tour getaway roadtrip road-trip")
-_ING_NOUNS = words_of("clothing building painting evening morning wedding meeting training camping hiking reading "
-                      "writing counseling counselling gaming swimming cooking dancing parenting fishing sibling ring "
-                      "spring thing king nothing something anything everything")
+_ADJ_PREPS = words_of("of for about with to in on at by")
+_ING_NOUNS = words_of("clothing building evening morning wedding meeting sibling ring spring thing king nothing "
+                      "something anything everything")
 _ADJ_ONLY = words_of("important necessary possible able proud happy sure glad lucky grateful thankful excited "
                     "ready free new old good bad great better best hard easy black white red blue green")
 _OCC_SUFFIX = ("ist", "ician", "ologist", "eer", "grapher", "ator", "er", "or", "ant", "ent")
@@ -877,6 +898,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             elif lem not in LIGHT_VERBS or lem in {"make", "take", "keep", "find", "give", "get", "see"}:
                 pred, _, source = open_predicate(verb, None)
                 emit(c, pred, c.obj, "event" if c.aspect == "past_event" else "fact", 0.7, c.obj_start, source)
+        if c.obj and c.obj.split()[0].lower().endswith("ing") and c.obj.split()[0].lower() not in _ING_NOUNS:
+            continue  # "loves traveling to new places": the places belong to the travelling, not the loving
         for prep, pobj, pstart in c.pps:
             phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (None if c.obj else hit)
             if phit and phit != hit or phit and not c.obj:

@@ -163,6 +163,8 @@ def _bad_item(obj: str) -> bool:
     return first.endswith("ing") and len(words) > 1 and words[1] in {"it", "them", "him", "her", "me", "us"}
 
 
+_TRAIL_ADV = frozenset({"nonstop", "together", "again", "now", "too", "recently", "lately", "often", "daily",
+                        "regularly", "sometimes", "anymore", "still", "already", "online", "remotely"})
 _FILLER = frozenset({"especially", "particularly", "mostly", "also", "too", "more", "most", "much", "lot"})
 
 
@@ -177,7 +179,10 @@ def _trim(triples: list[RawTriple]) -> list[RawTriple]:
             if t.predicate in _TRIMMED:
                 obj = _PP_TAIL.sub("", obj) or obj
             obj = _CLAUSE_TAIL.sub("", obj) or obj
-            t.object = obj
+            words = obj.split()
+            while len(words) > 1 and (words[-1].lower() in _TRAIL_ADV or words[-1].lower().endswith("ly")):
+                words.pop()  # "Cyberpunk 2077 nonstop" -> "Cyberpunk 2077"
+            t.object = " ".join(words)
         if t.predicate in _TASTES and _bad_item(t.object):
             continue
         out.append(t)
