@@ -31,7 +31,7 @@ from neusym.extraction.base import Aspect, Extraction, FactDetail, _value_span, 
 from neusym.extraction.dates import DateMention, find_dates, find_ttl, resolve_now
 from neusym.extraction.entities import Mention, find_mentions
 from neusym.extraction.semantic import PredicateMapper
-from neusym.extraction.vocabulary import is_functional, predicate_tag
+from neusym.extraction.vocabulary import VALUE_PREDICATES, is_functional, predicate_tag
 from neusym.record import MemoryType, Triple
 
 __all__ = ["RuleExtractor"]
@@ -68,7 +68,6 @@ _IMPORTANCE = {
 }
 _SAFETY = frozenset({"allergic_to", "intolerant_to", "avoids", "diet"})
 _IDENTITY = frozenset({"name", "birthday", "phone", "email", "married_to", "lives_in", "works_at"})
-_NO_ENTITY = frozenset({"plans_to", "feels", "age", "has", "birthday", "birth_year", "nationality", "diet"})
 _ENTITY_KINDS = frozenset({"name", "place", "email", "url", "handle", "phone", "date", "amount", "title"})
 _SELF_NAMES = frozenset({"user", "assistant"})
 
@@ -686,7 +685,7 @@ class RuleExtractor:
                 if m.kind in _ENTITY_KINDS:
                     add(restore(m.text))
         for t in triples:
-            if t.predicate not in _NO_ENTITY and len(t.object.split()) <= 4:
+            if t.predicate not in VALUE_PREDICATES and len(t.object.split()) <= 4:
                 add(t.object)
         for s in group:
             for concept in s.concepts:

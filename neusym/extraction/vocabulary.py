@@ -22,8 +22,10 @@ __all__ = [
     "PREDICATES",
     "PREDICATE_ALIASES",
     "PREDICATE_TAGS",
+    "VALUE_PREDICATES",
     "canonical_predicate",
     "is_functional",
+    "normalise_predicate",
     "predicate_tag",
     "TOPIC_PREDICATES",
     "PREDICATE_SPECS",
@@ -138,6 +140,11 @@ FUNCTIONAL_PREDICATES: frozenset[str] = frozenset(
 "prefers tea" and "prefers window seats" look like a conflict, and governance should arbitrate rather than overwrite.
 Use :func:`is_functional`, which also covers the ``favourite_*`` family.
 """
+
+VALUE_PREDICATES: frozenset[str] = frozenset(
+    {"plans_to", "feels", "age", "has", "birthday", "birth_year", "nationality", "diet"}
+)
+"""Predicates whose object is a value (an age, a mood, an activity), not a thing: it is not made an entity."""
 
 FUNCTIONAL_PREFIXES: tuple[str, ...] = ("favourite_",)
 """Predicate families that are functional: one favourite colour at a time."""
@@ -422,3 +429,31 @@ def topic_predicates(topic: str) -> list[str]:
             found = (canonical,) if canonical and canonical in PREDICATES and canonical not in _NOT_TOPICS else ()
         out.extend(p for p in found if p not in out)
     return out
+
+
+def normalise_predicate(raw: str) -> str | None:
+    """:func:`canonical_predicate`, then the verb lexicon for what the vocabulary does not know.
+
+    A chat model writes "relocated_to", "is_employed_by", "took_up"; the rules read the same verbs through the
+    lexicon, so both paths must land on one predicate (``lives_in``, ``works_at``, ``practises``). Returns the
+    canonical form unchanged when no lexicon entry fits (an open predicate, like the clause reader's).
+    """
+    from neusym.extraction._lexicon import lemma, map_verb  # the lexicon imports this module
+
+    canonical = canonical_predicate(raw)
+    if canonical is None or canonical in PREDICATES or canonical.startswith(("favourite_",)) or canonical.endswith(
+        ("_handle", "_of")
+    ):
+        return canonical
+    parts = canonical.split("_")
+    if parts[0] in {"is", "was", "are", "be", "has", "had", "have", "got", "gets"} and len(parts) > 1:
+        parts = parts[1:]  # "is_employed_by" -> "employed_by"
+    verb = lemma(parts[0])
+    rest = parts[1:]
+    for split in range(len(rest), -1, -1):
+        particle = "_".join(rest[: split - 1]) if split > 1 else None
+        prep = rest[split - 1] if split >= 1 else None
+        hit = map_verb(verb, prep, particle) if prep else map_verb(verb, None, particle)
+        if hit:
+            return hit[0]
+    return canonical
