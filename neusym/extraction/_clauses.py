@@ -800,7 +800,7 @@ def _clean(obj: str | None, start: int, ctx: Ctx) -> str | None:
     words = obj.split()
     if not words or len(words) > 6:
         return None
-    if words[0].lower() in _BAD_OBJ and len(words) == 1:
+    if len(words) == 1 and (words[0].lower() in _BAD_OBJ or words[0].lower() in _GENERIC):
         return None
     if all(w.lower() in COMMON_WORDS or w.lower() in _BAD_OBJ for w in words):
         return None
@@ -838,6 +838,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         canon = canonical_predicate(pred)
         if not canon:
             return
+        if canon == "went_to" and c.aspect in {"ongoing", "habitual_past"}:
+            canon, kind = "goes_to", "routine"  # "the kids go to X" is a routine, "went to X" an event
         aspect = c.aspect
         if aspect == "past_event" and kind == "fact" and c.verb.split("_")[0] in _CHANGE_VERBS:
             aspect = "ongoing"  # "moved to Austin", "joined a club": the resulting state holds now

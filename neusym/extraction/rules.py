@@ -182,8 +182,8 @@ def _trim(triples: list[RawTriple]) -> list[RawTriple]:
             while len(words) > 1 and (words[-1].lower() in _TRAIL_ADV or words[-1].lower().endswith("ly")):
                 words.pop()  # "Cyberpunk 2077 nonstop" -> "Cyberpunk 2077"
             t.object = " ".join(words)
-        if t.predicate in _TASTES and _bad_item(t.object):
-            continue
+        if t.predicate in _TASTES and _bad_item(t.object) or t.object.lower().startswith("not "):
+            continue  # "French, not Spanish": the corrections pass retracts Spanish
         out.append(t)
     return out
 
