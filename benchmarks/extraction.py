@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import machine_info, write_json
-from neusym.extraction import Extraction, RuleExtractor, entity_key
+from neusym.extraction import PREDICATES, Extraction, RuleExtractor, entity_key
 
 EVERYDAY = Path(__file__).parent / "data" / "everyday_facts.txt"
 
@@ -67,9 +67,18 @@ def build_extractor(name: str) -> Callable[[str], list[Extraction]]:
         px = ParserExtractor()
         return lambda text: px.extract(text)
     if name == "semantic":
-        rs = RuleExtractor(semantic=True)  # type: ignore[call-arg]
+        from neusym.extraction.semantic import SemanticPredicateMapper
+
+        rs = RuleExtractor(predicate_mapper=SemanticPredicateMapper())
         return lambda text: rs.extract(text)
+    if name == "table":
+        rt = RuleExtractor(clauses=False)  # the rule table alone: the extractor before the clause reader
+        return lambda text: rt.extract(text)
     raise SystemExit(f"unknown extractor {name!r}")
+
+
+def _in_vocabulary(predicate: str) -> bool:
+    return predicate in PREDICATES or predicate.startswith("favourite_") or predicate.endswith(("_handle", "_of"))
 
 
 def _triples(exts: list[Extraction]) -> list[tuple[str, str, str, bool]]:
@@ -87,12 +96,14 @@ def measure(
     facts = 0
     with_entity = with_triple = 0
     predicates: Counter[str] = Counter()
+    in_vocabulary = 0
     for text, speakers in corpus:
         exts = extract(text)
         triples = _triples(exts)
         facts += len(triples)
         with_triple += bool(triples)
         predicates.update(p for _, p, _, _ in triples)
+        in_vocabulary += sum(_in_vocabulary(p) for _, p, _, _ in triples)
         own = {entity_key(s) for s in speakers} | {"user"}
         if any(entity_key(e) not in own for e in _entities(exts)):
             with_entity += 1
@@ -107,6 +118,7 @@ def measure(
         "facts_per_sentence": round(facts / n, 3),
         "pct_with_triple": round(100 * with_triple / n, 1),
         "pct_with_non_speaker_entity": round(100 * with_entity / n, 1),
+        "pct_facts_in_vocabulary": round(100 * in_vocabulary / facts, 1) if facts else None,
         "ms_per_sentence_median": round(statistics.median(timings), 4),
         "ms_per_sentence_rounds": [round(t, 4) for t in timings],
         "top_predicates": predicates.most_common(25),
@@ -146,7 +158,7 @@ def score_judged(path: Path) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("locomo", nargs="?", type=Path, help="LoCoMo dev/test JSON (observation sentences)")
-    ap.add_argument("--extractor", action="append", choices=["rules", "parser", "semantic"])
+    ap.add_argument("--extractor", action="append", choices=["rules", "table", "parser", "semantic"])
     ap.add_argument("--rounds", type=int, default=5, help="timing rounds over each corpus (median reported)")
     ap.add_argument("--sample", type=int, default=0, help="export N random sentences per corpus for judging")
     ap.add_argument("--seed", type=int, default=7)
@@ -171,7 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(
                 f"{name:9s} {corpus_name:9s} n={row['sentences']:5d} facts/sent={row['facts_per_sentence']:.2f} "
                 f"with-triple={row['pct_with_triple']:5.1f}% non-speaker-entity="
-                f"{row['pct_with_non_speaker_entity']:5.1f}% ms/sent={row['ms_per_sentence_median']:.3f}"
+                f"{row['pct_with_non_speaker_entity']:5.1f}% vocab={row['pct_facts_in_vocabulary']}% "
+                f"ms/sent={row['ms_per_sentence_median']:.3f}"
             )
             if args.sample:
                 rows = sample(corpus, extract, args.sample, args.seed)

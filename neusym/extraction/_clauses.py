@@ -262,6 +262,8 @@ class _Reader:
             names, j = self._names(i)
             if not names:
                 return [], i
+            if i == 0 and len(names) == 1 and names[0].lower().endswith("ing"):
+                return [], i  # "Training has been hard": an activity, not a person
             if i == 0 and len(names) == 1 and " " not in names[0] and "'" not in names[0]:
                 # a capitalised first word is a name only if known or followed by a finite verb
                 known = any(n == names[0] for _, n in self.ctx.names) or names[0].casefold() == me.casefold()
@@ -384,6 +386,10 @@ class _Reader:
                 break
             if not subject and words and low in IRREGULAR and low not in {"read", "set", "cut", "lead"}:
                 break
+            if words and looks_finite(low) and lemma(low) in VERB_LEMMAS and (
+                    self.low(i + 1) in _PREPS or self.low(i + 1) in _DETS or self.low(i + 1) in _POSS
+                    or self.low(i + 1) in _ADVERBS or i + 1 >= self.n or not self.low(i + 1).isalpha()):
+                break  # "my knee hurts after ...": the noun phrase ended at its verb
             words.append(tok)
             i += 1
             if (low == words[-1].low and self.low(i) == "and" and len(words) <= 2 and _adjective(low)
@@ -698,6 +704,9 @@ class _Reader:
                         text = text[:-3]
                     words = text.lower().split()
                     if (words[-1] not in _GENERIC and not all(w in _BAD_OBJ or w in COMMON_WORDS for w in words)
+                            and words[0] not in RELATIONS and words[0] not in _FAVOURITE
+                            and not any(ch.isdigit() for ch in text)  # "item 3", "train 35": values, not things
+                            and not any(w[:1].isupper() for w in text.split()[1:])
                             and not _is_time(text, np[1], self.ctx) and words[-1] not in _ADJ_ONLY
                             and words[-1] not in POSITIVE_FIND and len(words) <= 4
                             and not words[0].endswith("ing") and text.lower() not in seen):
@@ -771,6 +780,13 @@ _GENERIC = words_of(
     "side process stuff something anything everything nothing someone anyone everyone others self oneself "
     "himself herself themselves ability chance opportunity opportunities conversation chat talk discussion "
     "future past present meaning value values goal goals dream dreams hope plan plans"
+)
+_FAVOURITE = words_of("favourite favorite fave fav")
+_RUN_THINGS = words_of(
+    "business company store shop studio bakery cafe restaurant bar team club charity nonprofit organisation "
+    "organization blog channel podcast newsletter website workshop workshops class classes program programme farm "
+    "vineyard firm agency clinic practice group groups campaign project projects department lab school event "
+    "events drive fundraiser foundation startup salon gym daycare hotel"
 )
 _TRIP_NOUNS = words_of("trip trips vacation holiday journey visit tour getaway roadtrip road-trip")
 _ADJ_PREPS = words_of("of for about with to in on at by")
@@ -896,6 +912,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 pred, kind = hit
                 if pred == "has" and singular(c.obj.lower().split()[-1]) in PETS:
                     pred = "has_pet"
+                if lem == "run" and head[0] not in _RUN_THINGS:
+                    pred, kind = "practises", "preference"  # "runs 10 km", "ran a marathon": the sport
                 emit(c, pred, c.obj, kind, 0.85, c.obj_start)
             elif lem not in LIGHT_VERBS or lem in {"make", "take", "keep", "find", "give", "get", "see"}:
                 pred, _, source = open_predicate(verb, None)

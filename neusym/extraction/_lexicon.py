@@ -109,7 +109,7 @@ def _add_e(stem: str) -> str:
         return stem
     if len(stem) == 2 and stem[0] in _VOWELS:
         return stem + "e"  # us-ing -> use
-    if re.search(r"[^aeiou](?:ot|et|ad|ud)$|(?<!a)(?<!o)id$|[aoum]is$|[^aeiou]ir$", stem) and stem not in _NO_E:
+    if re.search(r"[^aeiou](?:ot|et|ad|ud)$|(?<!a)(?<!o)id$|[^s]is$|[^aeiou]ir$", stem) and stem not in _NO_E:
         return stem + "e"  # promote, complete, persuade, include, decide (not avoid, raid)
     if stem.endswith(_E_ENDINGS) and not stem.endswith(("ss", "ll", "ck")):
         return stem + "e"
