@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from neusym.extraction._grammar import Ctx, RawTriple
 from neusym.extraction._lexicon import (
     AUXILIARIES,
-    VERB_PREDICATES,
     IRREGULAR,
     LIGHT_VERBS,
     NEGATIVE_FIND,
     POSITIVE_FIND,
+    VERB_PREDICATES,
     lemma,
     looks_finite,
     map_verb,
@@ -70,17 +70,25 @@ class Clause:
     passive: str | None = None  # participle of "be <participle> <prep>" ("born", "based", "married")
 
 
-_PREPS = words_of("in at to from with for on about into near by as through during of onto toward towards "
-                  "across around after before over under without within among between behind beside like via "
-                  "despite including throughout upon against beyond due")
-_PP_KEEP = words_of("in at to from with for on about into near by as through during onto towards toward "
-                    "across around over under among between behind")
+_PREPS = words_of(
+    "in at to from with for on about into near by as through during of onto toward towards "
+    "across around after before over under without within among between behind beside like via "
+    "despite including throughout upon against beyond due"
+)
+_PP_KEEP = words_of(
+    "in at to from with for on about into near by as through during onto towards toward "
+    "across around over under among between behind"
+)
 _DETS = words_of("a an the some any this that these those another every each no")
 _POSS = {"my": "me", "our": "me", "his": "ref", "her": "ref", "their": "ref", "its": "ref", "your": "you"}
-_QUANT = words_of("one two three four five six seven eight nine ten several many few couple lot lots "
-                  "bunch dozen dozens hundreds thousands")
-_SUBORD = words_of("that which who whom whose where when while because since although though unless if than so "
-                   "whether once until till whenever wherever and or but nor yet plus then")
+_QUANT = words_of(
+    "one two three four five six seven eight nine ten several many few couple lot lots "
+    "bunch dozen dozens hundreds thousands"
+)
+_SUBORD = words_of(
+    "that which who whom whose where when while because since although though unless if than so "
+    "whether once until till whenever wherever and or but nor yet plus then"
+)
 _ADVERBS = words_of(
     "also still just recently really actually now currently already even finally usually often always sometimes "
     "never ever again together soon later lately originally eventually initially officially mostly mainly "
@@ -90,12 +98,16 @@ _ADVERBS = words_of(
     "nowadays currently here there back home abroad overseas online together alone hard well late fast "
     "nonstop remotely overtime full-time part-time anymore instead especially"
 )
-_TIME_WORDS = words_of(
-    "year years month months week weeks day days weekend weekends morning mornings afternoon evening evenings "
-    "night nights summer winter spring fall autumn time times while moment moments hour hours minute minutes "
-    "today tonight tomorrow yesterday ago decade decades season seasons semester future past present "
-    "childhood age beginning end meantime holidays"
-) | frozenset(MONTHS) | frozenset(WEEKDAYS)
+_TIME_WORDS = (
+    words_of(
+        "year years month months week weeks day days weekend weekends morning mornings afternoon evening evenings "
+        "night nights summer winter spring fall autumn time times while moment moments hour hours minute minutes "
+        "today tonight tomorrow yesterday ago decade decades season seasons semester future past present "
+        "childhood age beginning end meantime holidays"
+    )
+    | frozenset(MONTHS)
+    | frozenset(WEEKDAYS)
+)
 _BAD_OBJ = words_of(
     "it this that them those these him her me us you one something anything everything nothing someone "
     "somebody anyone everyone everybody nobody stuff things thing lot lots way ways much more most all some "
@@ -111,26 +123,44 @@ VERB_LEMMAS = frozenset({k.split("_")[0] for k in VERB_PREDICATES} | set(IRREGUL
     "connect contribute pass apply look move change keep choose decide meet follow lead listen think talk "
     "talk understand fix clean open close cook bake dance sing draw paint write sell send show spend win "
     "lose earn pay rest sleep hike walk run swim ride drive fly travel explore discover adopt raise care "
-    "provide offer serve volunteer donate organize organise host attend join host complete prove improve")
-_NOT_VERB = (COMMON_WORDS - words_of("listen look wait guess think remember note let welcome thank love like need "
-                                     "want have do speaking talking")) | _DETS
-_SAY = words_of("mention say express believe think feel know realize realise acknowledge admit explain hope "
-                "wish agree suggest notice tell remind reflect describe recall emphasize emphasise note update "
-                "reveal confess announce claim hear wonder imagine talk chat seem")
-_MAKE_NOT_CREATE = words_of("friend friends decision decisions progress effort difference sense time money plan plans "
-                            "memories memory change changes mistake mistakes choice choices connection connections "
-                            "peace point sure it way impact")
+    "provide offer serve volunteer donate organize organise host attend join host complete prove improve"
+)
+_NOT_VERB = (
+    COMMON_WORDS
+    - words_of(
+        "listen look wait guess think remember note let welcome thank love like need "
+        "want have do speaking talking"
+    )
+) | _DETS
+_SAY = words_of(
+    "mention say express believe think feel know realize realise acknowledge admit explain hope "
+    "wish agree suggest notice tell remind reflect describe recall emphasize emphasise note update "
+    "reveal confess announce claim hear wonder imagine talk chat seem"
+)
+_MAKE_NOT_CREATE = words_of(
+    "friend friends decision decisions progress effort difference sense time money plan plans "
+    "memories memory change changes mistake mistakes choice choices connection connections "
+    "peace point sure it way impact"
+)
 _JOB_NOUNS = words_of("job position role internship post gig career")
 _JOB_END = words_of("lose quit leave resign")
 _OBJ_PRONOUNS = words_of("it them him her me us this that these those everything something")
-_HEADLESS = words_of("collection lot lots bunch couple group set piece variety kind type sort number series pair "
-                     "cup bottle slice bit range selection mix list box bag glass plate")
-_CATENATIVE_INNER = words_of("start begin continue keep decide try learn manage choose stop quit finish "
-                             "practice practise consider avoid resume")
-_CATENATIVE_KEEP = words_of("like love enjoy hate prefer plan want hope intend aim need wish dream expect "
-                            "look forward go seek strive promise agree")
+_HEADLESS = words_of(
+    "collection lot lots bunch couple group set piece variety kind type sort number series pair "
+    "cup bottle slice bit range selection mix list box bag glass plate"
+)
+_CATENATIVE_INNER = words_of(
+    "start begin continue keep decide try learn manage choose stop quit finish "
+    "practice practise consider avoid resume"
+)
+_CATENATIVE_KEEP = words_of(
+    "like love enjoy hate prefer plan want hope intend aim need wish dream expect "
+    "look forward go seek strive promise agree"
+)
 _STOP_ASPECT = words_of("stop quit finish")
-_SUB_CLAUSE = words_of("when while after before because since as although though until once where that whenever")
+_SUB_CLAUSE = words_of(
+    "when while after before because since as although though until once where that whenever"
+)
 _PLAN_VERBS = words_of("plan want hope intend aim expect wish dream go seek strive promise agree need")
 _PARTICLES = words_of("up out back off down over away around along")
 _PASSIVE = {
@@ -157,18 +187,38 @@ _PASSIVE = {
     "raised": ("from", "fact"),
     "named": ("name", "fact"),
 }
-_PASSIVE_PREP = {"born": "in", "based": "in", "located": "in", "situated": "in", "married": "to",
-                 "engaged": "to", "employed": "by", "promoted": "to", "enrolled": "in", "involved": "in",
-                 "interested": "in", "allergic": "to", "afraid": "of", "scared": "of", "terrified": "of",
-                 "passionate": "about", "obsessed": "with", "fond": "of", "addicted": "to", "raised": "in"}
+_PASSIVE_PREP = {
+    "born": "in",
+    "based": "in",
+    "located": "in",
+    "situated": "in",
+    "married": "to",
+    "engaged": "to",
+    "employed": "by",
+    "promoted": "to",
+    "enrolled": "in",
+    "involved": "in",
+    "interested": "in",
+    "allergic": "to",
+    "afraid": "of",
+    "scared": "of",
+    "terrified": "of",
+    "passionate": "about",
+    "obsessed": "with",
+    "fond": "of",
+    "addicted": "to",
+    "raised": "in",
+}
 _PAST_PARTICIPLE_IRREG = frozenset(w for w, b in IRREGULAR.items() if w.endswith(("n", "t", "d", "ne", "wn")))
 _PRONOUN_SUBJ = {"i": "me", "we": "me", "he": "ref", "she": "ref"}
 _NEG = words_of("not never")
 _FUTURE_AUX = words_of("will shall")
 _HABIT = re.compile(r"\bused\s+to\b|\bwould\s+(?:always|often|usually)\b", re.IGNORECASE)
 _NAMEY = re.compile(r"^[A-Z\u00c0-\u00de][\w\u2024'\-&.]*$")
-_CLAUSE_START_SKIP = words_of("btw so oh well and but also anyway actually plus ok okay yeah now then however "
-                              "still honestly basically hey")
+_CLAUSE_START_SKIP = words_of(
+    "btw so oh well and but also anyway actually plus ok okay yeah now then however "
+    "still honestly basically hey"
+)
 
 
 @dataclass(slots=True)
@@ -179,7 +229,7 @@ class _Tok:
 
 
 _WORD = re.compile(r"\S+")
-_EDGE = ",;:!?()\"."
+_EDGE = ',;:!?()".'
 
 
 _COLOURS = words_of("black white red blue green yellow orange purple pink brown grey gray gold silver")
@@ -268,8 +318,14 @@ class _Reader:
                 # a capitalised first word is a name only if known or followed by a finite verb
                 known = any(n == names[0] for _, n in self.ctx.names) or names[0].casefold() == me.casefold()
                 nxt = self.low(j)
-                if not known and not (looks_finite(nxt) or nxt in AUXILIARIES or nxt in IRREGULAR
-                                      or nxt in _ADVERBS or nxt == "and" and self.low(j + 1) in _POSS):
+                if not known and not (
+                    looks_finite(nxt)
+                    or nxt in AUXILIARIES
+                    or nxt in IRREGULAR
+                    or nxt in _ADVERBS
+                    or nxt == "and"
+                    and self.low(j + 1) in _POSS
+                ):
                     return [], i
             subjects = [(nm, nm.casefold() != me.casefold(), False) for nm in names]
             if self.low(j) == "and" and self.low(j + 1) in _POSS:
@@ -328,12 +384,15 @@ class _Reader:
         return [(f"{owner}'s {head}", True, False)], j
 
     # ---------------------------------------------------------------- noun phrases
-    def noun_phrase(self, i: int, *, subject: bool = False, stop_adj: bool = False) -> tuple[tuple[str, int] | None, int]:
+    def noun_phrase(
+        self, i: int, *, subject: bool = False, stop_adj: bool = False
+    ) -> tuple[tuple[str, int] | None, int]:
         """(text, start) of a noun phrase at ``i`` and the index after it, or ``(None, i)``."""
         start = i
         owner: str | None = None
-        while i < self.n and (self.low(i) in _DETS or self.low(i) in _QUANT or self.low(i) == "of"
-                              and i > start):
+        while i < self.n and (
+            self.low(i) in _DETS or self.low(i) in _QUANT or self.low(i) == "of" and i > start
+        ):
             i += 1
         if i < self.n and self.low(i) in _POSS:
             owner = self._owner(self.low(i), self.toks[i].start)
@@ -344,8 +403,13 @@ class _Reader:
             low = tok.low
             if not (tok.text[0].isalnum() or tok.text[0] in "$\u20ac\u00a3#@"):
                 break
-            if low in _PREPS and not (low == "of" and words and i + 1 < self.n and self.low(i + 1) not in _DETS
-                                      | _POSS.keys() and len(words) <= 3):
+            if low in _PREPS and not (
+                low == "of"
+                and words
+                and i + 1 < self.n
+                and self.low(i + 1) not in _DETS | _POSS.keys()
+                and len(words) <= 3
+            ):
                 break
             if low in _SUBORD or low in _PRONOUN_SUBJ or low in {"they", "you", "it", "to", "not", "-"}:
                 break
@@ -353,49 +417,109 @@ class _Reader:
                 break
             if low in AUXILIARIES and words:
                 break
-            if words and (low.endswith("ly") and low not in {"family", "italy", "july", "ally", "belly", "fly"}
-                          or low in _ADVERBS and low not in {"home", "back"}):
+            if words and (
+                low.endswith("ly")
+                and low not in {"family", "italy", "july", "ally", "belly", "fly"}
+                or low in _ADVERBS
+                and low not in {"home", "back"}
+            ):
                 break
             if words and not subject and low in {"named", "called"}:
                 break
-            if words and low.endswith("ing") and not _is_name(tok) and (
-                    self.low(i + 1) in _DETS or self.low(i + 1) in _POSS or self.low(i + 1) in _OBJ_PRONOUNS
-                    or self.low(i + 1) in _PREPS and self.low(i + 1) not in {"of", "and"}) and low not in {
-                                                                                   "clothing", "building",
-                                                                                   "painting", "evening",
-                                                                                   "morning", "wedding",
-                                                                                   "meeting", "training",
-                                                                                   "camping", "hiking",
-                                                                                   "reading", "writing",
-                                                                                   "counseling", "counselling",
-                                                                                   "gaming", "swimming",
-                                                                                   "cooking", "dancing",
-                                                                                   "parenting", "fishing",
-                                                                                   "sibling", "ring",
-                                                                                   "spring", "thing",
-                                                                                   "king", "nothing"}:
+            if (
+                words
+                and low.endswith("ing")
+                and not _is_name(tok)
+                and (
+                    self.low(i + 1) in _DETS
+                    or self.low(i + 1) in _POSS
+                    or self.low(i + 1) in _OBJ_PRONOUNS
+                    or self.low(i + 1) in _PREPS
+                    and self.low(i + 1) not in {"of", "and"}
+                )
+                and low
+                not in {
+                    "clothing",
+                    "building",
+                    "painting",
+                    "evening",
+                    "morning",
+                    "wedding",
+                    "meeting",
+                    "training",
+                    "camping",
+                    "hiking",
+                    "reading",
+                    "writing",
+                    "counseling",
+                    "counselling",
+                    "gaming",
+                    "swimming",
+                    "cooking",
+                    "dancing",
+                    "parenting",
+                    "fishing",
+                    "sibling",
+                    "ring",
+                    "spring",
+                    "thing",
+                    "king",
+                    "nothing",
+                }
+            ):
                 break
             if stop_adj and words and (low in POSITIVE_FIND or low in NEGATIVE_FIND):
                 break
             if words and low.endswith("ed") and (self.low(i + 1) in _PREPS or self.low(i + 1) in _DETS):
                 break  # "a workshop focused on ...": a participle phrase starts
-            if subject and words and (looks_finite(low) and not _is_name(tok) and low not in PETS
-                                      or low in IRREGULAR or low in VERB_LEMMAS
-                                      and (self.low(i + 1) in _PREPS or self.low(i + 1) in _DETS
-                                           or self.low(i + 1) in _POSS or self.low(i + 1) in _ADVERBS)):
+            if (
+                subject
+                and words
+                and (
+                    looks_finite(low)
+                    and not _is_name(tok)
+                    and low not in PETS
+                    or low in IRREGULAR
+                    or low in VERB_LEMMAS
+                    and (
+                        self.low(i + 1) in _PREPS
+                        or self.low(i + 1) in _DETS
+                        or self.low(i + 1) in _POSS
+                        or self.low(i + 1) in _ADVERBS
+                    )
+                )
+            ):
                 break
             if not subject and words and low in IRREGULAR and low not in {"read", "set", "cut", "lead"}:
                 break
-            if words and looks_finite(low) and lemma(low) in VERB_LEMMAS and (
-                    self.low(i + 1) in _PREPS or self.low(i + 1) in _DETS or self.low(i + 1) in _POSS
-                    or self.low(i + 1) in _ADVERBS or i + 1 >= self.n or not self.low(i + 1).isalpha()):
+            if (
+                words
+                and looks_finite(low)
+                and lemma(low) in VERB_LEMMAS
+                and (
+                    self.low(i + 1) in _PREPS
+                    or self.low(i + 1) in _DETS
+                    or self.low(i + 1) in _POSS
+                    or self.low(i + 1) in _ADVERBS
+                    or i + 1 >= self.n
+                    or not self.low(i + 1).isalpha()
+                )
+            ):
                 break  # "my knee hurts after ...": the noun phrase ended at its verb
             words.append(tok)
             i += 1
-            if (low == words[-1].low and self.low(i) == "and" and len(words) <= 2 and _adjective(low)
-                    and self.low(i + 1).isalpha() and _adjective(self.low(i + 1))
-                    and self.low(i + 2).isalpha() and self.low(i + 2) not in _PREPS and self.low(i + 2) not in _DETS):
-                words.extend(self.toks[i: i + 2])  # "a black and white bowl"
+            if (
+                low == words[-1].low
+                and self.low(i) == "and"
+                and len(words) <= 2
+                and _adjective(low)
+                and self.low(i + 1).isalpha()
+                and _adjective(self.low(i + 1))
+                and self.low(i + 2).isalpha()
+                and self.low(i + 2) not in _PREPS
+                and self.low(i + 2) not in _DETS
+            ):
+                words.extend(self.toks[i : i + 2])  # "a black and white bowl"
                 i += 2
         if not words:
             return None, start
@@ -437,7 +561,9 @@ class _Reader:
             elif low in {"going", "about"} and self.low(i + 1) == "to" and aux:
                 future = True
                 i += 1
-            elif low in _ADVERBS or low.endswith("ly") and low not in {"fly", "rely", "apply", "reply", "ally"}:
+            elif (
+                low in _ADVERBS or low.endswith("ly") and low not in {"fly", "rely", "apply", "reply", "ally"}
+            ):
                 pass
             else:
                 break
@@ -446,9 +572,15 @@ class _Reader:
             return None, start
         tok = self.toks[i]
         low = tok.low
-        if aux and aux[-1] in {"have", "has", "had"} and not (
-            low.endswith("ed") or low in _PAST_PARTICIPLE_IRREG or low in {"been", "had", "got", "gotten", "done"}
-            or low in _NEG
+        if (
+            aux
+            and aux[-1] in {"have", "has", "had"}
+            and not (
+                low.endswith("ed")
+                or low in _PAST_PARTICIPLE_IRREG
+                or low in {"been", "had", "got", "gotten", "done"}
+                or low in _NEG
+            )
         ):
             aux.pop()  # "I have two cats": "have" is the verb here
             i -= 1
@@ -461,44 +593,91 @@ class _Reader:
             return None, start
         if not low.isalpha() or low in _NOT_VERB and low not in IRREGULAR and low not in {"like", "love"}:
             if aux and aux[-1] in {"am", "is", "are", "was", "were", "be", "been"}:
-                return {"copula": True, "aux": aux, "negated": negated, "habitual": habitual, "future": future,
-                        "ended": ended}, i
+                return {
+                    "copula": True,
+                    "aux": aux,
+                    "negated": negated,
+                    "habitual": habitual,
+                    "future": future,
+                    "ended": ended,
+                }, i
             return None, start
         if _is_name(tok) and not self.first:
             return None, start
         be = bool(aux) and aux[-1] in {"am", "is", "are", "was", "were", "be", "been", "being"}
         if be and low in _PASSIVE:
-            return {"passive": low, "aux": aux, "negated": negated, "habitual": habitual, "future": future,
-                    "ended": ended}, i + 1
+            return {
+                "passive": low,
+                "aux": aux,
+                "negated": negated,
+                "habitual": habitual,
+                "future": future,
+                "ended": ended,
+            }, i + 1
         if be and not low.endswith("ing") and not (low.endswith("ed") or low in _PAST_PARTICIPLE_IRREG):
-            return {"copula": True, "aux": aux, "negated": negated, "habitual": habitual, "future": future,
-                    "ended": ended}, i
+            return {
+                "copula": True,
+                "aux": aux,
+                "negated": negated,
+                "habitual": habitual,
+                "future": future,
+                "ended": ended,
+            }, i
         if be and not low.endswith("ing"):
             return None, start  # other passives ("was given a chance"): too easy to misread
         if low in {"got", "get", "gets", "getting"} and self.low(i + 1) in _PASSIVE:
-            return {"passive": self.low(i + 1), "aux": aux, "negated": negated, "habitual": habitual,
-                    "future": future, "ended": ended}, i + 2
+            return {
+                "passive": self.low(i + 1),
+                "aux": aux,
+                "negated": negated,
+                "habitual": habitual,
+                "future": future,
+                "ended": ended,
+            }, i + 2
         if low in {"got", "get", "gets", "getting"} and self.low(i + 1).endswith("ed"):
             return None, start  # "got promoted", "got noticed": a passive we do not read
-        if self.third and not aux and not (looks_finite(low) or low in IRREGULAR or low.endswith("ing")):
-            if not (self.plural and lemma(low) == low and low in VERB_LEMMAS):
-                return None, start  # "Strength training improved": not a clause about "Strength"
+        if (
+            self.third
+            and not aux
+            and not (looks_finite(low) or low in IRREGULAR or low.endswith("ing"))
+            and not (self.plural and lemma(low) == low and low in VERB_LEMMAS)
+        ):
+            return None, start  # "Strength training improved": not a clause about "Strength"
         return self._main_verb(i, tok, low, aux, negated, habitual, future, ended, start)
 
-    def _main_verb(self, i: int, tok: _Tok, low: str, aux: list[str], negated: bool, habitual: bool,
-                   future: bool, ended: bool, start: int) -> tuple[dict[str, object] | None, int]:
+    def _main_verb(
+        self,
+        i: int,
+        tok: _Tok,
+        low: str,
+        aux: list[str],
+        negated: bool,
+        habitual: bool,
+        future: bool,
+        ended: bool,
+        start: int,
+    ) -> tuple[dict[str, object] | None, int]:
         be = bool(aux) and aux[-1] in {"am", "is", "are", "was", "were", "be", "been", "being"}
         verb = lemma(low)
-        past = not aux and (low.endswith("ed") or low in IRREGULAR and low != verb and not low.endswith("s")) \
-            or bool(aux) and aux[0] in {"was", "were", "did", "had"}
+        past = (
+            not aux
+            and (low.endswith("ed") or low in IRREGULAR and low != verb and not low.endswith("s"))
+            or bool(aux)
+            and aux[0] in {"was", "were", "did", "had"}
+        )
         i += 1
         # catenatives: "started doing X", "decided to join X", "stopped eating meat"
         inner_aspect = None
         if verb in _CATENATIVE_INNER or verb in _CATENATIVE_KEEP:
             nxt = self.low(i)
             after = self.low(i + 1)
-            if nxt == "to" and after.isalpha() and after not in _DETS and not _is_name(self.toks[i + 1]) and (
-                    after in VERB_LEMMAS or verb != "go" and lemma(after) == after):
+            if (
+                nxt == "to"
+                and after.isalpha()
+                and after not in _DETS
+                and not _is_name(self.toks[i + 1])
+                and (after in VERB_LEMMAS or verb != "go" and lemma(after) == after)
+            ):
                 if verb in _CATENATIVE_KEEP and verb not in _PLAN_VERBS:
                     return None, start  # "loves to paint": the likes rule's
                 inner_aspect = "plan" if verb in _PLAN_VERBS else verb
@@ -510,10 +689,12 @@ class _Reader:
                 verb = lemma(nxt)
                 i += 1
         particle = None
-        if self.low(i) in _PARTICLES and (map_verb(verb, None, self.low(i)) or self.low(i) in {"up", "out", "back", "off"}):
-            particle = self.low(i)
-            i += 1
-        elif self.low(i) in {"into", "after", "on", "for"} and map_verb(verb, None, self.low(i)):
+        if (
+            self.low(i) in _PARTICLES
+            and (map_verb(verb, None, self.low(i)) or self.low(i) in {"up", "out", "back", "off"})
+            or self.low(i) in {"into", "after", "on", "for"}
+            and map_verb(verb, None, self.low(i))
+        ):
             particle = self.low(i)
             i += 1
         if particle and self.low(i) in {"for", "with", "on"} and map_verb(verb, self.low(i), particle):
@@ -522,12 +703,32 @@ class _Reader:
             return None, start
         if verb == "go" and self.low(i).endswith("ing") and self.low(i).isalpha():
             verb, particle = "practise", None  # "went camping", "goes hiking": the activity is the object
-            return {"verb": verb, "lemma": verb, "particle": None, "aux": aux, "negated": negated,
-                    "habitual": habitual, "future": future, "ended": ended, "past": past, "inner": inner_aspect,
-                    "progressive": False}, i
-        return {"verb": f"{verb}_{particle}" if particle else verb, "lemma": verb, "particle": particle,
-                "aux": aux, "negated": negated, "habitual": habitual, "future": future, "ended": ended,
-                "past": past, "inner": inner_aspect, "progressive": low.endswith("ing") and be}, i
+            return {
+                "verb": verb,
+                "lemma": verb,
+                "particle": None,
+                "aux": aux,
+                "negated": negated,
+                "habitual": habitual,
+                "future": future,
+                "ended": ended,
+                "past": past,
+                "inner": inner_aspect,
+                "progressive": False,
+            }, i
+        return {
+            "verb": f"{verb}_{particle}" if particle else verb,
+            "lemma": verb,
+            "particle": particle,
+            "aux": aux,
+            "negated": negated,
+            "habitual": habitual,
+            "future": future,
+            "ended": ended,
+            "past": past,
+            "inner": inner_aspect,
+            "progressive": low.endswith("ing") and be,
+        }, i
 
     # ---------------------------------------------------------------- clause
     def read(self) -> list[Clause]:
@@ -553,9 +754,14 @@ class _Reader:
     def _skip_intro(self) -> int:
         # "Last week, Caroline ..." / "After the race, she ...": an opening adverbial up to the first comma
         first = self.low(0)
-        if not (first in _PREPS or first in _SUBORD or first in _ADVERBS or first in _TIME_WORDS
-                or first in {"last", "this", "next", "yesterday", "today", "recently", "lately", "earlier"}
-                or first.endswith("ly")):
+        if not (
+            first in _PREPS
+            or first in _SUBORD
+            or first in _ADVERBS
+            or first in _TIME_WORDS
+            or first in {"last", "this", "next", "yesterday", "today", "recently", "lately", "earlier"}
+            or first.endswith("ly")
+        ):
             return 0
         for k in range(1, min(self.n, 9)):
             if self.low(k) == ",":
@@ -564,28 +770,53 @@ class _Reader:
 
     def _next_clause(self, i: int) -> tuple[list[tuple[str, bool, bool]], int] | None:
         coordinated = False
-        while i < self.n and (self.low(i) in {",", "and", "but", "then", "also", "so", "later", "yet"}
-                              or self.low(i) in _ADVERBS or self.low(i).endswith("ly") and i + 1 < self.n
-                              and self.low(i + 1) in {",", "and", "but"}):
+        while i < self.n and (
+            self.low(i) in {",", "and", "but", "then", "also", "so", "later", "yet"}
+            or self.low(i) in _ADVERBS
+            or self.low(i).endswith("ly")
+            and i + 1 < self.n
+            and self.low(i + 1) in {",", "and", "but"}
+        ):
             coordinated = coordinated or self.low(i) in {",", "and", "but", "then", "so", "yet"}
             i += 1
         if i >= self.n or not coordinated and self.low(i) != "who" and self.low(i) not in _SUB_CLAUSE:
             return None
         low = self.low(i)
-        if low == "who" and self.out and self.out[-1].copula and i + 1 < self.n and _is_verbish(self.toks[i + 1]):
+        if (
+            low == "who"
+            and self.out
+            and self.out[-1].copula
+            and i + 1 < self.n
+            and _is_verbish(self.toks[i + 1])
+        ):
             return [], i + 1  # "Jon is a dancer who runs a studio": the relative clause is about Jon
-        if low in _SUB_CLAUSE and i + 1 < self.n and (self.low(i + 1) in _PRONOUN_SUBJ or self.low(i + 1) in _POSS
-                                                       or _is_name(self.toks[i + 1])):
+        if (
+            low in _SUB_CLAUSE
+            and i + 1 < self.n
+            and (self.low(i + 1) in _PRONOUN_SUBJ or self.low(i + 1) in _POSS or _is_name(self.toks[i + 1]))
+        ):
             # "... when he sees X", "... because she loves Y", "a store where she sells Z": a clause of its own
             subjects, j = self.subject(i + 1)
-            if subjects and j < self.n and (_is_verbish(self.toks[j]) or self.low(j) in AUXILIARIES
-                                            or self.low(j) in _ADVERBS or subjects[0][0] == self.ctx.me):
+            if (
+                subjects
+                and j < self.n
+                and (
+                    _is_verbish(self.toks[j])
+                    or self.low(j) in AUXILIARIES
+                    or self.low(j) in _ADVERBS
+                    or subjects[0][0] == self.ctx.me
+                )
+            ):
                 if low == "where" and self.out and (self.out[-1].pps or self.out[-1].obj):
                     last = self.out[-1]
-                    self.place = (last.pps[-1][1], last.pps[-1][2]) if last.pps else (last.obj or "", last.obj_start)
+                    self.place = (
+                        (last.pps[-1][1], last.pps[-1][2]) if last.pps else (last.obj or "", last.obj_start)
+                    )
                 return subjects, j
             return None
-        if low in _PRONOUN_SUBJ or (_is_name(self.toks[i]) and i + 1 < self.n and _is_verbish(self.toks[i + 1])):
+        if low in _PRONOUN_SUBJ or (
+            _is_name(self.toks[i]) and i + 1 < self.n and _is_verbish(self.toks[i + 1])
+        ):
             subjects, j = self.subject(i)
             return (subjects, j) if subjects else None
         if _is_verbish(self.toks[i]) or low in AUXILIARIES or low in {"never", "not", "now"}:
@@ -606,8 +837,13 @@ class _Reader:
         base = {"negated": negated, "aspect": aspect}
         if vg.get("copula"):
             adj = self.low(i)
-            if (adj.isalpha() and adj not in _NOT_VERB and self.low(i + 1) in _ADJ_PREPS
-                    and self.low(i + 2) not in _OBJ_PRONOUNS and not self.low(i + 2).endswith("ing")):
+            if (
+                adj.isalpha()
+                and adj not in _NOT_VERB
+                and self.low(i + 1) in _ADJ_PREPS
+                and self.low(i + 2) not in _OBJ_PRONOUNS
+                and not self.low(i + 2).endswith("ing")
+            ):
                 np, j = self.noun_phrase(i + 2)
                 if np:  # "is proud of her kids", "is grateful for the support", "is full of energy"
                     for s, tp, pr in subjects:
@@ -626,7 +862,12 @@ class _Reader:
             prep = self.low(i)
             if prep == _PASSIVE_PREP.get(passive, prep) and prep in _PREPS | {"into"}:
                 np, j = self.noun_phrase(i + 1)
-                if np and self.low(j) in {"named", "called"} and j + 1 < self.n and _is_name(self.toks[j + 1]):
+                if (
+                    np
+                    and self.low(j) in {"named", "called"}
+                    and j + 1 < self.n
+                    and _is_name(self.toks[j + 1])
+                ):
                     names, k = self._names(j + 1)
                     if names:
                         self.out.append(Clause(names[0], True, False, "be", np[0], -1, copula=True))
@@ -647,9 +888,12 @@ class _Reader:
             return self._skip_to_clause_end(i)  # "believes that ...", "mentioned X": reported content
         stop_adj = vg.get("lemma") in {"find", "consider", "call", "keep", "think"}
         obj: tuple[str, int] | None = None
-        if self.low(i) in _OBJ_PRONOUNS and not (self.low(i) == "her" and self.low(i + 1).isalpha()
-                                                 and self.low(i + 1) not in _PREPS | _SUBORD | {"to"}
-                                                 and self.low(i + 1) not in POSITIVE_FIND | NEGATIVE_FIND):
+        if self.low(i) in _OBJ_PRONOUNS and not (
+            self.low(i) == "her"
+            and self.low(i + 1).isalpha()
+            and self.low(i + 1) not in _PREPS | _SUBORD | {"to"}
+            and self.low(i + 1) not in POSITIVE_FIND | NEGATIVE_FIND
+        ):
             i += 1
         if i < self.n and self.low(i) not in _PREPS and self.low(i) not in {",", "and", "but", "to"}:
             obj, i = self.noun_phrase(i, stop_adj=stop_adj)
@@ -663,7 +907,9 @@ class _Reader:
             complement = self.low(i)
             i += 1
         clauses = [
-            Clause(s, tp, pr, verb, obj[0] if obj else None, obj[1] if obj else -1, complement=complement, **base)  # type: ignore[arg-type]
+            Clause(
+                s, tp, pr, verb, obj[0] if obj else None, obj[1] if obj else -1, complement=complement, **base
+            )  # type: ignore[arg-type]
             for s, tp, pr in subjects
         ]
         self.out.extend(clauses)
@@ -703,13 +949,20 @@ class _Reader:
                     if text.lower().endswith(" of"):
                         text = text[:-3]
                     words = text.lower().split()
-                    if (words[-1] not in _GENERIC and not all(w in _BAD_OBJ or w in COMMON_WORDS for w in words)
-                            and words[0] not in RELATIONS and words[0] not in _FAVOURITE
-                            and not any(ch.isdigit() for ch in text)  # "item 3", "train 35": values, not things
-                            and not any(w[:1].isupper() for w in text.split()[1:])
-                            and not _is_time(text, np[1], self.ctx) and words[-1] not in _ADJ_ONLY
-                            and words[-1] not in POSITIVE_FIND and len(words) <= 4
-                            and not words[0].endswith("ing") and text.lower() not in seen):
+                    if (
+                        words[-1] not in _GENERIC
+                        and not all(w in _BAD_OBJ or w in COMMON_WORDS for w in words)
+                        and words[0] not in RELATIONS
+                        and words[0] not in _FAVOURITE
+                        and not any(ch.isdigit() for ch in text)  # "item 3", "train 35": values, not things
+                        and not any(w[:1].isupper() for w in text.split()[1:])
+                        and not _is_time(text, np[1], self.ctx)
+                        and words[-1] not in _ADJ_ONLY
+                        and words[-1] not in POSITIVE_FIND
+                        and len(words) <= 4
+                        and not words[0].endswith("ing")
+                        and text.lower() not in seen
+                    ):
                         seen.add(text.lower())
                         out.append(text)
                     i = max(j, i + 1)
@@ -720,8 +973,16 @@ class _Reader:
     def _skip_to_clause_end(self, i: int) -> int:
         return self.n  # reported content ("believes that X, Y and Z") is not the subject's own doing
 
-    def _pps(self, subjects: list[tuple[str, bool, bool]], verb: str, i: int, base: dict[str, object],
-             *, attach: bool = True, clauses: list[Clause] | None = None) -> int:
+    def _pps(
+        self,
+        subjects: list[tuple[str, bool, bool]],
+        verb: str,
+        i: int,
+        base: dict[str, object],
+        *,
+        attach: bool = True,
+        clauses: list[Clause] | None = None,
+    ) -> int:
         count = 0
         while i < self.n and count < 3:
             low = self.low(i)
@@ -732,11 +993,17 @@ class _Reader:
                 continue
             if low not in _PP_KEEP:
                 break
-            if low == "to" and self.low(i + 1) in VERB_LEMMAS and self.low(i + 1) not in {"school", "work",
-                                                                                      "church", "class"}:
+            if (
+                low == "to"
+                and self.low(i + 1) in VERB_LEMMAS
+                and self.low(i + 1) not in {"school", "work", "church", "class"}
+            ):
                 break  # "to support those ...": a purpose clause, not a place
-            if self.low(i + 1).endswith("ing") and self.low(i + 1) not in _ING_NOUNS \
-                    or self.low(i + 1) in _OBJ_PRONOUNS:
+            if (
+                self.low(i + 1).endswith("ing")
+                and self.low(i + 1) not in _ING_NOUNS
+                or self.low(i + 1) in _OBJ_PRONOUNS
+            ):
                 break  # "by reading stories", "for helping kids": a clause, not a thing
             np, j = self.noun_phrase(i + 1)
             if not np:
@@ -771,8 +1038,10 @@ def read_sentence(sentence: str, ctx: Ctx) -> tuple[list[Clause], list[str]]:
 
 
 # ------------------------------------------------------------------------------------------- clauses -> triples
-_CHANGE_VERBS = words_of("move relocate switch join start begin become adopt marry found launch open enroll enrol "
-                         "settle sign take get land accept")
+_CHANGE_VERBS = words_of(
+    "move relocate switch join start begin become adopt marry found launch open enroll enrol "
+    "settle sign take get land accept"
+)
 _GENERIC = words_of(
     "time times way ways thing things lot lots life lives people person moment moments day days part parts kind "
     "sort type bit end rest number world idea ideas sense place places point fact facts experience experiences "
@@ -790,10 +1059,14 @@ _RUN_THINGS = words_of(
 )
 _TRIP_NOUNS = words_of("trip trips vacation holiday journey visit tour getaway roadtrip road-trip")
 _ADJ_PREPS = words_of("of for about with to in on at by")
-_ING_NOUNS = words_of("clothing building evening morning wedding meeting sibling ring spring thing king nothing "
-                      "something anything everything")
-_ADJ_ONLY = words_of("important necessary possible able proud happy sure glad lucky grateful thankful excited "
-                    "ready free new old good bad great better best hard easy black white red blue green")
+_ING_NOUNS = words_of(
+    "clothing building evening morning wedding meeting sibling ring spring thing king nothing "
+    "something anything everything"
+)
+_ADJ_ONLY = words_of(
+    "important necessary possible able proud happy sure glad lucky grateful thankful excited "
+    "ready free new old good bad great better best hard easy black white red blue green"
+)
 _OCC_SUFFIX = ("ist", "ician", "ologist", "eer", "grapher", "ator", "er", "or", "ant", "ent")
 
 
@@ -822,15 +1095,20 @@ def _clean(obj: str | None, start: int, ctx: Ctx) -> str | None:
         return None
     if _is_time(obj, start, ctx):
         return None
-    if len(words) == 1 and (words[0].lower() in POSITIVE_FIND or words[0].lower() in NEGATIVE_FIND
-                            or words[0].lower() in _ADJ_ONLY):
+    if len(words) == 1 and (
+        words[0].lower() in POSITIVE_FIND
+        or words[0].lower() in NEGATIVE_FIND
+        or words[0].lower() in _ADJ_ONLY
+    ):
         return None
     return obj
 
 
 def _occupation(what: str) -> bool:
     head = what.lower().split()[-1]
-    return head in OCCUPATIONS or (head.endswith(("ist", "ician", "ologist", "eer", "grapher")) and len(head) > 5)
+    return head in OCCUPATIONS or (
+        head.endswith(("ist", "ician", "ologist", "eer", "grapher")) and len(head) > 5
+    )
 
 
 def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | None = None) -> list[RawTriple]:
@@ -846,8 +1124,15 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 return found, "fact", "semantic"
         return phrase, "fact", "clause"
 
-    def emit(c: Clause, pred: str | None, obj: str | None, kind: str, weight: float, start: int,
-             source: str = "clause") -> None:
+    def emit(
+        c: Clause,
+        pred: str | None,
+        obj: str | None,
+        kind: str,
+        weight: float,
+        start: int,
+        source: str = "clause",
+    ) -> None:
         value = _clean(obj, start, ctx)
         if not pred or not value:
             return
@@ -861,8 +1146,23 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             aspect = "ongoing"  # "moved to Austin", "joined a club": the resulting state holds now
         past = aspect in {"ended", "habitual_past"}
         polarity = not c.negated
-        out.append(RawTriple(c.subject, canon, value, polarity, weight, kind, c.third_party, past, c.pronoun,
-                             aspect=aspect, source=source, verb=c.verb, span_start=start))
+        out.append(
+            RawTriple(
+                c.subject,
+                canon,
+                value,
+                polarity,
+                weight,
+                kind,
+                c.third_party,
+                past,
+                c.pronoun,
+                aspect=aspect,
+                source=source,
+                verb=c.verb,
+                span_start=start,
+            )
+        )
 
     for c in clauses:
         if c.copula:
@@ -898,8 +1198,14 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             org = next(((p, o, st) for p, o, st in c.pps if p in {"at", "with", "for"}), None)
             if org:  # "started a new job at X", "lost her job at X", "quit my job at the bank"
                 quit_ = lem in _JOB_END
-                c2 = Clause(c.subject, c.third_party, c.pronoun, c.verb, negated=c.negated or quit_,
-                            aspect="ended" if quit_ else ("ongoing" if c.aspect == "past_event" else c.aspect))
+                c2 = Clause(
+                    c.subject,
+                    c.third_party,
+                    c.pronoun,
+                    c.verb,
+                    negated=c.negated or quit_,
+                    aspect="ended" if quit_ else ("ongoing" if c.aspect == "past_event" else c.aspect),
+                )
                 emit(c2, "works_at", org[1], "fact", 0.85, org[2])
                 continue
         if c.obj:
@@ -917,7 +1223,9 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 emit(c, pred, c.obj, kind, 0.85, c.obj_start)
             elif lem not in LIGHT_VERBS or lem in {"make", "take", "keep", "find", "give", "get", "see"}:
                 pred, _, source = open_predicate(verb, None)
-                emit(c, pred, c.obj, "event" if c.aspect == "past_event" else "fact", 0.7, c.obj_start, source)
+                emit(
+                    c, pred, c.obj, "event" if c.aspect == "past_event" else "fact", 0.7, c.obj_start, source
+                )
         if c.obj and c.obj.split()[0].lower().endswith("ing") and c.obj.split()[0].lower() not in _ING_NOUNS:
             continue  # "loves traveling to new places": the places belong to the travelling, not the loving
         for prep, pobj, pstart in c.pps:

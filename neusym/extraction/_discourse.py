@@ -23,10 +23,14 @@ _LEADING = re.compile(
     r"turns\s+out|correction|sorry|wait|hmm|um|uh|lol|haha|hey|hi|one\s+more\s+thing|news)\s*[,:!\-]*\s+)+",
     re.IGNORECASE,
 )
-_INNER_ACTUALLY = re.compile(r"(?<=\s)(?:actually|in\s+fact)\s+|,\s*actually\s*,|\s+actually(?=[.!?]*$)",
-                             re.IGNORECASE)
-_TRAILING = re.compile(r"(?:\s*,)?\s+(?:now|anymore|any\s+more|these\s+days|nowadays|from\s+now\s+on)"
-                       r"(?=\s*[.!?]*\s*$)", re.IGNORECASE)
+_INNER_ACTUALLY = re.compile(
+    r"(?<=\s)(?:actually|in\s+fact)\s+|,\s*actually\s*,|\s+actually(?=[.!?]*$)", re.IGNORECASE
+)
+_TRAILING = re.compile(
+    r"(?:\s*,)?\s+(?:now|anymore|any\s+more|these\s+days|nowadays|from\s+now\s+on)"
+    r"(?=\s*[.!?]*\s*$)",
+    re.IGNORECASE,
+)
 _CHANGE = re.compile(
     r"\b(?:now|anymore|any\s+more|no\s+longer|switched|switching|changed|moved|new|started|starting|quit|"
     r"stopped|left|became|become|these\s+days|nowadays|from\s+now\s+on|since\s+then|recently|just\s+(?:got|"
@@ -83,8 +87,17 @@ _SWITCH = re.compile(
 
 def _same(a: str, b: str) -> bool:
     ka, kb = entity_key(a), entity_key(b)
-    return bool(ka) and bool(kb) and (ka == kb or ka.endswith(" " + kb) and len(ka.split()) <= len(kb.split()) + 2
-                                      or kb.endswith(" " + ka) and len(kb.split()) <= len(ka.split()) + 2)
+    return (
+        bool(ka)
+        and bool(kb)
+        and (
+            ka == kb
+            or ka.endswith(" " + kb)
+            and len(ka.split()) <= len(kb.split()) + 2
+            or kb.endswith(" " + ka)
+            and len(kb.split()) <= len(ka.split()) + 2
+        )
+    )
 
 
 def apply_corrections(sentence: str, triples: list[RawTriple]) -> list[RawTriple]:
@@ -105,22 +118,45 @@ def apply_corrections(sentence: str, triples: list[RawTriple]) -> list[RawTriple
             if not t.polarity and _same(t.object, x):
                 out[out.index(t)] = replace(t, retracts=True)
                 if not any(u.predicate == t.predicate and _same(u.object, y) for u in out):
-                    out.append(replace(t, object=y, polarity=True, retracts=False, derived=False,
-                                       past=False, aspect="ongoing", span_start=m.start("y")))
+                    out.append(
+                        replace(
+                            t,
+                            object=y,
+                            polarity=True,
+                            retracts=False,
+                            derived=False,
+                            past=False,
+                            aspect="ongoing",
+                            span_start=m.start("y"),
+                        )
+                    )
     for m in _NOT_Y.finditer(sentence):
         x, y = m.group("x"), m.group("y").strip()
         for t in list(out):
             if t.polarity and not t.retracts and x.rstrip().lower().endswith(t.object.lower()):
                 if not any(u.predicate == t.predicate and _same(u.object, y) for u in out):
-                    out.append(replace(t, object=y, polarity=False, retracts=True, derived=True,
-                                       span_start=m.start("y")))
+                    out.append(
+                        replace(
+                            t, object=y, polarity=False, retracts=True, derived=True, span_start=m.start("y")
+                        )
+                    )
                 break
     for m in _SWITCH.finditer(sentence):
         x, y = m.group("x").strip(), m.group("y").strip()
         for t in list(out):
             if t.polarity and _same(t.object, y):
                 if not any(u.predicate == t.predicate and _same(u.object, x) for u in out):
-                    out.append(replace(t, object=x, polarity=False, retracts=True, derived=True, past=True,
-                                       aspect="ended", span_start=m.start("x")))
+                    out.append(
+                        replace(
+                            t,
+                            object=x,
+                            polarity=False,
+                            retracts=True,
+                            derived=True,
+                            past=True,
+                            aspect="ended",
+                            span_start=m.start("x"),
+                        )
+                    )
                 break
     return out

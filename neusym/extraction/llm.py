@@ -179,7 +179,9 @@ class LLMExtractor:
                 continue
             seen.add(key)
             tconf = _clamp(t.confidence, confidence) if t.confidence is not None else confidence
-            polarity = t.polarity and not t.retracts  # a retracted value is withdrawn, whatever the model said
+            polarity = (
+                t.polarity and not t.retracts
+            )  # a retracted value is withdrawn, whatever the model said
             triples.append(
                 Triple(subject=subject, predicate=predicate, object=obj, polarity=polarity, confidence=tconf)
             )
@@ -199,7 +201,11 @@ class LLMExtractor:
         names = [
             *memory.entities,
             *(t.subject for t in triples),
-            *(t.object for t in triples if len(t.object.split()) <= 4 and t.predicate not in VALUE_PREDICATES),
+            *(
+                t.object
+                for t in triples
+                if len(t.object.split()) <= 4 and t.predicate not in VALUE_PREDICATES
+            ),
         ]
         for name in names:
             ekey = entity_key(name)

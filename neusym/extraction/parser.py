@@ -109,7 +109,9 @@ class ParserClauseReader:
             return None
         text, _ = self._span_text(tok)
         poss = next((c for c in tok.children if c.dep_ == "poss"), None)
-        if poss is not None and (tok.lower_ in RELATIONS or tok.lower_ in {"friend", "boss", "manager", "dog", "cat"}):
+        if poss is not None and (
+            tok.lower_ in RELATIONS or tok.lower_ in {"friend", "boss", "manager", "dog", "cat"}
+        ):
             named = [c for c in tok.children if c.dep_ == "appos" and c.pos_ == "PROPN"]
             if named:
                 return self._span_text(named[0])[0], True, False
@@ -197,19 +199,38 @@ class ParserClauseReader:
             if tok.dep_ == "relcl" and any(c.lower_ == "where" for c in tok.children):
                 head_text, head_start = self._span_text(tok.head)
                 pps.append(("at", head_text, head_start))
-            complement = next((c.lower_ for c in tok.children if c.dep_ in {"oprd", "ccomp", "acomp"}
-                               and c.pos_ == "ADJ"), None)
+            complement = next(
+                (c.lower_ for c in tok.children if c.dep_ in {"oprd", "ccomp", "acomp"} and c.pos_ == "ADJ"),
+                None,
+            )
             objects = [(self._span_text(o)) for o in objs if o.pos_ in {"NOUN", "PROPN"}]
             if not objects:
                 objects = [("", -1)]
             for s, tp, pr in subjects:
                 for k, (obj, start) in enumerate(objects):
-                    out.append(Clause(s, tp, pr, verb, obj or None, start, pps=list(pps) if k == 0 else [],
-                                      complement=complement, **base))
+                    out.append(
+                        Clause(
+                            s,
+                            tp,
+                            pr,
+                            verb,
+                            obj or None,
+                            start,
+                            pps=list(pps) if k == 0 else [],
+                            complement=complement,
+                            **base,
+                        )
+                    )
         return out, self._concepts(doc, ctx)
 
-    def _passive(self, out: list[Clause], subjects: list[tuple[str, bool, bool]], tok: Any, participle: str,
-                 base: dict[str, Any]) -> None:
+    def _passive(
+        self,
+        out: list[Clause],
+        subjects: list[tuple[str, bool, bool]],
+        tok: Any,
+        participle: str,
+        base: dict[str, Any],
+    ) -> None:
         for prep in (c for c in tok.children if c.dep_ in {"prep", "agent"}):
             pobj = next((c for c in prep.children if c.dep_ == "pobj"), None)
             if pobj is not None:
@@ -242,8 +263,29 @@ class ParserClauseReader:
         return out
 
 
-_HEADLESS = frozenset("collection lot lots bunch couple group set piece variety kind type sort number series pair "
-                      "range selection mix list".split())
+_HEADLESS = frozenset(
+    [
+        "collection",
+        "lot",
+        "lots",
+        "bunch",
+        "couple",
+        "group",
+        "set",
+        "piece",
+        "variety",
+        "kind",
+        "type",
+        "sort",
+        "number",
+        "series",
+        "pair",
+        "range",
+        "selection",
+        "mix",
+        "list",
+    ]
+)
 
 
 class ParserExtractor(RuleExtractor):

@@ -141,9 +141,25 @@ def _aspect_of(t: RawTriple, lower: str) -> Aspect:
     return "ongoing"
 
 
-_PP_TAIL = re.compile(r"\s+(?:in|at|on|near|from|for|with|called|named|during|since|by)\s+\S.*$", re.IGNORECASE)
-_TRIMMED = frozenset({"plays", "studies", "owns", "bought", "is_a", "uses", "has", "attended", "visited",
-                      "went_to", "member_of", "job_title"})
+_PP_TAIL = re.compile(
+    r"\s+(?:in|at|on|near|from|for|with|called|named|during|since|by)\s+\S.*$", re.IGNORECASE
+)
+_TRIMMED = frozenset(
+    {
+        "plays",
+        "studies",
+        "owns",
+        "bought",
+        "is_a",
+        "uses",
+        "has",
+        "attended",
+        "visited",
+        "went_to",
+        "member_of",
+        "job_title",
+    }
+)
 
 
 _POSS_LEAD = re.compile(r"^(?:his|her|their|its|your)\s+", re.IGNORECASE)
@@ -162,8 +178,26 @@ def _bad_item(obj: str) -> bool:
     return first.endswith("ing") and len(words) > 1 and words[1] in {"it", "them", "him", "her", "me", "us"}
 
 
-_TRAIL_ADV = frozenset({"nonstop", "together", "again", "now", "too", "recently", "lately", "often", "daily",
-                        "regularly", "sometimes", "anymore", "still", "already", "online", "remotely"})
+_TRAIL_ADV = frozenset(
+    {
+        "nonstop",
+        "together",
+        "again",
+        "now",
+        "too",
+        "recently",
+        "lately",
+        "often",
+        "daily",
+        "regularly",
+        "sometimes",
+        "anymore",
+        "still",
+        "already",
+        "online",
+        "remotely",
+    }
+)
 _FILLER = frozenset({"especially", "particularly", "mostly", "also", "too", "more", "most", "much", "lot"})
 
 
@@ -190,7 +224,9 @@ def _trim(triples: list[RawTriple]) -> list[RawTriple]:
 
 def _dedupe_is_a(triples: list[RawTriple]) -> list[RawTriple]:
     said = {(t.subject.casefold(), t.object.casefold()) for t in triples if t.predicate != "is_a"}
-    return [t for t in triples if t.predicate != "is_a" or (t.subject.casefold(), t.object.casefold()) not in said]
+    return [
+        t for t in triples if t.predicate != "is_a" or (t.subject.casefold(), t.object.casefold()) not in said
+    ]
 
 
 def _covered(t: RawTriple, found: list[RawTriple]) -> bool:
@@ -200,8 +236,12 @@ def _covered(t: RawTriple, found: list[RawTriple]) -> bool:
         if u.subject.casefold() != subj:
             continue
         other = u.object.casefold()
-        if obj == other or obj in other or other in obj or u.predicate == t.predicate and (
-            is_functional(t.predicate) or t.predicate == "is_a"
+        if (
+            obj == other
+            or obj in other
+            or other in obj
+            or u.predicate == t.predicate
+            and (is_functional(t.predicate) or t.predicate == "is_a")
         ):
             return True
     return False
@@ -636,7 +676,9 @@ class RuleExtractor:
             )
             for t, d in zip(triples.values(), details.values(), strict=True)
         ]
-        aspect = next((s.aspect for s in core if s.aspect), None) or next((s.aspect for s in group if s.aspect), None)
+        aspect = next((s.aspect for s in core if s.aspect), None) or next(
+            (s.aspect for s in group if s.aspect), None
+        )
         signals = list(dict.fromkeys(sig for s in core for sig in s.signals))
         if any("explicit_remember" in s.signals for s in group) and "explicit_remember" not in signals:
             signals.insert(0, "explicit_remember")

@@ -398,24 +398,72 @@ def predicate_tag(predicate: str) -> str | None:
 
 
 TOPIC_PREDICATES: dict[str, tuple[str, ...]] = {
-    **{w: ("lives_in",) for w in ("address", "home", "live", "lived", "living", "moved", "move", "city",
-                                  "residence", "apartment", "flat", "house")},
+    **{
+        w: ("lives_in",)
+        for w in (
+            "address",
+            "home",
+            "live",
+            "lived",
+            "living",
+            "moved",
+            "move",
+            "city",
+            "residence",
+            "apartment",
+            "flat",
+            "house",
+        )
+    },
     **{w: ("phone",) for w in ("phone", "mobile", "cell", "telephone")},
     **{w: ("email",) for w in ("email", "e-mail", "mail")},
     **{w: ("works_at", "job_title") for w in ("job", "work", "employer", "company", "workplace", "career")},
     **{w: ("job_title",) for w in ("occupation", "profession", "title")},
-    **{w: ("married_to", "partner_of") for w in ("partner", "wife", "husband", "spouse", "married", "marriage",
-                                                 "relationship", "girlfriend", "boyfriend")},
+    **{
+        w: ("married_to", "partner_of")
+        for w in (
+            "partner",
+            "wife",
+            "husband",
+            "spouse",
+            "married",
+            "marriage",
+            "relationship",
+            "girlfriend",
+            "boyfriend",
+        )
+    },
     **{w: ("allergic_to",) for w in ("allergy", "allergies", "allergic")},
     **{w: ("has_pet",) for w in ("pet", "pets")},
     **{w: ("birthday", "birth_year") for w in ("birthday", "birth", "born")},
-    "age": ("age",), "name": ("name",), "diet": ("diet",),
+    "age": ("age",),
+    "name": ("name",),
+    "diet": ("diet",),
 }
 """Topic words -> predicates: "forget my address" and "where does she live?" must find "I moved to Lisbon",
 which never says "address" or "live"."""
 
-_NOT_TOPICS = frozenset({"is", "type", "will", "plan", "plans", "like", "love", "feel", "feeling", "have", "has",
-                         "i", "me", "my", "user", "what", "said"})
+_NOT_TOPICS = frozenset(
+    {
+        "is",
+        "type",
+        "will",
+        "plan",
+        "plans",
+        "like",
+        "love",
+        "feel",
+        "feeling",
+        "have",
+        "has",
+        "i",
+        "me",
+        "my",
+        "user",
+        "what",
+        "said",
+    }
+)
 
 
 def topic_predicates(topic: str) -> list[str]:
@@ -426,7 +474,9 @@ def topic_predicates(topic: str) -> list[str]:
         found = TOPIC_PREDICATES.get(word)
         if found is None:
             canonical = canonical_predicate(word)
-            found = (canonical,) if canonical and canonical in PREDICATES and canonical not in _NOT_TOPICS else ()
+            found = (
+                (canonical,) if canonical and canonical in PREDICATES and canonical not in _NOT_TOPICS else ()
+            )
         out.extend(p for p in found if p not in out)
     return out
 
@@ -441,8 +491,11 @@ def normalise_predicate(raw: str) -> str | None:
     from neusym.extraction._lexicon import lemma, map_verb  # the lexicon imports this module
 
     canonical = canonical_predicate(raw)
-    if canonical is None or canonical in PREDICATES or canonical.startswith(("favourite_",)) or canonical.endswith(
-        ("_handle", "_of")
+    if (
+        canonical is None
+        or canonical in PREDICATES
+        or canonical.startswith(("favourite_",))
+        or canonical.endswith(("_handle", "_of"))
     ):
         return canonical
     parts = canonical.split("_")
