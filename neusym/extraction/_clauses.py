@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from neusym.extraction._grammar import Ctx, RawTriple
 from neusym.extraction._lexicon import (
@@ -50,6 +51,11 @@ __all__ = ["Clause", "ClauseReader", "clause_triples", "read_clauses", "read_sen
 
 ClauseReader = Callable[[str, Ctx], tuple[list["Clause"], list[str]]]
 """Reads one normalised sentence into clauses and concept noun phrases (:func:`read_sentence`, or a parser's)."""
+
+
+class _Base(TypedDict):
+    negated: bool
+    aspect: str
 
 
 @dataclass(slots=True)
@@ -834,7 +840,7 @@ class _Reader:
         elif vg.get("past"):
             aspect = "past_event"
         negated = bool(vg.get("negated")) or vg.get("inner") in _STOP_ASPECT
-        base = {"negated": negated, "aspect": aspect}
+        base: _Base = {"negated": negated, "aspect": aspect}
         if vg.get("copula"):
             adj = self.low(i)
             if (
@@ -847,13 +853,13 @@ class _Reader:
                 np, j = self.noun_phrase(i + 2)
                 if np:  # "is proud of her kids", "is grateful for the support", "is full of energy"
                     for s, tp, pr in subjects:
-                        self.out.append(Clause(s, tp, pr, f"{adj}_{self.low(i + 1)}", np[0], np[1], **base))  # type: ignore[arg-type]
+                        self.out.append(Clause(s, tp, pr, f"{adj}_{self.low(i + 1)}", np[0], np[1], **base))
                     return j
             if self.low(i) in {"a", "an", "the"} or self.low(i) in _POSS:
                 np, j = self.noun_phrase(i)
                 if np:
                     for s, tp, pr in subjects:
-                        self.out.append(Clause(s, tp, pr, "be", np[0], np[1], copula=True, **base))  # type: ignore[arg-type]
+                        self.out.append(Clause(s, tp, pr, "be", np[0], np[1], copula=True, **base))
                     return self._pps(subjects, "be", j, base, attach=False)
                 return j
             return i
@@ -874,11 +880,11 @@ class _Reader:
                         np, j = (names[0], self.toks[j + 1].start), k
                 if np:
                     for s, tp, pr in subjects:
-                        self.out.append(Clause(s, tp, pr, "be", np[0], np[1], passive=passive, **base))  # type: ignore[arg-type]
+                        self.out.append(Clause(s, tp, pr, "be", np[0], np[1], passive=passive, **base))
                     return j
             if passive in {"married", "engaged"} and len(subjects) == 2:
                 (a, ta, pa), (b, _, _) = subjects  # "Megan and Josh got married": to each other
-                self.out.append(Clause(a, ta, pa, "be", b, -1, passive=passive, **base))  # type: ignore[arg-type]
+                self.out.append(Clause(a, ta, pa, "be", b, -1, passive=passive, **base))
             return i
         verb = str(vg["verb"])
         if vg.get("lemma") in _SAY and self.low(i) not in {"in", "about", "with"}:
@@ -909,7 +915,7 @@ class _Reader:
         clauses = [
             Clause(
                 s, tp, pr, verb, obj[0] if obj else None, obj[1] if obj else -1, complement=complement, **base
-            )  # type: ignore[arg-type]
+            )
             for s, tp, pr in subjects
         ]
         self.out.extend(clauses)
@@ -925,7 +931,7 @@ class _Reader:
             if not more:
                 break
             for s, tp, pr in subjects:
-                self.out.append(Clause(s, tp, pr, verb, more[0], more[1], **base))  # type: ignore[arg-type]
+                self.out.append(Clause(s, tp, pr, verb, more[0], more[1], **base))
             i = j
         return self._pps(subjects, verb, i, base, clauses=clauses)
 
@@ -978,7 +984,7 @@ class _Reader:
         subjects: list[tuple[str, bool, bool]],
         verb: str,
         i: int,
-        base: dict[str, object],
+        base: _Base,
         *,
         attach: bool = True,
         clauses: list[Clause] | None = None,
@@ -1013,7 +1019,7 @@ class _Reader:
                     c.pps.append((low, np[0], np[1]))
             elif attach:
                 for s, tp, pr in subjects:
-                    self.out.append(Clause(s, tp, pr, verb, None, -1, pps=[(low, np[0], np[1])], **base))  # type: ignore[arg-type]
+                    self.out.append(Clause(s, tp, pr, verb, None, -1, pps=[(low, np[0], np[1])], **base))
             i = j
             count += 1
         return i
