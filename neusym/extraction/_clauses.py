@@ -498,20 +498,6 @@ class _Reader:
                 break
             if not subject and words and low in IRREGULAR and low not in {"read", "set", "cut", "lead"}:
                 break
-            if (
-                words
-                and looks_finite(low)
-                and lemma(low) in VERB_LEMMAS
-                and (
-                    self.low(i + 1) in _PREPS
-                    or self.low(i + 1) in _DETS
-                    or self.low(i + 1) in _POSS
-                    or self.low(i + 1) in _ADVERBS
-                    or i + 1 >= self.n
-                    or not self.low(i + 1).isalpha()
-                )
-            ):
-                break  # "my knee hurts after ...": the noun phrase ended at its verb
             words.append(tok)
             i += 1
             if (
@@ -949,7 +935,8 @@ class _Reader:
                 i += 2  # "to stay confident": an infinitive, not a place
                 continue
             if low in _DETS or low in _POSS or low in _PP_KEEP or low == "of":
-                np, j = self.noun_phrase(i + 1)
+                # at a clause start the phrase is a subject and ends at its verb ("my knee hurts after ...")
+                np, j = self.noun_phrase(i + 1, subject=i == 0 or self.low(i - 1) in {",", "and", "but", ";"})
                 if np:
                     text = np[0]
                     if text.lower().endswith(" of"):
