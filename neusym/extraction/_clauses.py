@@ -276,7 +276,7 @@ def _is_verbish(tok: _Tok) -> bool:
 
 
 class _Reader:
-    __slots__ = ("toks", "ctx", "n", "out", "first", "third", "plural", "subject_names", "place")
+    __slots__ = ("toks", "ctx", "n", "out", "first", "third", "plural", "subject_names", "place", "recipient")
 
     def __init__(self, sentence: str, ctx: Ctx) -> None:
         self.toks = _tokens(sentence)
@@ -288,6 +288,7 @@ class _Reader:
         self.plural = False
         self.subject_names: list[str] = []
         self.place: tuple[str, int] | None = None  # antecedent of a "where" clause
+        self.recipient: tuple[str, int] | None = None  # indirect object of "give X Y"
 
     def low(self, i: int) -> str:
         return self.toks[i].low if 0 <= i < self.n else ""
@@ -432,6 +433,14 @@ class _Reader:
                 break
             if words and not subject and low in {"named", "called"}:
                 break
+            if (
+                words
+                and words[-1].text.islower()
+                and _is_name(tok)
+                and i + 1 < self.n
+                and _is_verbish(self.toks[i + 1])
+            ):
+                break  # "the gear John got": a relative clause starts at the name
             if (
                 words
                 and low.endswith("ing")
@@ -894,6 +903,11 @@ class _Reader:
             names, j = self._names(i + 1)
             if names:  # "a pilot named Ben": the value is Ben, a pilot
                 named_class, obj, i = obj[0], (names[0], self.toks[i + 1].start), j
+        if obj and vg.get("lemma") in _DITRANSITIVE:
+            first, _, rest = obj[0].partition(" ")
+            if first[:1].isupper() and rest and rest[:1].islower():  # "gives Jon tips": Jon gets the tips
+                obj = (rest, obj[1] + len(first) + 1)
+                self.recipient = (first, obj[1] - len(first) - 1)
         complement = None
         if obj and stop_adj and i < self.n and (self.low(i) in POSITIVE_FIND or self.low(i) in NEGATIVE_FIND):
             complement = self.low(i)
@@ -905,6 +919,10 @@ class _Reader:
             for s, tp, pr in subjects
         ]
         self.out.extend(clauses)
+        if self.recipient is not None:
+            for c in clauses:
+                c.pps.append(("to", self.recipient[0], self.recipient[1]))
+            self.recipient = None
         if self.place is not None:
             for c in clauses:  # "a store where she sells pieces": she sells them at the store
                 c.pps.append(("at", self.place[0], self.place[1]))
@@ -1043,6 +1061,7 @@ _GENERIC = words_of(
     "himself herself themselves ability chance opportunity opportunities conversation chat talk discussion "
     "future past present meaning value values goal goals dream dreams hope plan plans"
 )
+_DITRANSITIVE = words_of("give send show offer buy teach bring tell lend get make hand pass owe promise")
 _FAVOURITE = words_of("favourite favorite fave fav")
 _RUN_THINGS = words_of(
     "business company store shop studio bakery cafe restaurant bar team club charity nonprofit organisation "
@@ -1228,7 +1247,11 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 emit(c, pred, pobj, kind, 0.85, pstart)
             elif lem == "switch" and prep == "from":
                 continue  # the corrections pass retracts the old value
-            elif lem in LIGHT_VERBS and lem not in {"find", "make"}:
+            elif (
+                lem in LIGHT_VERBS
+                and lem not in {"find", "make"}
+                and not (prep == "to" and pobj[:1].isupper())
+            ):
                 continue  # "had a discussion about X": the light verb says nothing about X
             elif prep in {"in", "at", "to", "from", "with", "for", "on", "about", "into", "near", "as"}:
                 pred, _, source = open_predicate(verb, prep)

@@ -323,8 +323,10 @@ def split_list(raw: str | None, kind: str, ctx: Ctx, start: int = -1) -> list[st
                 raw = raw[: d.start - start]
                 break
     out: list[str] = []
-    for part in _LIST_SPLIT.split(raw):
+    for k, part in enumerate(_LIST_SPLIT.split(raw)):
         item = clean_object(part, kind, ctx)
+        if k == 0 and item is None and part.strip():
+            return []  # "likes to write about topics like X and Y": not a list of liked things
         if item and item.lower() not in {x.lower() for x in out}:
             out.append(item)
     return out

@@ -206,17 +206,26 @@ def _trim(triples: list[RawTriple]) -> list[RawTriple]:
     another fact, read by the clause reader) and relative clauses, drop possessive pronouns, and drop taste
     list items that are really the next clause ("loves X and finds it challenging")."""
     out = []
+    dropped: set[tuple[str, str]] = set()
     for t in triples:
+        if (t.subject, t.predicate) in dropped and t.predicate in _TASTES:
+            continue  # after "loves X and finds peace and Y", Y belongs to "finds", not to "loves"
         if " " in t.object and t.predicate != "plans_to":
             obj = _POSS_LEAD.sub("", t.object)
             if t.predicate in _TRIMMED:
                 obj = _PP_TAIL.sub("", obj) or obj
             obj = _CLAUSE_TAIL.sub("", obj) or obj
             words = obj.split()
-            while len(words) > 1 and (words[-1].lower() in _TRAIL_ADV or words[-1].lower().endswith("ly")):
-                words.pop()  # "Cyberpunk 2077 nonstop" -> "Cyberpunk 2077"
+            while len(words) > 1 and (
+                words[-1].lower() in _TRAIL_ADV
+                or words[-1].lower().endswith("ly")
+                or len(words) > 2
+                and words[-1].lower().endswith("ed")
+            ):
+                words.pop()  # "Cyberpunk 2077 nonstop" -> "Cyberpunk 2077", "a workshop focused" -> "a workshop"
             t.object = " ".join(words)
         if t.predicate in _TASTES and _bad_item(t.object) or t.object.lower().startswith("not "):
+            dropped.add((t.subject, t.predicate))
             continue  # "French, not Spanish": the corrections pass retracts Spanish
         out.append(t)
     return out
