@@ -1086,7 +1086,12 @@ def _is_time(obj: str, start: int, ctx: Ctx) -> bool:
     words = obj.lower().split()
     if not words or words[-1] in _TIME_WORDS or words[0] in _TIME_WORDS and len(words) <= 2:
         return True
-    return any(d.start <= start < d.end or start <= d.start < start + len(obj) for d in ctx.dates)
+    # a phrase that is mostly a date ("last Friday", "March 3") is a time; "a 2015 Honda Civic" is a thing
+    return any(
+        (d.start <= start < d.end or start <= d.start < start + len(obj))
+        and 2 * (min(d.end, start + len(obj)) - max(d.start, start)) >= len(obj)
+        for d in ctx.dates
+    )
 
 
 def _clean(obj: str | None, start: int, ctx: Ctx) -> str | None:
@@ -1151,6 +1156,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         canon = canonical_predicate(pred)
         if not canon:
             return
+        if canon == "lives_in" and c.subject[:1].islower() and "'" not in c.subject:
+            canon, kind = "located_in", "knowledge"  # "the office moved to the fourth floor": a thing's place
         if canon == "went_to" and c.aspect in {"ongoing", "habitual_past"}:
             canon, kind = "goes_to", "routine"  # "the kids go to X" is a routine, "went to X" an event
         aspect = c.aspect
@@ -1240,8 +1247,10 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 )
         if c.obj and c.obj.split()[0].lower().endswith("ing") and c.obj.split()[0].lower() not in _ING_NOUNS:
             continue  # "loves traveling to new places": the places belong to the travelling, not the loving
-        for prep, pobj, pstart in c.pps:
-            phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (None if c.obj else hit)
+        for k, (prep, pobj, pstart) in enumerate(c.pps):
+            if k > 0 and prep not in {"to", "from"} and not (k == 1 and c.pps[0][0] == "from"):
+                break  # "a novel about his childhood in Glasgow": a later phrase belongs to the noun before it
+            phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (None if c.obj or k else hit)
             if phit and phit != hit or phit and not c.obj:
                 pred, kind = phit
                 emit(c, pred, pobj, kind, 0.85, pstart)

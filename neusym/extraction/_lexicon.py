@@ -16,6 +16,8 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from neusym.extraction._text import words_of
+
 __all__ = [
     "AUXILIARIES",
     "IRREGULAR",
@@ -100,309 +102,26 @@ _E_ENDINGS = (
     "ert",
     "ect",
 )
-_NO_E = frozenset(
-    {
-        "visit",
-        "edit",
-        "limit",
-        "exhibit",
-        "credit",
-        "benefit",
-        "profit",
-        "inherit",
-        "vomit",
-        "submit",
-        "admit",
-        "commit",
-        "permit",
-        "omit",
-        "quit",
-        "sit",
-        "hit",
-        "knit",
-        "fit",
-        "split",
-        "wait",
-        "suit",
-        "recruit",
-        "eat",
-        "heat",
-        "treat",
-        "beat",
-        "seat",
-        "repeat",
-        "cheat",
-        "defeat",
-        "chat",
-        "pat",
-        "start",
-        "part",
-        "star",
-        "scar",
-        "bar",
-        "occur",
-        "prefer",
-        "refer",
-        "stir",
-        "blur",
-        "offer",
-        "suffer",
-        "enter",
-        "order",
-        "cater",
-        "wonder",
-        "gather",
-        "answer",
-        "water",
-        "color",
-        "colour",
-        "honor",
-        "honour",
-        "labor",
-        "visitor",
-        "expect",
-        "connect",
-        "collect",
-        "reflect",
-        "select",
-        "protect",
-        "direct",
-        "respect",
-        "affect",
-        "detect",
-        "correct",
-        "inspect",
-        "neglect",
-        "object",
-        "reject",
-        "insert",
-        "assert",
-        "convert",
-        "alert",
-        "exert",
-        "desert",
-        "concert",
-        "interact",
-        "act",
-        "react",
-        "attract",
-        "contact",
-        "extract",
-        "subtract",
-        "distract",
-        "put",
-        "cut",
-        "shut",
-        "output",
-        "input",
-        "strut",
-        "rut",
-        "glut",
-        "tag",
-        "drag",
-        "brag",
-        "wag",
-        "lag",
-        "bag",
-        "flag",
-        "snag",
-        "nag",
-        "focus",
-        "discuss",
-        "listen",
-        "open",
-        "happen",
-        "travel",
-        "cancel",
-        "label",
-        "model",
-        "pedal",
-        "level",
-        "total",
-        "develop",
-        "gallop",
-        "envelop",
-        "sail",
-        "mail",
-        "fail",
-        "nail",
-        "bowl",
-        "doubt",
-        "shout",
-        "flout",
-        "scout",
-        "sprout",
-        "cost",
-        "post",
-        "host",
-        "boost",
-        "roast",
-        "toast",
-        "boast",
-        "coast",
-        "adjust",
-        "trust",
-        "rust",
-        "dust",
-        "arrest",
-        "rest",
-        "test",
-        "protest",
-        "invest",
-        "suggest",
-        "request",
-        "harvest",
-        "belong",
-        "long",
-        "bring",
-        "sing",
-        "ring",
-        "spring",
-        "swing",
-        "hang",
-        "bang",
-        "throw",
-        "grow",
-        "show",
-        "know",
-        "flow",
-        "glow",
-        "follow",
-        "borrow",
-        "bow",
-        "snow",
-        "allow",
-        "vow",
-        "row",
-        "gut",
-        "jut",
-        "nut",
-        "shop",
-        "stop",
-        "drop",
-        "chop",
-        "crop",
-        "mop",
-        "pop",
-        "swap",
-        "wrap",
-        "trap",
-        "transport",
-        "report",
-        "support",
-        "import",
-        "export",
-        "sort",
-        "escort",
-        "distort",
-        "comfort",
-        "effort",
-        "park",
-        "mark",
-        "work",
-        "bark",
-        "look",
-        "cook",
-        "book",
-        "hook",
-        "worry",
-        "mention",
-        "adopt",
-        "accept",
-        "attempt",
-        "exempt",
-        "tempt",
-        "adapt",
-        "interrupt",
-        "erupt",
-        "corrupt",
-        "disrupt",
-        "abort",
-        "bolt",
-        "halt",
-        "melt",
-        "salt",
-        "tilt",
-        "vault",
-        "consult",
-        "insult",
-        "result",
-        "exult",
-        "print",
-        "paint",
-        "point",
-        "hint",
-        "faint",
-        "tint",
-        "squint",
-        "sprint",
-        "mint",
-        "want",
-        "hunt",
-        "rent",
-        "plant",
-        "grant",
-        "chant",
-        "count",
-        "mount",
-        "hurt",
-        "spurt",
-        "blurt",
-        "flirt",
-        "shirt",
-        "skirt",
-        "dirt",
-        "comment",
-        "cement",
-        "present",
-        "prevent",
-        "invent",
-        "vent",
-        "frequent",
-        "lament",
-        "torment",
-        "dent",
-        "digest",
-        "list",
-        "insist",
-        "resist",
-        "persist",
-        "assist",
-        "consist",
-        "exist",
-        "twist",
-        "pursuit",
-        "compost",
-        "target",
-        "budget",
-        "market",
-        "interpret",
-        "pilot",
-        "ballot",
-        "pivot",
-        "robot",
-        "forget",
-        "regret",
-        "pocket",
-        "ticket",
-        "bracket",
-        "blanket",
-        "jacket",
-        "rocket",
-        "basket",
-        "carpet",
-        "ferment",
-        "forbid",
-        "bid",
-        "rid",
-        "kid",
-        "skid",
-        "load",
-        "head",
-        "read",
-        "lead",
-        "plead",
-    }
+_NO_E = words_of(
+    "abort accept act adapt adjust admit adopt affect alert allow answer arrest assert assist attempt "
+    "attract bag ballot bang bar bark basket beat belong benefit bid blanket blur blurt boast bolt book "
+    "boost borrow bow bowl bracket brag bring budget cancel carpet cater cement chant chat cheat chop "
+    "coast collect color colour comfort comment commit compost concert connect consist consult contact "
+    "convert cook correct corrupt cost count credit crop cut defeat dent desert detect develop digest "
+    "direct dirt discuss disrupt distort distract doubt drag drop dust eat edit effort enter envelop "
+    "erupt escort exempt exert exhibit exist expect export extract exult fail faint ferment fit flag "
+    "flirt flout flow focus follow forbid forget frequent gallop gather glow glut grant grow gut halt "
+    "hang happen harvest head heat hint hit honor honour hook host hunt hurt import inherit input insert "
+    "insist inspect insult interact interpret interrupt invent invest jacket jut kid knit know label "
+    "labor lag lament lead level limit list listen load long look mail mark market melt mention mint "
+    "model mop mount nag nail neglect nut object occur offer omit open order output paint park part pat "
+    "pedal permit persist pilot pivot plant plead pocket point pop post prefer present prevent print "
+    "profit protect protest pursuit put quit react read recruit refer reflect regret reject rent repeat "
+    "report request resist respect rest result rid ring roast robot rocket row rust rut sail salt scar "
+    "scout seat select shirt shop shout show shut sing sit skid skirt snag snow sort split spring sprint "
+    "sprout spurt squint star start stir stop strut submit subtract suffer suggest suit support swap "
+    "swing tag target tempt test throw ticket tilt tint toast torment total transport trap travel treat "
+    "trust twist vault vent visit visitor vomit vow wag wait want water wonder work worry wrap"
 )
 
 
@@ -511,183 +230,76 @@ def looks_finite(word: str) -> bool:
 _VERBS: dict[str, tuple[str, str]] = {}
 
 
-def _add(pred: str, kind: str, *keys: str) -> None:
-    for key in keys:
+def _add(pred: str, kind: str, keys: str) -> None:
+    for key in keys.split():
         _VERBS[key] = (pred, kind)
 
 
 _add(
     "lives_in",
     "fact",
-    "live_in",
-    "live_at",
-    "live_near",
-    "reside_in",
-    "move_to",
-    "relocate_to",
-    "settle_in",
-    "move_into",
-    "rent_in",
-    "base_in",
+    "live_in live_at live_near reside_in move_to relocate_to settle_in move_into rent_in base_in",
 )
-_add("from", "fact", "come_from", "grow_up_in", "hail_from")
-_add(
-    "works_at",
-    "fact",
-    "work_at",
-    "work_for",
-    "employ_at",
-    "employ_by",
-    "intern_at",
-    "join_as",
-    "hire_by",
-    "hire_at",
-)
-_add("job_title", "fact", "work_as", "serve_as", "employ_as", "hire_as", "promote_to")
-_add("studies", "fact", "study", "major_in", "learn", "study_for")
-_add("studies_at", "fact", "study_at", "enrol_at", "enroll_at", "enroll_in", "enrol_in")
-_add("graduated_from", "fact", "graduate_from", "finish_at")
-_add("member_of", "fact", "join", "belong_to", "sign_up_for", "join_in")
-_add("volunteers_at", "fact", "volunteer_at", "volunteer_for", "volunteer_with", "volunteer_in")
+_add("from", "fact", "come_from grow_up_in hail_from")
+_add("works_at", "fact", "work_at work_for employ_at employ_by intern_at join_as hire_by hire_at")
+_add("job_title", "fact", "work_as serve_as employ_as hire_as promote_to")
+_add("studies", "fact", "study major_in learn study_for")
+_add("studies_at", "fact", "study_at enrol_at enroll_at enroll_in enrol_in")
+_add("graduated_from", "fact", "graduate_from finish_at")
+_add("member_of", "fact", "join belong_to sign_up_for join_in")
+_add("volunteers_at", "fact", "volunteer_at volunteer_for volunteer_with volunteer_in")
 _add(
     "likes",
     "preference",
-    "like",
-    "love",
-    "enjoy",
-    "adore",
-    "appreciate",
-    "value",
-    "admire",
-    "cherish",
-    "treasure",
-    "fancy",
-    "relish",
-    "savor",
-    "savour",
+    "like love enjoy adore appreciate value admire cherish treasure fancy relish savor savour",
 )
-_add("dislikes", "preference", "hate", "dislike", "detest", "despise", "loathe", "resent", "fear")
-_add("prefers", "preference", "prefer", "favour", "favor")
+_add("dislikes", "preference", "hate dislike detest despise loathe resent fear")
+_add("prefers", "preference", "prefer favour favor")
 _add("plays", "preference", "play")
 _add("speaks", "fact", "speak")
-_add("uses", "fact", "use", "switch_to", "rely_on", "drive", "wear")
-_add("owns", "fact", "own", "possess")
-_add("bought", "event", "buy", "purchase", "order", "rent")
-_add("attended", "event", "attend", "participate_in", "take_part_in", "compete_in", "go_to_event")
+_add("uses", "fact", "use switch_to rely_on drive wear")
+_add("owns", "fact", "own possess")
+_add("bought", "event", "buy purchase order")
+_add("attended", "event", "attend participate_in take_part_in compete_in go_to_event")
 _add(
     "visited",
     "event",
-    "visit",
-    "tour",
-    "explore",
-    "travel_to",
-    "fly_to",
-    "drive_to",
-    "return_to",
-    "stay_in",
-    "stay_at",
-    "vacation_in",
-    "camp_in",
-    "hike_in",
-    "holiday_in",
-    "trip_to",
+    "visit tour explore travel_to fly_to drive_to return_to stay_in stay_at vacation_in camp_in "
+    "hike_in holiday_in trip_to",
 )
-_add("went_to", "event", "go_to", "head_to")
+_add("went_to", "event", "go_to head_to")
 _add(
     "met",
     "event",
-    "meet",
-    "meet_with",
-    "meet_up_with",
-    "run_into",
-    "bump_into",
-    "hang_out_with",
-    "catch_up_with",
-    "reconnect_with",
+    "meet meet_with meet_up_with run_into bump_into hang_out_with catch_up_with reconnect_with "
     "spend_time_with",
 )
 _add("married_to", "fact", "marry")
-_add("partner_of", "fact", "date", "engage_to")
-_add("founded", "fact", "found", "start", "launch", "establish", "set_up", "open", "co_found", "cofound")
-_add(
-    "runs",
-    "fact",
-    "run",
-    "manage",
-    "lead",
-    "operate",
-    "direct",
-    "head",
-    "own_and_run",
-    "coach",
-    "organize",
-    "organise",
-    "host",
-    "chair",
-)
+_add("partner_of", "fact", "date engage_to")
+_add("founded", "fact", "found start launch establish set_up open co_found cofound")
+_add("runs", "fact", "run manage lead operate direct head own_and_run coach organize organise host chair")
 _add(
     "created",
     "event",
-    "make",
-    "create",
-    "paint",
-    "write",
-    "build",
-    "design",
-    "draw",
-    "compose",
-    "bake",
-    "cook",
-    "knit",
-    "sew",
-    "craft",
-    "record",
-    "film",
-    "photograph",
-    "sculpt",
-    "publish",
-    "produce",
-    "carve",
-    "code",
-    "develop",
-    "invent",
-    "brew",
-    "plant",
-    "grow",
+    "make create paint write build design draw compose bake cook knit sew craft record film "
+    "photograph sculpt publish produce carve code develop invent brew plant grow",
 )
+_add("teaches", "fact", "teach lecture instruct")
 _add(
     "helps",
     "fact",
-    "help",
-    "support",
-    "mentor",
-    "tutor",
-    "teach",
-    "encourage",
-    "assist",
-    "care_for",
-    "look_after",
-    "inspire",
-    "motivate",
-    "guide",
-    "comfort",
-    "volunteer",
-    "donate_to",
-    "raise_money_for",
-    "advise",
-    "counsel",
-    "train",
-    "babysit",
+    "help support mentor tutor encourage assist care_for look_after inspire motivate guide "
+    "comfort volunteer donate_to raise_money_for advise counsel train babysit",
 )
-_add("received", "event", "receive", "win", "earn", "get_award", "award", "gain", "obtain", "land")
-_add("has", "fact", "have", "keep", "raise", "adopt", "foster", "collect")
+_add("received", "event", "receive win earn get_award award gain obtain land")
+_add("has", "fact", "have keep raise adopt foster collect")
 _add("feels", "emotion", "feel")
-_add("reads", "preference", "read", "listen_to", "watch", "follow", "subscribe_to", "stream")
-_add("practises", "preference", "practise", "practice", "train_for", "do", "pursue", "take_up", "try")
-_add("avoids", "fact", "avoid", "quit", "give_up", "cut_out", "stop", "abstain_from")
+_add("reads", "preference", "read listen_to watch follow subscribe_to stream")
+_add("practises", "preference", "practise practice train_for do pursue take_up try")
+_add("avoids", "fact", "avoid quit give_up cut_out stop abstain_from")
 _add("allergic_to", "fact", "react_to")
 _add("lost", "event", "lose")
-_add("takes", "fact", "take", "take_class_in", "sign_up")
+_add("takes", "fact", "take take_class_in sign_up")
 
 VERB_PREDICATES: Mapping[str, tuple[str, str]] = MappingProxyType(_VERBS)
 """``lemma`` or ``lemma_preposition`` -> (canonical predicate, kind)."""

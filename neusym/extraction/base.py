@@ -136,7 +136,8 @@ class Extraction(BaseModel):
         ):
             given = {(f.predicate, i): f for i, f in enumerate(self.facts)}
             self.facts = [
-                given.get((t.predicate, i)) or default_fact(t, self.content) for i, t in enumerate(self.triples)
+                given.get((t.predicate, i)) or default_fact(t, self.content)
+                for i, t in enumerate(self.triples)
             ]
         return self
 
@@ -201,7 +202,9 @@ def entity_key(name: str) -> str:
     """
     if not isinstance(name, str):
         return ""
-    return _entity_key(name) if len(name) <= 256 else _entity_key.__wrapped__(name)  # bound the cache's memory
+    return (
+        _entity_key(name) if len(name) <= 256 else _entity_key.__wrapped__(name)
+    )  # bound the cache's memory
 
 
 @functools.lru_cache(maxsize=1 << 16)  # pure, and called for every name of every memory on the write path

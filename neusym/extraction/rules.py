@@ -210,6 +210,12 @@ def _trim(triples: list[RawTriple]) -> list[RawTriple]:
     for t in triples:
         if (t.subject, t.predicate) in dropped and t.predicate in _TASTES:
             continue  # after "loves X and finds peace and Y", Y belongs to "finds", not to "loves"
+        if (
+            is_functional(t.predicate)
+            and t.polarity
+            and any(u.subject == t.subject and u.predicate == t.predicate and u.polarity for u in out)
+        ):
+            continue  # "my favourite food is sushi, especially salmon nigiri": one value at a time
         if " " in t.object and t.predicate != "plans_to":
             obj = _POSS_LEAD.sub("", t.object)
             if t.predicate in _TRIMMED:

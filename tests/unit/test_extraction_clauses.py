@@ -264,9 +264,24 @@ def test_semantic_mapper_maps_unknown_verbs_and_caches() -> None:
     calls = emb.calls
     assert mapper.map("relocate over") == "lives_in" and emb.calls == calls  # cached
     assert mapper.map("frobnicate") is None
-    rx = RuleExtractor(predicate_mapper=mapper)
-    (e,) = rx.extract("Grandpa teaches kids at the museum.", now=NOW)
-    assert any(t.predicate == "helps" for t in e.triples)
+
+
+class _StubMapper:
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def map(self, phrase: str) -> str | None:
+        self.asked.append(phrase)
+        return "created" if phrase == "whittle" else None
+
+
+def test_unknown_verbs_go_to_the_mapper_known_ones_do_not() -> None:
+    stub = _StubMapper()
+    rx = RuleExtractor(predicate_mapper=stub)
+    (e,) = rx.extract("Grandpa whittles spoons and teaches kids.", now=NOW)
+    assert fact(e, "created", "spoons").source == "semantic"
+    assert fact(e, "teaches", "kids").source == "clause"  # the lexicon answered: the mapper was not asked
+    assert stub.asked == ["whittle"]
 
 
 @pytest.mark.minilm
