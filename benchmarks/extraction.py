@@ -81,7 +81,11 @@ def build_extractor(name: str) -> Callable[[str], list[Extraction]]:
 
 
 def _in_vocabulary(predicate: str) -> bool:
-    return predicate in PREDICATES or predicate.startswith("favourite_") or predicate.endswith(("_handle", "_of"))
+    return (
+        predicate in PREDICATES
+        or predicate.startswith("favourite_")
+        or predicate.endswith(("_handle", "_of"))
+    )
 
 
 def _triples(exts: list[Extraction]) -> list[tuple[str, str, str, bool]]:
@@ -93,7 +97,7 @@ def _entities(exts: list[Extraction]) -> list[str]:
 
 
 def measure(
-    corpus: list[tuple[str, list[str]]], extract: Callable[[str], list[Extraction]], rounds: int
+    corpus: list[tuple[str, list[str]]], extract: Callable[[str], list[Extraction]]
 ) -> dict[str, Any]:
     n = len(corpus)
     facts = 0
@@ -110,22 +114,28 @@ def measure(
         own = {entity_key(s) for s in speakers} | {"user"}
         if any(entity_key(e) not in own for e in _entities(exts)):
             with_entity += 1
-    timings: list[float] = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for text, _ in corpus:
-            extract(text)
-        timings.append((time.perf_counter() - start) * 1000 / n)
     return {
         "sentences": n,
         "facts_per_sentence": round(facts / n, 3),
         "pct_with_triple": round(100 * with_triple / n, 1),
         "pct_with_non_speaker_entity": round(100 * with_entity / n, 1),
         "pct_facts_in_vocabulary": round(100 * in_vocabulary / facts, 1) if facts else None,
-        "ms_per_sentence_median": round(statistics.median(timings), 4),
-        "ms_per_sentence_rounds": [round(t, 4) for t in timings],
         "top_predicates": predicates.most_common(25),
     }
+
+
+def timing(
+    corpus: list[tuple[str, list[str]]], extractors: dict[str, Callable[[str], list[Extraction]]], rounds: int
+) -> dict[str, list[float]]:
+    """ms/sentence per extractor, rounds interleaved (A B C, A B C, ...) so load changes hit all of them alike."""
+    out: dict[str, list[float]] = {name: [] for name in extractors}
+    for _ in range(rounds):
+        for name, extract in extractors.items():
+            start = time.perf_counter()
+            for text, _ in corpus:
+                extract(text)
+            out[name].append((time.perf_counter() - start) * 1000 / len(corpus))
+    return out
 
 
 def sample(
@@ -137,9 +147,7 @@ def sample(
     rows = []
     for text, _ in picked:
         exts = extract(text)
-        triples = [
-            f"{s} | {p} | {o}" + ("" if pol else " | NOT") for s, p, o, pol in _triples(exts)
-        ]
+        triples = [f"{s} | {p} | {o}" + ("" if pol else " | NOT") for s, p, o, pol in _triples(exts)]
         rows.append({"text": text, "triples": triples, "entities": _entities(exts), "ok": []})
     return rows
 
@@ -177,17 +185,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         corpora = {"locomo": locomo_sentences(args.locomo), **corpora}
     results: dict[str, Any] = {"machine": machine_info("neusym"), "command": " ".join(sys.argv), "runs": {}}
     args.out.mkdir(parents=True, exist_ok=True)
-    for name in args.extractor or ["rules"]:
-        extract = build_extractor(name)
-        for corpus_name, corpus in corpora.items():
-            extract(corpus[0][0])  # warm-up: lazy regex compilation, model load
-            row = measure(corpus, extract, args.rounds)
+    extractors = {name: build_extractor(name) for name in args.extractor or ["rules"]}
+    for corpus_name, corpus in corpora.items():
+        for extract in extractors.values():
+            for text, _ in corpus:  # warm-up: lazy regex compilation, model load, caches
+                extract(text)
+        times = timing(corpus, extractors, args.rounds)
+        base = statistics.median(times[next(iter(extractors))])
+        for name, extract in extractors.items():
+            row = measure(corpus, extract)
+            row["ms_per_sentence_median"] = round(statistics.median(times[name]), 4)
+            row["ms_per_sentence_rounds"] = [round(t, 4) for t in times[name]]
+            row["time_ratio_to_first"] = round(statistics.median(times[name]) / base, 3)
             results["runs"][f"{name}/{corpus_name}"] = row
             print(
                 f"{name:9s} {corpus_name:9s} n={row['sentences']:5d} facts/sent={row['facts_per_sentence']:.2f} "
                 f"with-triple={row['pct_with_triple']:5.1f}% non-speaker-entity="
                 f"{row['pct_with_non_speaker_entity']:5.1f}% vocab={row['pct_facts_in_vocabulary']}% "
-                f"ms/sent={row['ms_per_sentence_median']:.3f}"
+                f"ms/sent={row['ms_per_sentence_median']:.3f} (x{row['time_ratio_to_first']})"
             )
             if args.sample:
                 rows = sample(corpus, extract, args.sample, args.seed)

@@ -205,7 +205,7 @@ def _trim(triples: list[RawTriple]) -> list[RawTriple]:
     """Tidy rule objects: cut prepositional tails ("violin in the school orchestra" -> "violin": the tail is
     another fact, read by the clause reader) and relative clauses, drop possessive pronouns, and drop taste
     list items that are really the next clause ("loves X and finds it challenging")."""
-    out = []
+    out: list[RawTriple] = []
     dropped: set[tuple[str, str]] = set()
     for t in triples:
         if (t.subject, t.predicate) in dropped and t.predicate in _TASTES:
