@@ -1156,7 +1156,7 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         canon = canonical_predicate(pred)
         if not canon:
             return
-        if canon == "lives_in" and c.subject[:1].islower() and "'" not in c.subject:
+        if canon == "lives_in" and c.subject[:1].islower() and "'" not in c.subject and c.subject != ctx.me:
             canon, kind = "located_in", "knowledge"  # "the office moved to the fourth floor": a thing's place
         if canon == "went_to" and c.aspect in {"ongoing", "habitual_past"}:
             canon, kind = "goes_to", "routine"  # "the kids go to X" is a routine, "went to X" an event

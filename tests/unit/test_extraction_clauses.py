@@ -54,10 +54,25 @@ def fact(e: Extraction, predicate: str, obj: str) -> FactDetail:
 @pytest.mark.parametrize(
     ("form", "base"),
     [
-        ("attended", "attend"), ("moved", "move"), ("studies", "study"), ("planning", "plan"), ("hoped", "hope"),
-        ("hopped", "hop"), ("visited", "visit"), ("created", "create"), ("went", "go"), ("taught", "teach"),
-        ("using", "use"), ("watches", "watch"), ("tried", "try"), ("called", "call"), ("danced", "dance"),
-        ("relocated", "relocate"), ("volunteers", "volunteer"), ("joined", "join"), ("baked", "bake"),
+        ("attended", "attend"),
+        ("moved", "move"),
+        ("studies", "study"),
+        ("planning", "plan"),
+        ("hoped", "hope"),
+        ("hopped", "hop"),
+        ("visited", "visit"),
+        ("created", "create"),
+        ("went", "go"),
+        ("taught", "teach"),
+        ("using", "use"),
+        ("watches", "watch"),
+        ("tried", "try"),
+        ("called", "call"),
+        ("danced", "dance"),
+        ("relocated", "relocate"),
+        ("volunteers", "volunteer"),
+        ("joined", "join"),
+        ("baked", "bake"),
     ],
 )
 def test_lemma(form: str, base: str) -> None:
@@ -76,9 +91,14 @@ def test_lexicon_prefers_the_most_specific_key() -> None:
     ("text", "expected"),
     [
         ("Melanie made a plate in pottery class.", {("Melanie", "created", "plate", True)}),
-        ("Aisha volunteers at an animal shelter on weekends.", {("Aisha", "volunteers_at", "animal shelter", True)}),
+        (
+            "Aisha volunteers at an animal shelter on weekends.",
+            {("Aisha", "volunteers_at", "animal shelter", True)},
+        ),
         ("Lucy works remotely for a design agency.", {("Lucy", "works_at", "design agency", True)}),
         ("The kids go to Lincoln Elementary.", {("kids", "goes_to", "Lincoln Elementary", True)}),
+        ("The office moved to the fourth floor.", {("office", "located_in", "fourth floor", True)}),
+        ("We're renting an apartment in Brooklyn.", {("user", "lives_in", "Brooklyn", True)}),
         ("Jenny lost her wallet at the airport.", {("Jenny", "lost", "wallet", True)}),
         ("Gina lost her job at Door Dash.", {("Gina", "works_at", "Door Dash", False)}),
         ("She started a new job at the city library.", set()),  # no referent for "she": nothing invented
@@ -86,8 +106,10 @@ def test_lexicon_prefers_the_most_specific_key() -> None:
         ("Megan and Josh got married in Ohio.", {("Megan", "married_to", "Josh", True)}),
         ("John took a trip to Chicago.", {("John", "visited", "Chicago", True)}),
         ("Ellie's cat Mochi is afraid of thunder.", {("Mochi", "fears", "thunder", True)}),
-        ("Maria gave talks at the homeless shelter where she volunteers.",
-         {("Maria", "volunteers_at", "homeless shelter", True)}),
+        (
+            "Maria gave talks at the homeless shelter where she volunteers.",
+            {("Maria", "volunteers_at", "homeless shelter", True)},
+        ),
     ],
 )
 def test_clause_facts(text: str, expected: set[Spo]) -> None:
@@ -132,7 +154,10 @@ def test_concepts_become_entities_generic_nouns_do_not() -> None:
     ("text", "triple"),
     [
         ("Btw, I'm vegetarian now.", ("user", "diet", "vegetarian", True)),
-        ("Oh and I got promoted to senior engineer last week.", ("user", "job_title", "senior engineer", True)),
+        (
+            "Oh and I got promoted to senior engineer last week.",
+            ("user", "job_title", "senior engineer", True),
+        ),
         ("So, I work at Shopify now.", ("user", "works_at", "Shopify", True)),
         ("Actually, I live in Porto.", ("user", "lives_in", "Porto", True)),
         ("Anyway, I don't drink coffee anymore.", ("user", "avoids", "coffee", True)),
@@ -159,7 +184,9 @@ def test_correction_retracts_the_named_value() -> None:
 def test_correction_of_a_multi_valued_relation() -> None:
     e = ext("I speak French, not Spanish.")
     f = fact(e, "speaks", "Spanish")
-    assert f.retracts and f.negated and not f.functional  # governance ends Spanish without touching other languages
+    assert (
+        f.retracts and f.negated and not f.functional
+    )  # governance ends Spanish without touching other languages
     assert not fact(e, "speaks", "French").retracts
 
 
@@ -200,8 +227,12 @@ def test_habitual_past_is_the_statement_aspect_and_a_signal() -> None:
 
 # ---------------------------------------------------------------------------------------------------- fact details
 def test_facts_align_with_triples_and_spans_point_at_values() -> None:
-    for text in ["My sister Ana works as a nurse at St. Mary's.", "Fatima speaks Arabic, English and Urdu.",
-                 "I live in Seattle, not Portland.", "Nate has a dog named Max."]:
+    for text in [
+        "My sister Ana works as a nurse at St. Mary's.",
+        "Fatima speaks Arabic, English and Urdu.",
+        "I live in Seattle, not Portland.",
+        "Nate has a dog named Max.",
+    ]:
         for e in RX.extract(text, now=NOW):
             assert len(e.facts) == len(e.triples)
             for t, f in zip(e.triples, e.facts, strict=True):
@@ -213,10 +244,13 @@ def test_facts_align_with_triples_and_spans_point_at_values() -> None:
 
 
 def test_custom_extractions_get_default_facts() -> None:
-    e = Extraction(content="Bob lives in Rome.", triples=[Triple(subject="Bob", predicate="lives_in", object="Rome")])
+    e = Extraction(
+        content="Bob lives in Rome.", triples=[Triple(subject="Bob", predicate="lives_in", object="Rome")]
+    )
     assert e.facts == [FactDetail(predicate="lives_in", functional=True, value_span=(13, 17))]
     mismatched = Extraction(
-        content="x y", triples=[Triple(subject="a", predicate="likes", object="y")],
+        content="x y",
+        triples=[Triple(subject="a", predicate="likes", object="y")],
         facts=[FactDetail(predicate="lives_in")],
     )
     assert [f.predicate for f in mismatched.facts] == ["likes"]
@@ -231,8 +265,15 @@ def test_one_vocabulary_with_functional_flags_and_descriptions() -> None:
 
 @pytest.mark.parametrize(
     ("raw", "canonical"),
-    [("relocated_to", "lives_in"), ("is_employed_by", "works_at"), ("took_up", "practises"), ("worksAt", "works_at"),
-     ("favorite_color", "favourite_colour"), ("ceo_of", "ceo_of"), ("frobnicates", "frobnicates")],
+    [
+        ("relocated_to", "lives_in"),
+        ("is_employed_by", "works_at"),
+        ("took_up", "practises"),
+        ("worksAt", "works_at"),
+        ("favorite_color", "favourite_colour"),
+        ("ceo_of", "ceo_of"),
+        ("frobnicates", "frobnicates"),
+    ],
 )
 def test_normalise_predicate(raw: str, canonical: str) -> None:
     assert normalise_predicate(raw) == canonical
@@ -292,22 +333,41 @@ def test_semantic_mapper_with_minilm() -> None:
 
 
 # ---------------------------------------------------------------------------------------------------- LLM shape
+def shape(e: Extraction) -> set[tuple[str, str, bool, bool]]:
+    return {(t.predicate, t.object, t.polarity, f.retracts) for t, f in zip(e.triples, e.facts, strict=True)}
+
+
 def test_llm_extraction_has_the_rules_graph_shape() -> None:
     text = "I live in Seattle, not Portland."
-    reply = json.dumps({"memories": [{
-        "content": "Ana lives in Seattle, not Portland.",
-        "type": "fact",
-        "entities": ["Seattle", "Portland"],
-        "triples": [
-            {"subject": "I", "predicate": "resides_in", "object": "Seattle", "aspect": "ongoing"},
-            {"subject": "I", "predicate": "lived in", "object": "Portland", "polarity": True, "retracts": "yes",
-             "aspect": "Ended"},
-        ],
-    }]})
+    reply = json.dumps(
+        {
+            "memories": [
+                {
+                    "content": "Ana lives in Seattle, not Portland.",
+                    "type": "fact",
+                    "entities": ["Seattle", "Portland"],
+                    "triples": [
+                        {"subject": "I", "predicate": "resides_in", "object": "Seattle", "aspect": "ongoing"},
+                        {
+                            "subject": "I",
+                            "predicate": "lived in",
+                            "object": "Portland",
+                            "polarity": True,
+                            "retracts": "yes",
+                            "aspect": "Ended",
+                        },
+                    ],
+                }
+            ]
+        }
+    )
     (llm,) = LLMExtractor(ScriptedChatModel([reply])).extract(text, speaker="Ana", now=NOW)
     (rules,) = RX.extract(text, speaker="Ana", now=NOW)
-    shape = lambda e: {(t.predicate, t.object, t.polarity, f.retracts) for t, f in zip(e.triples, e.facts, strict=True)}  # noqa: E731
-    assert shape(llm) == shape(rules) == {("lives_in", "Seattle", True, False), ("lives_in", "Portland", False, True)}
+    assert (
+        shape(llm)
+        == shape(rules)
+        == {("lives_in", "Seattle", True, False), ("lives_in", "Portland", False, True)}
+    )
     assert {f.aspect for f in llm.facts} == {"ongoing", "ended"} and all(f.source == "llm" for f in llm.facts)
     assert {x.lower() for x in rules.entities} <= {x.lower() for x in llm.entities}
 
@@ -328,7 +388,7 @@ def test_llm_malformed_fact_fields_are_lenient(triple: Any) -> None:
 
 
 def test_llm_garbage_falls_back_to_rules_with_facts() -> None:
-    model = ScriptedChatModel(["not json", "{\"memories\": 3}", "[[["])
+    model = ScriptedChatModel(["not json", '{"memories": 3}', "[[["])
     (e,) = LLMExtractor(model, retries=2).extract("Btw, I'm vegetarian now.", now=NOW)
     assert e.extractor == "rules-fallback"
     assert fact(e, "diet", "vegetarian").source == "rules"
@@ -344,7 +404,9 @@ def test_parser_extractor_same_shape() -> None:
     except Exception as err:  # the model package is the extra's other half
         pytest.skip(f"no spaCy English model ({', '.join(MODEL_PACKAGES)}): {err}")
     (e,) = px.extract("Melanie made a plate in pottery class and adopted a dog named Luna.", now=NOW)
-    assert ("Melanie", "created", "plate", True) in {(t.subject, t.predicate, t.object, t.polarity) for t in e.triples}
+    assert ("Melanie", "created", "plate", True) in {
+        (t.subject, t.predicate, t.object, t.polarity) for t in e.triples
+    }
     assert len(e.facts) == len(e.triples) and e.extractor == "parser"
     (c,) = px.extract("I live in Seattle, not Portland.", now=NOW)
     assert fact(c, "lives_in", "Portland").retracts
