@@ -198,6 +198,11 @@ class RawTriple:
     past: bool = False
     pronoun: bool = False
     derived: bool = False  # implied by another triple (the rejected option of "prefer X over Y")
+    aspect: str = ""  # ongoing | past_event | habitual_past | ended | future ("" = decided later from flags)
+    source: str = "rule"  # rule | clause | parser: which reader found it
+    verb: str = ""  # the verb lemma as said ("relocate"), kept for audits and semantic mapping
+    span_start: int = -1  # where the object starts in the sentence (-1 unknown)
+    retracts: bool = False  # a correction withdraws this value ("Berlin, not Munich": Munich)
 
 
 @dataclass(slots=True)
@@ -241,7 +246,7 @@ _TRAIL = re.compile(
 )
 _LEAD = re.compile(
     r"^(?:(?:i\s+think|i\s+guess|i\s+believe|i\s+would\s+say|i\s+mean|honestly|definitely|probably|maybe|perhaps|"
-    r"well|oh|so|and|but|also|actually|really|just)[\s,]+)+",
+    r"well|oh|so|and|but|also|actually|really|just|especially|particularly|mainly|mostly|including)[\s,]+)+",
     re.IGNORECASE,
 )
 _JUNK = re.compile(r"^[^\w@+$\u20ac\u00a3#\"']+")
@@ -318,8 +323,10 @@ def split_list(raw: str | None, kind: str, ctx: Ctx, start: int = -1) -> list[st
                 raw = raw[: d.start - start]
                 break
     out: list[str] = []
-    for part in _LIST_SPLIT.split(raw):
+    for k, part in enumerate(_LIST_SPLIT.split(raw)):
         item = clean_object(part, kind, ctx)
+        if k == 0 and item is None and part.strip():
+            return []  # "likes to write about topics like X and Y": not a list of liked things
         if item and item.lower() not in {x.lower() for x in out}:
             out.append(item)
     return out

@@ -11,13 +11,14 @@ import functools
 import re
 import unicodedata
 from datetime import UTC, datetime
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from neusym.extraction.vocabulary import is_functional
 from neusym.record import MemoryType, Triple
 
-__all__ = ["Extraction", "Extractor", "INTENT_SIGNALS", "entity_key"]
+__all__ = ["ASPECTS", "Aspect", "Extraction", "Extractor", "FactDetail", "INTENT_SIGNALS", "entity_key"]
 
 INTENT_SIGNALS: frozenset[str] = frozenset(
     {
@@ -35,9 +36,70 @@ INTENT_SIGNALS: frozenset[str] = frozenset(
         "obligation",  # "I have to", "I need to"
         "temporary",  # "for now", "temporarily", or a TTL was stated
         "pronoun_resolved",  # a he/she subject was resolved heuristically
+        "update_marker",  # "now", "no longer", "anymore", "switched", "new", "changed": the statement marks a change
+        "correction",  # "actually ...", "X, not Y": the speaker corrects an earlier value
+        "habitual_past",  # "used to", "would always": a past habit, not a present state
     }
 )
 """The signals the built-in extractors emit. Others may add their own; consumers must ignore unknown ones."""
+
+
+Aspect = Literal["ongoing", "past_event", "habitual_past", "ended", "future"]
+"""When a fact holds, as the statement itself says it:
+
+- ``ongoing``: true now ("lives in Lisbon", "is vegetarian now", "moved to Lisbon" -> lives_in, ongoing);
+- ``past_event``: something that happened ("attended a conference", "went to Rome last May");
+- ``habitual_past``: a past habit ("used to play drums"): evidence about the past, never a replacement of a
+  present value;
+- ``ended``: a state that stopped ("no longer works at X", "stopped eating meat", "my ex-husband");
+- ``future``: planned or expected, not yet true.
+"""
+ASPECTS: tuple[str, ...] = ("ongoing", "past_event", "habitual_past", "ended", "future")
+
+
+class FactDetail(BaseModel):
+    """What governance needs about one triple beyond subject-predicate-object.
+
+    ``Extraction.facts[i]`` describes ``Extraction.triples[i]`` (same order, same length; the extraction fills
+    defaults for triples a custom extractor left undescribed).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    predicate: str
+    functional: bool = False
+    """One value at a time for the subject (see :func:`neusym.extraction.vocabulary.is_functional`)."""
+    aspect: Aspect = "ongoing"
+    negated: bool = False
+    """The statement denies the fact (``polarity=False`` on the triple)."""
+    retracts: bool = False
+    """A correction withdraws this value: "I live in Berlin, not Munich" retracts ``lives_in Munich``. Governance
+    should end that value (also for multi-valued predicates) rather than store a second one."""
+    value_span: tuple[int, int] | None = None
+    """``content[start:end]`` is the object as written (for masking the value when comparing memories)."""
+    verb: str | None = None
+    """The verb lemma the fact was read from ("relocate"), when there was one."""
+    source: str = "rules"
+    """``rules`` (the rule table), ``clause`` (the shallow clause reader), ``parser``, ``semantic`` or ``llm``."""
+
+
+def _value_span(content: str, value: str) -> tuple[int, int] | None:
+    if not value:
+        return None
+    at = content.find(value)
+    if at < 0:
+        at = content.lower().find(value.lower())  # lower() keeps lengths where casefold() may not ("ß")
+    return (at, at + len(value)) if at >= 0 else None
+
+
+def default_fact(triple: Triple, content: str) -> FactDetail:
+    """The description of a triple nothing else was said about: ongoing, functional per the vocabulary."""
+    return FactDetail(
+        predicate=triple.predicate,
+        functional=is_functional(triple.predicate),
+        negated=not triple.polarity,
+        value_span=_value_span(content, triple.object),
+    )
 
 
 class Extraction(BaseModel):
@@ -59,6 +121,25 @@ class Extraction(BaseModel):
     intent_signals: list[str] = Field(default_factory=list)
     extractor: str = "rules"
     """Which path produced this: ``rules``, ``llm`` or ``rules-fallback`` (the LLM failed; kept for audits)."""
+    facts: list[FactDetail] = Field(default_factory=list)
+    """One :class:`FactDetail` per triple, in the same order (filled with defaults when not given)."""
+    aspect: Aspect | None = None
+    """The statement's own time frame, when it says one ("used to" -> ``habitual_past``); ``None`` when it states
+    nothing with a time frame (no facts)."""
+
+    @model_validator(mode="after")
+    def _align_facts(self) -> Extraction:
+        # Every consumer may index facts by triple position, whoever built the extraction (a custom extractor,
+        # the facade merging several): describe what was not described, drop what describes nothing.
+        if len(self.facts) != len(self.triples) or any(
+            f.predicate != t.predicate for f, t in zip(self.facts, self.triples, strict=False)
+        ):
+            given = {(f.predicate, i): f for i, f in enumerate(self.facts)}
+            self.facts = [
+                given.get((t.predicate, i)) or default_fact(t, self.content)
+                for i, t in enumerate(self.triples)
+            ]
+        return self
 
     @field_validator("valid_from", "plan_due")
     @classmethod
@@ -121,7 +202,9 @@ def entity_key(name: str) -> str:
     """
     if not isinstance(name, str):
         return ""
-    return _entity_key(name) if len(name) <= 256 else _entity_key.__wrapped__(name)  # bound the cache's memory
+    return (
+        _entity_key(name) if len(name) <= 256 else _entity_key.__wrapped__(name)
+    )  # bound the cache's memory
 
 
 @functools.lru_cache(maxsize=1 << 16)  # pure, and called for every name of every memory on the write path

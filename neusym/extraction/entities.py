@@ -110,10 +110,14 @@ def find_mentions(sentence: str, known: Iterable[str] = ()) -> list[Mention]:
         for m in _AMOUNT.finditer(text):
             out.append(Mention(m.group(0).strip(), m.start(), m.end(), "amount"))
     if '"' in text or "'" in text:
+        titles = []
         for m in _QUOTED.finditer(text):
-            inner = (m.group(1) or m.group(2)).strip()
+            inner = (m.group(1) or m.group(2)).strip().rstrip(",.;:!?")
             if inner[:1].isupper() and len(inner.split()) <= 12 and inner.lower() not in COMMON_WORDS:
                 out.append(Mention(inner, m.start(), m.end(), "title"))
+                titles.append((m.start(), m.end()))
+        for a, b in titles:  # a title is one entity: its capitalised words are not names of their own
+            text = text[:a] + " " * (b - a) + text[b:]
     first = _first_alpha(text)
     known_set = set(known)
     for m in _RUN.finditer(text):

@@ -16,11 +16,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from neusym.errors import ExtractionError, InvalidInputError
-from neusym.extraction.base import Extraction, Extractor, entity_key
+from neusym.extraction.base import Extraction, Extractor, FactDetail, _value_span, entity_key
 from neusym.extraction.dates import resolve_now
 from neusym.extraction.prompts import PROMPT_VERSION, SYSTEM_PROMPT, LLMMemory, LLMResponse, build_user_prompt
 from neusym.extraction.rules import RuleExtractor
-from neusym.extraction.vocabulary import canonical_predicate, predicate_tag
+from neusym.extraction.vocabulary import VALUE_PREDICATES, is_functional, normalise_predicate, predicate_tag
 from neusym.llm import ChatModel, as_chat_model, complete_json
 from neusym.record import MemoryType, Triple
 
@@ -167,9 +167,10 @@ class LLMExtractor:
             return None
         confidence = _clamp(memory.confidence, 0.8)
         triples: list[Triple] = []
+        facts: list[FactDetail] = []
         seen: set[tuple[str, str, str, bool]] = set()
         for t in memory.triples[:_MAX_TRIPLES]:
-            predicate = canonical_predicate(t.predicate)
+            predicate = normalise_predicate(t.predicate)
             subject, obj = self._party(t.subject, speaker), self._party(t.object, speaker)
             if not predicate or not subject or not obj:
                 continue
@@ -178,13 +179,35 @@ class LLMExtractor:
                 continue
             seen.add(key)
             tconf = _clamp(t.confidence, confidence) if t.confidence is not None else confidence
+            polarity = (
+                t.polarity and not t.retracts
+            )  # a retracted value is withdrawn, whatever the model said
             triples.append(
-                Triple(
-                    subject=subject, predicate=predicate, object=obj, polarity=t.polarity, confidence=tconf
+                Triple(subject=subject, predicate=predicate, object=obj, polarity=polarity, confidence=tconf)
+            )
+            facts.append(
+                FactDetail(
+                    predicate=predicate,
+                    functional=is_functional(predicate),
+                    aspect=t.aspect,  # type: ignore[arg-type]  # validated against ASPECTS in LLMTriple
+                    negated=not polarity,
+                    retracts=t.retracts,
+                    value_span=_value_span(content, obj),
+                    source="llm",
                 )
             )
         entities: dict[str, str] = {}
-        for name in memory.entities:
+        # the same entity shape as the rules: named things, then what the facts link (short objects)
+        names = [
+            *memory.entities,
+            *(t.subject for t in triples),
+            *(
+                t.object
+                for t in triples
+                if len(t.object.split()) <= 4 and t.predicate not in VALUE_PREDICATES
+            ),
+        ]
+        for name in names:
             ekey = entity_key(name)
             if (
                 ekey
@@ -211,4 +234,6 @@ class LLMExtractor:
             speaker=speaker,
             intent_signals=list(dict.fromkeys(signals)),
             extractor=self.name,
+            facts=facts,
+            aspect=next((f.aspect for f in facts if not f.retracts), None),
         )

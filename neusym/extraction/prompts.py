@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from neusym.extraction.base import ASPECTS
 from neusym.extraction.vocabulary import FUNCTIONAL_PREDICATES, PREDICATES
 
 __all__ = [
@@ -25,7 +26,7 @@ __all__ = [
     "build_user_prompt",
 ]
 
-PROMPT_VERSION = "extraction-v1"
+PROMPT_VERSION = "extraction-v2"
 
 _VOCAB = "\n".join(f"  - {name}: {meaning}" for name, meaning in PREDICATES.items())
 
@@ -38,7 +39,9 @@ Reply with ONE JSON object and nothing else:
     "type": "fact | preference | instruction | plan | emotion | observation | knowledge",
     "entities": ["canonical names of people, places, organisations, products, titles mentioned"],
     "triples": [{{"subject": "Name", "predicate": "snake_case_predicate", "object": "value",
-                  "polarity": true, "confidence": 0.9}}],
+                  "polarity": true, "confidence": 0.9,
+                  "aspect": "ongoing | past_event | habitual_past | ended | future",
+                  "retracts": false}}],
     "tags": ["short topic words"],
     "confidence": 0.9,
     "importance": 0.5,
@@ -60,6 +63,12 @@ Rules:
 - Predicates: lowercase snake_case, preferably from this vocabulary:
 {_VOCAB}
 - Negated facts ("I don't like X", "I no longer live in Y") use polarity false with the positive predicate.
+- aspect says when the fact holds: ongoing (true now, also after "moved to", "joined", "now"), past_event (a
+  thing that happened), habitual_past ("used to ..."), ended ("no longer", "stopped", "quit", "ex-"), future (plans).
+- A correction ("I live in Berlin, not Munich"; "switched from X to Y"; "not vegan, just vegetarian") keeps the new
+  value as a normal triple and adds the withdrawn value with polarity false and "retracts": true.
+- Entities: the people, places, organisations, products, titles AND the concrete things the facts are about
+  ("pottery class", "animal shelter"), each once, as written.
 - Functional predicates (one value at a time): {", ".join(sorted(FUNCTIONAL_PREDICATES))}, favourite_*.
 - Resolve relative dates ("tomorrow", "last Friday") against NOW given below; write dates as ISO 8601.
 - confidence: how sure you are that the memory is correctly understood and durable (0-1).
@@ -109,6 +118,22 @@ class LLMTriple(BaseModel):
     object: str = ""
     polarity: bool = True
     confidence: float | None = None
+    aspect: str = "ongoing"
+    retracts: bool = False
+
+    @field_validator("aspect", mode="before")
+    @classmethod
+    def _aspect(cls, value: Any) -> str:
+        # lenient per field: an unknown or missing aspect is "ongoing", a near miss ("habitual past") is fixed
+        text = "" if value is None else _clean_text(value).lower().replace(" ", "_").replace("-", "_")
+        return text if text in ASPECTS else "ongoing"
+
+    @field_validator("retracts", mode="before")
+    @classmethod
+    def _retracts(cls, value: Any) -> bool:
+        if isinstance(value, str):
+            return value.strip().lower() in {"true", "yes", "1"}
+        return bool(value)
 
     @model_validator(mode="before")
     @classmethod

@@ -14,19 +14,24 @@ turn stays one memory, which is also what turn-level benchmarks score), and foll
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from neusym.errors import InvalidInputError
 from neusym.extraction import _cues as cue
+from neusym.extraction._clauses import VERB_LEMMAS, ClauseReader, clause_triples, read_sentence
+from neusym.extraction._discourse import apply_corrections, markers_of, strip_markers
 from neusym.extraction._grammar import Ctx, RawTriple
+from neusym.extraction._lexicon import NEGATIVE_FIND, POSITIVE_FIND, lemma
 from neusym.extraction._rules import run_rules
 from neusym.extraction._text import is_chitchat, normalise, protect, restore, sentence_spans
-from neusym.extraction.base import Extraction, entity_key
+from neusym.extraction.base import Aspect, Extraction, FactDetail, _value_span, entity_key
 from neusym.extraction.dates import DateMention, find_dates, find_ttl, resolve_now
 from neusym.extraction.entities import Mention, find_mentions
-from neusym.extraction.vocabulary import predicate_tag
+from neusym.extraction.semantic import PredicateMapper
+from neusym.extraction.vocabulary import VALUE_PREDICATES, is_functional, predicate_tag
 from neusym.record import MemoryType, Triple
 
 __all__ = ["RuleExtractor"]
@@ -63,9 +68,16 @@ _IMPORTANCE = {
 }
 _SAFETY = frozenset({"allergic_to", "intolerant_to", "avoids", "diet"})
 _IDENTITY = frozenset({"name", "birthday", "phone", "email", "married_to", "lives_in", "works_at"})
-_NO_ENTITY = frozenset({"plans_to", "feels", "age", "has", "birthday", "birth_year", "nationality", "diet"})
 _ENTITY_KINDS = frozenset({"name", "place", "email", "url", "handle", "phone", "date", "amount", "title"})
 _SELF_NAMES = frozenset({"user", "assistant"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Detail:
+    aspect: Aspect
+    retracts: bool
+    verb: str
+    source: str
 
 
 @dataclass(slots=True)
@@ -75,7 +87,10 @@ class _Sentence:
     end: int
     type: MemoryType = MemoryType.OBSERVATION
     triples: list[Triple] = field(default_factory=list)
+    details: list[_Detail] = field(default_factory=list)
+    aspect: Aspect | None = None
     mentions: list[Mention] = field(default_factory=list)
+    concepts: list[str] = field(default_factory=list)
     signals: list[str] = field(default_factory=list)
     confidence: float = 0.6
     importance: float = 0.4
@@ -110,6 +125,143 @@ def _triple_factor(t: RawTriple, all_triples: list[RawTriple]) -> float:
     return factor
 
 
+_FUTURE_KINDS = frozenset({"plan", "aspiration", "obligation"})
+_HABITUAL = ("used to", "would always", "would often", "would usually")
+
+
+def _aspect_of(t: RawTriple, lower: str) -> Aspect:
+    if t.aspect in {"ongoing", "past_event", "habitual_past", "ended", "future"}:
+        return t.aspect  # type: ignore[return-value]
+    if t.kind in _FUTURE_KINDS:
+        return "future"
+    if t.past:
+        return "habitual_past" if any(h in lower for h in _HABITUAL) else "ended"
+    if t.kind == "event":
+        return "past_event"
+    return "ongoing"
+
+
+_PP_TAIL = re.compile(
+    r"\s+(?:in|at|on|near|from|for|with|called|named|during|since|by)\s+\S.*$", re.IGNORECASE
+)
+_TRIMMED = frozenset(
+    {
+        "plays",
+        "studies",
+        "owns",
+        "bought",
+        "is_a",
+        "uses",
+        "has",
+        "attended",
+        "visited",
+        "went_to",
+        "member_of",
+        "job_title",
+    }
+)
+
+
+_POSS_LEAD = re.compile(r"^(?:his|her|their|its|your)\s+", re.IGNORECASE)
+_CLAUSE_TAIL = re.compile(r"\s+(?:what|that|which|who|whom|when|where|while|because)\b.*$", re.IGNORECASE)
+_TASTES = frozenset({"likes", "dislikes", "prefers"})
+
+
+def _bad_item(obj: str) -> bool:
+    """A list item of a taste rule that is really the next clause ("finds it challenging") or a filler word."""
+    words = obj.lower().split()
+    first = words[0]
+    if len(words) == 1 and (first in POSITIVE_FIND or first in NEGATIVE_FIND or first in _FILLER):
+        return True
+    if first.endswith("s") and lemma(first) in VERB_LEMMAS and lemma(first) != first and len(words) > 1:
+        return True  # "admires top players", "finds it challenging"
+    return first.endswith("ing") and len(words) > 1 and words[1] in {"it", "them", "him", "her", "me", "us"}
+
+
+_TRAIL_ADV = frozenset(
+    {
+        "nonstop",
+        "together",
+        "again",
+        "now",
+        "too",
+        "recently",
+        "lately",
+        "often",
+        "daily",
+        "regularly",
+        "sometimes",
+        "anymore",
+        "still",
+        "already",
+        "online",
+        "remotely",
+    }
+)
+_FILLER = frozenset({"especially", "particularly", "mostly", "also", "too", "more", "most", "much", "lot"})
+
+
+def _trim(triples: list[RawTriple]) -> list[RawTriple]:
+    """Tidy rule objects: cut prepositional tails ("violin in the school orchestra" -> "violin": the tail is
+    another fact, read by the clause reader) and relative clauses, drop possessive pronouns, and drop taste
+    list items that are really the next clause ("loves X and finds it challenging")."""
+    out: list[RawTriple] = []
+    dropped: set[tuple[str, str]] = set()
+    for t in triples:
+        if (t.subject, t.predicate) in dropped and t.predicate in _TASTES:
+            continue  # after "loves X and finds peace and Y", Y belongs to "finds", not to "loves"
+        if (
+            is_functional(t.predicate)
+            and t.polarity
+            and any(u.subject == t.subject and u.predicate == t.predicate and u.polarity for u in out)
+        ):
+            continue  # "my favourite food is sushi, especially salmon nigiri": one value at a time
+        if " " in t.object and t.predicate != "plans_to":
+            obj = _POSS_LEAD.sub("", t.object)
+            if t.predicate in _TRIMMED:
+                obj = _PP_TAIL.sub("", obj) or obj
+            obj = _CLAUSE_TAIL.sub("", obj) or obj
+            words = obj.split()
+            while len(words) > 1 and (
+                words[-1].lower() in _TRAIL_ADV
+                or words[-1].lower().endswith("ly")
+                or len(words) > 2
+                and words[-1].lower().endswith("ed")
+            ):
+                words.pop()  # "Cyberpunk 2077 nonstop" -> "Cyberpunk 2077", "a workshop focused" -> "a workshop"
+            t.object = " ".join(words)
+        if t.predicate in _TASTES and _bad_item(t.object) or t.object.lower().startswith("not "):
+            dropped.add((t.subject, t.predicate))
+            continue  # "French, not Spanish": the corrections pass retracts Spanish
+        out.append(t)
+    return out
+
+
+def _dedupe_is_a(triples: list[RawTriple]) -> list[RawTriple]:
+    said = {(t.subject.casefold(), t.object.casefold()) for t in triples if t.predicate != "is_a"}
+    return [
+        t for t in triples if t.predicate != "is_a" or (t.subject.casefold(), t.object.casefold()) not in said
+    ]
+
+
+def _covered(t: RawTriple, found: list[RawTriple]) -> bool:
+    """A clause triple repeats a rule triple when both link the same subject to overlapping objects."""
+    subj, obj = t.subject.casefold(), t.object.casefold()
+    for u in found:
+        if u.subject.casefold() != subj:
+            continue
+        other = u.object.casefold()
+        if (
+            obj == other
+            or obj in other
+            or other in obj
+            or u.predicate == t.predicate
+            and (is_functional(t.predicate) or t.predicate == "is_a")
+        ):
+            return True
+    return False
+
+
 def _clamp(x: float) -> float:
     return max(0.0, min(1.0, round(x, 3)))
 
@@ -122,13 +274,30 @@ class RuleExtractor:
             plans, expiries). ``False`` always returns at most one memory per text.
         max_chars: only this many characters are analysed (the whole text is still the content of the memory).
             Memories are statements, not documents; this bounds the cost of a pasted document.
+        clauses: run the shallow clause reader after the rule table (subject-verb-object facts for the long tail
+            of phrasings, concept noun phrases as entities). ``False`` gives the rule table alone.
+        predicate_mapper: maps verbs the lexicon does not know onto the vocabulary (e.g.
+            :class:`~neusym.extraction.semantic.SemanticPredicateMapper`); ``None`` keeps their open lemma.
+        clause_reader: replaces the shallow clause reader (e.g. a dependency parser's, see
+            :mod:`neusym.extraction.parser`); it must return the same :class:`Clause` records.
     """
 
     name = "rules"
 
-    def __init__(self, *, split: bool = True, max_chars: int = 20_000) -> None:
+    def __init__(
+        self,
+        *,
+        split: bool = True,
+        max_chars: int = 20_000,
+        clauses: bool = True,
+        predicate_mapper: PredicateMapper | None = None,
+        clause_reader: ClauseReader | None = None,
+    ) -> None:
         self.split = split
         self.max_chars = max_chars
+        self.clauses = clauses
+        self.predicate_mapper = predicate_mapper
+        self.clause_reader = clause_reader
 
     # ------------------------------------------------------------------ public API
     def extract(
@@ -205,7 +374,8 @@ class RuleExtractor:
     def _analyse(
         self, raw: str, start: int, end: int, me: str, now: datetime, referent: str | None, known: set[str]
     ) -> _Sentence:
-        norm = normalise(raw)
+        said = normalise(raw)
+        norm = strip_markers(said)
         lower = norm.lower()
         words = cue.sentence_words(lower)
         sent = _Sentence(text=restore(raw.strip()), start=start, end=end)
@@ -241,7 +411,13 @@ class RuleExtractor:
                 (x.start, x.text) for x in sent.mentions if x.kind == "name" and entity_key(x.text) != my_key
             ],
         )
-        raw_triples = run_rules(norm, words, ctx) if len(norm) <= 1000 and not sent.chitchat else []
+        raw_triples = _trim(run_rules(norm, words, ctx)) if len(norm) <= 1000 and not sent.chitchat else []
+        if self.clauses and raw_triples is not None and not sent.chitchat and not (question or hypothetical):
+            clauses, sent.concepts = (self.clause_reader or read_sentence)(norm, ctx)
+            extra = clause_triples(clauses, ctx, self.predicate_mapper)
+            raw_triples += [t for t in extra if not _covered(t, raw_triples)]
+        if raw_triples:
+            raw_triples = apply_corrections(norm, _dedupe_is_a(raw_triples))
         if question_form or hypothetical:
             raw_triples = []
         sent.ttl = find_ttl(norm, now)
@@ -275,6 +451,17 @@ class RuleExtractor:
             )
             for t in raw_triples
         ]
+        sent.details = [_Detail(_aspect_of(t, lower), t.retracts, t.verb, t.source) for t in raw_triples]
+        asserted = [d.aspect for d, t in zip(sent.details, raw_triples, strict=True) if not t.derived]
+        if "habitual_past" in asserted:
+            sent.aspect = "habitual_past"
+        elif asserted:
+            sent.aspect = asserted[0]
+        for marker in markers_of(said.lower()):
+            if marker not in sent.signals:
+                sent.signals.append(marker)
+        if sent.aspect == "habitual_past":
+            sent.signals.append("habitual_past")
         sent.tags = list(dict.fromkeys(tag for t in raw_triples if (tag := predicate_tag(t.predicate))))
         sent.importance = self._importance(
             raw_triples, sent.type, question_form, hypothetical, remember, sent.chitchat
@@ -484,9 +671,29 @@ class RuleExtractor:
             if not body.startswith(prefix):
                 content = f"{prefix} {body}"
         triples: dict[tuple[str, str, str, bool], Triple] = {}
+        details: dict[tuple[str, str, str, bool], _Detail] = {}
         for s in group:
-            for t in s.triples:
-                triples.setdefault((t.subject.casefold(), t.predicate, t.object.casefold(), t.polarity), t)
+            for t, d in zip(s.triples, s.details, strict=True):
+                key = (t.subject.casefold(), t.predicate, t.object.casefold(), t.polarity)
+                if key not in triples:
+                    triples[key] = t
+                    details[key] = d
+        facts = [
+            FactDetail(
+                predicate=t.predicate,
+                functional=is_functional(t.predicate),
+                aspect=d.aspect,
+                negated=not t.polarity,
+                retracts=d.retracts,
+                value_span=_value_span(content, t.object),
+                verb=d.verb or None,
+                source="rules" if d.source == "rule" else d.source,
+            )
+            for t, d in zip(triples.values(), details.values(), strict=True)
+        ]
+        aspect = next((s.aspect for s in core if s.aspect), None) or next(
+            (s.aspect for s in group if s.aspect), None
+        )
         signals = list(dict.fromkeys(sig for s in core for sig in s.signals))
         if any("explicit_remember" in s.signals for s in group) and "explicit_remember" not in signals:
             signals.insert(0, "explicit_remember")
@@ -510,6 +717,8 @@ class RuleExtractor:
             speaker=speaker.strip() if speaker and speaker.strip() else None,
             intent_signals=signals,
             extractor=self.name,
+            facts=facts,
+            aspect=aspect,
         )
 
     @staticmethod
@@ -533,6 +742,9 @@ class RuleExtractor:
                 if m.kind in _ENTITY_KINDS:
                     add(restore(m.text))
         for t in triples:
-            if t.predicate not in _NO_ENTITY and len(t.object.split()) <= 4:
+            if t.predicate not in VALUE_PREDICATES and len(t.object.split()) <= 4:
                 add(t.object)
+        for s in group:
+            for concept in s.concepts:
+                add(concept)
         return list(found.values())

@@ -14,6 +14,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import NamedTuple
 
 __all__ = [
     "FUNCTIONAL_PREDICATES",
@@ -21,10 +22,14 @@ __all__ = [
     "PREDICATES",
     "PREDICATE_ALIASES",
     "PREDICATE_TAGS",
+    "VALUE_PREDICATES",
     "canonical_predicate",
     "is_functional",
+    "normalise_predicate",
     "predicate_tag",
     "TOPIC_PREDICATES",
+    "PREDICATE_SPECS",
+    "PredicateSpec",
     "topic_predicates",
 ]
 
@@ -64,7 +69,7 @@ PREDICATES: Mapping[str, str] = MappingProxyType(
         # possessions and family
         "has_pet": "pet (its name when known, else its species)",
         "is_a": "class membership, e.g. a pet's species or a knowledge fact",
-        "has": "countable family such as 'two kids'",
+        "has": "something the subject has that no more specific predicate covers: 'two kids', a collection, a business",
         "owns": "owned object",
         "married_to": "spouse",
         "partner_of": "unmarried partner, fiance(e)",
@@ -90,14 +95,29 @@ PREDICATES: Mapping[str, str] = MappingProxyType(
         "attended": "event attended",
         "met": "person met",
         "bought": "thing bought",
+        # activities and events read from verbs (the clause reader's lexicon maps verbs onto these)
+        "founded": "organisation, business, group or project the subject started or set up",
+        "runs": "organisation, business, event or team the subject runs, manages, leads or coaches",
+        "created": "thing the subject made: a painting, a book, a dish, a program, a building",
+        "helps": "person, group or cause the subject helps, supports or mentors",
+        "teaches": "subject, skill or class the subject teaches",
+        "received": "award, prize, degree, gift or offer the subject received or won",
+        "fears": "thing the subject is afraid of",
+        "practises": "activity the subject practises, trains in or pursues (yoga, painting, running)",
+        "reads": "book, show, podcast or channel the subject reads, watches, listens to or follows",
+        "lost": "thing or person the subject lost (a job, a wallet, a relative)",
+        "takes": "class, course, medication or route the subject takes",
         # intentions and states
         "plans_to": "planned activity (type plan; the due date is on the memory, not the triple)",
         "feels": "emotional state (type emotion; transient)",
         # knowledge
         "*_of": "role relation between two named things, e.g. capital_of, ceo_of",
+        # open
+        "<verb>": "open family: the verb lemma, with its particle or preposition ('paint', 'look_into', 'make_in'),"
+        " when no vocabulary predicate fits (clause reader)",
     }
 )
-"""Predicate -> meaning. Entries with ``*`` document open families rather than literal predicates."""
+"""Predicate -> meaning. Entries with ``*`` or ``<>`` document open families rather than literal predicates."""
 
 FUNCTIONAL_PREDICATES: frozenset[str] = frozenset(
     {
@@ -121,6 +141,11 @@ FUNCTIONAL_PREDICATES: frozenset[str] = frozenset(
 "prefers tea" and "prefers window seats" look like a conflict, and governance should arbitrate rather than overwrite.
 Use :func:`is_functional`, which also covers the ``favourite_*`` family.
 """
+
+VALUE_PREDICATES: frozenset[str] = frozenset(
+    {"plans_to", "feels", "age", "has", "birthday", "birth_year", "nationality", "diet"}
+)
+"""Predicates whose object is a value (an age, a mood, an activity), not a thing: it is not made an entity."""
 
 FUNCTIONAL_PREFIXES: tuple[str, ...] = ("favourite_",)
 """Predicate families that are functional: one favourite colour at a time."""
@@ -277,10 +302,45 @@ PREDICATE_TAGS: Mapping[str, str] = MappingProxyType(
         "bought": "event",
         "plans_to": "plan",
         "feels": "emotion",
+        "founded": "work",
+        "runs": "work",
+        "created": "hobby",
+        "helps": "community",
+        "teaches": "work",
+        "received": "event",
+        "fears": "health",
+        "practises": "hobby",
+        "reads": "hobby",
+        "lost": "event",
+        "takes": "routine",
     }
 )
 
 """Predicate -> topic tag put on memories, so callers can filter by topic without knowing predicates."""
+
+
+class PredicateSpec(NamedTuple):
+    """One vocabulary predicate: what it means, whether it holds one value at a time, and its topic tag."""
+
+    description: str
+    functional: bool
+    tag: str | None
+
+
+PREDICATE_SPECS: Mapping[str, PredicateSpec] = MappingProxyType(
+    {
+        name: PredicateSpec(meaning, name in FUNCTIONAL_PREDICATES, PREDICATE_TAGS.get(name))
+        for name, meaning in PREDICATES.items()
+        if "*" not in name and "<" not in name
+    }
+)
+"""The literal predicates of the vocabulary in one table: description, functional flag and tag.
+
+Governance reads ``functional`` to decide between superseding (a new value replaces the old one) and adding a
+value; the LLM prompt lists the descriptions; :class:`~neusym.extraction.semantic.SemanticPredicateMapper` embeds
+them. Families (``favourite_*`` functional, ``*_handle``, ``*_of``, open verb lemmas) are covered by
+:func:`is_functional` and :func:`predicate_tag`.
+"""
 
 _US_TO_UK = {
     "favorite": "favourite",
@@ -340,24 +400,72 @@ def predicate_tag(predicate: str) -> str | None:
 
 
 TOPIC_PREDICATES: dict[str, tuple[str, ...]] = {
-    **{w: ("lives_in",) for w in ("address", "home", "live", "lived", "living", "moved", "move", "city",
-                                  "residence", "apartment", "flat", "house")},
+    **{
+        w: ("lives_in",)
+        for w in (
+            "address",
+            "home",
+            "live",
+            "lived",
+            "living",
+            "moved",
+            "move",
+            "city",
+            "residence",
+            "apartment",
+            "flat",
+            "house",
+        )
+    },
     **{w: ("phone",) for w in ("phone", "mobile", "cell", "telephone")},
     **{w: ("email",) for w in ("email", "e-mail", "mail")},
     **{w: ("works_at", "job_title") for w in ("job", "work", "employer", "company", "workplace", "career")},
     **{w: ("job_title",) for w in ("occupation", "profession", "title")},
-    **{w: ("married_to", "partner_of") for w in ("partner", "wife", "husband", "spouse", "married", "marriage",
-                                                 "relationship", "girlfriend", "boyfriend")},
+    **{
+        w: ("married_to", "partner_of")
+        for w in (
+            "partner",
+            "wife",
+            "husband",
+            "spouse",
+            "married",
+            "marriage",
+            "relationship",
+            "girlfriend",
+            "boyfriend",
+        )
+    },
     **{w: ("allergic_to",) for w in ("allergy", "allergies", "allergic")},
     **{w: ("has_pet",) for w in ("pet", "pets")},
     **{w: ("birthday", "birth_year") for w in ("birthday", "birth", "born")},
-    "age": ("age",), "name": ("name",), "diet": ("diet",),
+    "age": ("age",),
+    "name": ("name",),
+    "diet": ("diet",),
 }
 """Topic words -> predicates: "forget my address" and "where does she live?" must find "I moved to Lisbon",
 which never says "address" or "live"."""
 
-_NOT_TOPICS = frozenset({"is", "type", "will", "plan", "plans", "like", "love", "feel", "feeling", "have", "has",
-                         "i", "me", "my", "user", "what", "said"})
+_NOT_TOPICS = frozenset(
+    {
+        "is",
+        "type",
+        "will",
+        "plan",
+        "plans",
+        "like",
+        "love",
+        "feel",
+        "feeling",
+        "have",
+        "has",
+        "i",
+        "me",
+        "my",
+        "user",
+        "what",
+        "said",
+    }
+)
 
 
 def topic_predicates(topic: str) -> list[str]:
@@ -368,6 +476,39 @@ def topic_predicates(topic: str) -> list[str]:
         found = TOPIC_PREDICATES.get(word)
         if found is None:
             canonical = canonical_predicate(word)
-            found = (canonical,) if canonical and canonical in PREDICATES and canonical not in _NOT_TOPICS else ()
+            found = (
+                (canonical,) if canonical and canonical in PREDICATES and canonical not in _NOT_TOPICS else ()
+            )
         out.extend(p for p in found if p not in out)
     return out
+
+
+def normalise_predicate(raw: str) -> str | None:
+    """:func:`canonical_predicate`, then the verb lexicon for what the vocabulary does not know.
+
+    A chat model writes "relocated_to", "is_employed_by", "took_up"; the rules read the same verbs through the
+    lexicon, so both paths must land on one predicate (``lives_in``, ``works_at``, ``practises``). Returns the
+    canonical form unchanged when no lexicon entry fits (an open predicate, like the clause reader's).
+    """
+    from neusym.extraction._lexicon import lemma, map_verb  # the lexicon imports this module
+
+    canonical = canonical_predicate(raw)
+    if (
+        canonical is None
+        or canonical in PREDICATES
+        or canonical.startswith(("favourite_",))
+        or canonical.endswith(("_handle", "_of"))
+    ):
+        return canonical
+    parts = canonical.split("_")
+    if parts[0] in {"is", "was", "are", "be", "has", "had", "have", "got", "gets"} and len(parts) > 1:
+        parts = parts[1:]  # "is_employed_by" -> "employed_by"
+    verb = lemma(parts[0])
+    rest = parts[1:]
+    for split in range(len(rest), -1, -1):
+        particle = "_".join(rest[: split - 1]) if split > 1 else None
+        prep = rest[split - 1] if split >= 1 else None
+        hit = map_verb(verb, prep, particle) if prep else map_verb(verb, None, particle)
+        if hit:
+            return hit[0]
+    return canonical

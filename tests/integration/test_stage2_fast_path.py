@@ -92,7 +92,9 @@ def test_a_stale_id_is_dropped_not_scored_as_another_memory(talk: NeuSymMemory) 
         after = _search(talk, "beagle park", k=20)
     finally:
         cat.key[pos] = saved
-    assert victim.id not in [r.id for r in after]
+    # the stale candidate is dropped; the victim may still come back through another path (its entities "beagle"
+    # and "park" match the query), but always as itself, and the memory the stale id names is scored once
+    assert all(r.memory.content == victim.content for r in after if r.id == victim.id)
     assert [r.id for r in after].count(other.id) == 1
 
 

@@ -219,7 +219,8 @@ def test_normalisation_and_clamping() -> None:
         ("Bob", "favourite_colour", "blue", 0.0),
         ("Bob", "likes", "tea", 1.0),
     ]
-    assert bob.entities == ["Acme"] and bob.intent_signals == ["third_party"]
+    # the rules' entity shape: named things, the subjects and the short objects the facts link
+    assert bob.entities == ["Acme", "Bob", "blue", "tea"] and bob.intent_signals == ["third_party"]
     assert out[1].type == MemoryType.PLAN and out[1].plan_due == datetime(2024, 5, 3, 9, tzinfo=UTC)
     assert out[2].type == MemoryType.OBSERVATION
 

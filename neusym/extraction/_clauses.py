@@ -1,0 +1,1268 @@
+"""A shallow clause reader: subject, verb group, object and prepositional phrases, without a tagger.
+
+The rule table (:mod:`neusym.extraction._rules`) knows ~75 ways of stating a personal fact and nothing else, so
+"Melanie made a plate in pottery class" gave no fact at all. This reader covers the long tail with English word
+order alone: a subject (a name, a pronoun, "my sister", "the support group"), then the verb group (auxiliaries,
+negation, adverbs, catenatives such as "started doing"), then a noun-phrase object and up to three prepositional
+phrases. Each (verb, preposition, object) is mapped to a predicate through the lexicon of
+:mod:`neusym.extraction._lexicon`; verbs the lexicon does not know keep their lemma as an open predicate.
+
+It is deliberately conservative where word order is ambiguous: objects are noun phrases of at most six words that
+stop at any function word, pronoun objects are dropped, passives are read only for a few fixed participles, and a
+clause the reader cannot parse yields nothing. The optional dependency-parser path
+(:mod:`neusym.extraction.parser`) produces the same :class:`Clause` records, so both share the mapping.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypedDict
+
+from neusym.extraction._grammar import Ctx, RawTriple
+from neusym.extraction._lexicon import (
+    AUXILIARIES,
+    IRREGULAR,
+    LIGHT_VERBS,
+    NEGATIVE_FIND,
+    POSITIVE_FIND,
+    VERB_PREDICATES,
+    lemma,
+    looks_finite,
+    map_verb,
+)
+from neusym.extraction._text import (
+    ABBREV_DOT,
+    COMMON_WORDS,
+    MONTHS,
+    OCCUPATIONS,
+    PETS,
+    RELATIONS,
+    WEEKDAYS,
+    singular,
+    words_of,
+)
+from neusym.extraction.semantic import PredicateMapper
+from neusym.extraction.vocabulary import canonical_predicate
+
+__all__ = ["Clause", "ClauseReader", "clause_triples", "read_clauses", "read_sentence"]
+
+
+ClauseReader = Callable[[str, Ctx], tuple[list["Clause"], list[str]]]
+"""Reads one normalised sentence into clauses and concept noun phrases (:func:`read_sentence`, or a parser's)."""
+
+
+class _Base(TypedDict):
+    negated: bool
+    aspect: str
+
+
+@dataclass(slots=True)
+class Clause:
+    """One predicate-argument structure: who did what (to what), and the prepositional phrases around it."""
+
+    subject: str
+    third_party: bool
+    pronoun: bool
+    verb: str  # lemma, with a particle joined by "_" ("look_into", "give_up")
+    obj: str | None = None
+    obj_start: int = -1
+    pps: list[tuple[str, str, int]] = field(default_factory=list)  # (preposition, object, start)
+    negated: bool = False
+    aspect: str = "ongoing"  # ongoing | past_event | habitual_past | ended | future
+    complement: str | None = None  # "found X inspiring" -> "inspiring"
+    copula: bool = False  # "X is a Y": obj is a class or role
+    passive: str | None = None  # participle of "be <participle> <prep>" ("born", "based", "married")
+
+
+_PREPS = words_of(
+    "in at to from with for on about into near by as through during of onto toward towards "
+    "across around after before over under without within among between behind beside like via "
+    "despite including throughout upon against beyond due"
+)
+_PP_KEEP = words_of(
+    "in at to from with for on about into near by as through during onto towards toward "
+    "across around over under among between behind"
+)
+_DETS = words_of("a an the some any this that these those another every each no")
+_POSS = {"my": "me", "our": "me", "his": "ref", "her": "ref", "their": "ref", "its": "ref", "your": "you"}
+_QUANT = words_of(
+    "one two three four five six seven eight nine ten several many few couple lot lots "
+    "bunch dozen dozens hundreds thousands"
+)
+_SUBORD = words_of(
+    "that which who whom whose where when while because since although though unless if than so "
+    "whether once until till whenever wherever and or but nor yet plus then"
+)
+_ADVERBS = words_of(
+    "also still just recently really actually now currently already even finally usually often always sometimes "
+    "never ever again together soon later lately originally eventually initially officially mostly mainly "
+    "generally regularly frequently occasionally rarely seldom constantly recently newly previously once twice "
+    "happily proudly secretly quickly slowly gradually particularly especially truly deeply greatly "
+    "successfully personally honestly basically literally simply only first then both all too very so "
+    "nowadays currently here there back home abroad overseas online together alone hard well late fast "
+    "nonstop remotely overtime full-time part-time anymore instead especially"
+)
+_TIME_WORDS = (
+    words_of(
+        "year years month months week weeks day days weekend weekends morning mornings afternoon evening evenings "
+        "night nights summer winter spring fall autumn time times while moment moments hour hours minute minutes "
+        "today tonight tomorrow yesterday ago decade decades season seasons semester future past present "
+        "childhood age beginning end meantime holidays"
+    )
+    | frozenset(MONTHS)
+    | frozenset(WEEKDAYS)
+)
+_BAD_OBJ = words_of(
+    "it this that them those these him her me us you one something anything everything nothing someone "
+    "somebody anyone everyone everybody nobody stuff things thing lot lots way ways much more most all some "
+    "none what which who whom whose myself himself herself themselves ourselves yourself itself each other "
+    "others place part sense idea fact kind sort type bit here there home oneself time"
+)
+VERB_LEMMAS = frozenset({k.split("_")[0] for k in VERB_PREDICATES} | set(IRREGULAR.values())) | words_of(
+    "stay help become learn see pursue spend find try show feel build share create explore improve reach achieve "
+    "express escape relax remember celebrate support enjoy continue get keep make take give be do have go "
+    "visit meet buy play work study live travel check pick grab eat drink sleep watch read write finish "
+    "prepare save raise bring call ask tell start begin stop protect teach spread inspire encourage focus "
+    "cover gather recharge reconnect approach overcome handle deal cope manage push grow heal stay feel "
+    "connect contribute pass apply look move change keep choose decide meet follow lead listen think talk "
+    "talk understand fix clean open close cook bake dance sing draw paint write sell send show spend win "
+    "lose earn pay rest sleep hike walk run swim ride drive fly travel explore discover adopt raise care "
+    "provide offer serve volunteer donate organize organise host attend join host complete prove improve"
+)
+_NOT_VERB = (
+    COMMON_WORDS
+    - words_of(
+        "listen look wait guess think remember note let welcome thank love like need "
+        "want have do speaking talking"
+    )
+) | _DETS
+_SAY = words_of(
+    "mention say express believe think feel know realize realise acknowledge admit explain hope "
+    "wish agree suggest notice tell remind reflect describe recall emphasize emphasise note update "
+    "reveal confess announce claim hear wonder imagine talk chat seem"
+)
+_MAKE_NOT_CREATE = words_of(
+    "friend friends decision decisions progress effort difference sense time money plan plans "
+    "memories memory change changes mistake mistakes choice choices connection connections "
+    "peace point sure it way impact"
+)
+_JOB_NOUNS = words_of("job position role internship post gig career")
+_JOB_END = words_of("lose quit leave resign")
+_OBJ_PRONOUNS = words_of("it them him her me us this that these those everything something")
+_HEADLESS = words_of(
+    "collection lot lots bunch couple group set piece variety kind type sort number series pair "
+    "cup bottle slice bit range selection mix list box bag glass plate"
+)
+_CATENATIVE_INNER = words_of(
+    "start begin continue keep decide try learn manage choose stop quit finish "
+    "practice practise consider avoid resume"
+)
+_CATENATIVE_KEEP = words_of(
+    "like love enjoy hate prefer plan want hope intend aim need wish dream expect "
+    "look forward go seek strive promise agree"
+)
+_STOP_ASPECT = words_of("stop quit finish")
+_SUB_CLAUSE = words_of(
+    "when while after before because since as although though until once where that whenever"
+)
+_PLAN_VERBS = words_of("plan want hope intend aim expect wish dream go seek strive promise agree need")
+_PARTICLES = words_of("up out back off down over away around along")
+_PASSIVE = {
+    "born": ("born_in", "fact"),
+    "based": ("lives_in", "fact"),
+    "located": ("located_in", "knowledge"),
+    "situated": ("located_in", "knowledge"),
+    "married": ("married_to", "fact"),
+    "engaged": ("partner_of", "fact"),
+    "employed": ("works_at", "fact"),
+    "promoted": ("job_title", "fact"),
+    "enrolled": ("studies_at", "fact"),
+    "involved": ("member_of", "fact"),
+    "interested": ("likes", "preference"),
+    "allergic": ("allergic_to", "fact"),
+    "afraid": ("fears", "fact"),
+    "scared": ("fears", "fact"),
+    "terrified": ("fears", "fact"),
+    "passionate": ("likes", "preference"),
+    "obsessed": ("likes", "preference"),
+    "fond": ("likes", "preference"),
+    "into": ("likes", "preference"),
+    "addicted": ("likes", "preference"),
+    "raised": ("from", "fact"),
+    "named": ("name", "fact"),
+}
+_PASSIVE_PREP = {
+    "born": "in",
+    "based": "in",
+    "located": "in",
+    "situated": "in",
+    "married": "to",
+    "engaged": "to",
+    "employed": "by",
+    "promoted": "to",
+    "enrolled": "in",
+    "involved": "in",
+    "interested": "in",
+    "allergic": "to",
+    "afraid": "of",
+    "scared": "of",
+    "terrified": "of",
+    "passionate": "about",
+    "obsessed": "with",
+    "fond": "of",
+    "addicted": "to",
+    "raised": "in",
+}
+_PAST_PARTICIPLE_IRREG = frozenset(w for w, b in IRREGULAR.items() if w.endswith(("n", "t", "d", "ne", "wn")))
+_PRONOUN_SUBJ = {"i": "me", "we": "me", "he": "ref", "she": "ref"}
+_NEG = words_of("not never")
+_FUTURE_AUX = words_of("will shall")
+_HABIT = re.compile(r"\bused\s+to\b|\bwould\s+(?:always|often|usually)\b", re.IGNORECASE)
+_NAMEY = re.compile(r"^[A-Z\u00c0-\u00de][\w\u2024'\-&.]*$")
+_CLAUSE_START_SKIP = words_of(
+    "btw so oh well and but also anyway actually plus ok okay yeah now then however "
+    "still honestly basically hey"
+)
+
+
+@dataclass(slots=True)
+class _Tok:
+    text: str
+    low: str
+    start: int
+
+
+_WORD = re.compile(r"\S+")
+_EDGE = ',;:!?()".'
+
+
+_COLOURS = words_of("black white red blue green yellow orange purple pink brown grey gray gold silver")
+_ADJ_SUFFIX = ("ful", "ous", "ive", "al", "ic", "ish", "less", "able", "ible", "ary", "ian")
+
+
+def _adjective(word: str) -> bool:
+    return word in _COLOURS or (len(word) > 4 and word.endswith(_ADJ_SUFFIX))
+
+
+def _tokens(sentence: str) -> list[_Tok]:
+    """Whitespace tokens with edge punctuation split off ("Boston," -> "Boston", ","); inner dots stay."""
+    out: list[_Tok] = []
+    for m in _WORD.finditer(sentence):
+        text, at = m.group(0), m.start()
+        while text and text[0] in _EDGE:
+            out.append(_Tok(text[0], text[0], at))
+            text, at = text[1:], at + 1
+        tail: list[_Tok] = []
+        while text and text[-1] in _EDGE:
+            tail.append(_Tok(text[-1], text[-1], at + len(text) - 1))
+            text = text[:-1]
+        if text:
+            out.append(_Tok(text, text.lower(), at))
+        out.extend(reversed(tail))
+    return out
+
+
+def _is_name(tok: _Tok) -> bool:
+    return bool(_NAMEY.match(tok.text)) and tok.low.rstrip(".\u2024") not in COMMON_WORDS and tok.low != "i"
+
+
+def _is_verbish(tok: _Tok) -> bool:
+    low = tok.low
+    if not low.isalpha() or low in _PREPS or low in _DETS or low in COMMON_WORDS and low not in IRREGULAR:
+        return False
+    return looks_finite(low) or low.endswith("ing") or low in IRREGULAR
+
+
+class _Reader:
+    __slots__ = ("toks", "ctx", "n", "out", "first", "third", "plural", "subject_names", "place", "recipient")
+
+    def __init__(self, sentence: str, ctx: Ctx) -> None:
+        self.toks = _tokens(sentence)
+        self.ctx = ctx
+        self.n = len(self.toks)
+        self.out: list[Clause] = []
+        self.first = True
+        self.third = False  # the current subject is third person (verbs must agree)
+        self.plural = False
+        self.subject_names: list[str] = []
+        self.place: tuple[str, int] | None = None  # antecedent of a "where" clause
+        self.recipient: tuple[str, int] | None = None  # indirect object of "give X Y"
+
+    def low(self, i: int) -> str:
+        return self.toks[i].low if 0 <= i < self.n else ""
+
+    # ---------------------------------------------------------------- subject
+    def subject(self, i: int) -> tuple[list[tuple[str, bool, bool]], int]:
+        """Subjects at ``i`` as (name, third_party, pronoun), and the index after them."""
+        while i < self.n and self.low(i) in _CLAUSE_START_SKIP | {","}:
+            i += 1
+        if i >= self.n:
+            return [], i
+        low = self.low(i)
+        me = self.ctx.me
+        if low in _PRONOUN_SUBJ:
+            if _PRONOUN_SUBJ[low] == "me":
+                if self.low(i + 1) == "and" and i + 2 < self.n and _is_name(self.toks[i + 2]):
+                    return [(me, False, False), (self.toks[i + 2].text, True, False)], i + 3
+                return [(me, False, False)], i + 1
+            # a subject pronoun continues the sentence's subject (centering); else the last name before it
+            who = self.subject_names[0] if self.subject_names else self.ctx.referent_at(self.toks[i].start)
+            return ([(who, True, True)], i + 1) if who else ([], i)
+        if low in _POSS:
+            return self._possessed(i)
+        if low in {"the", "a", "an"}:
+            np, j = self.noun_phrase(i, subject=True)
+            return ([(np[0], True, False)], j) if np else ([], i)
+        if _is_name(self.toks[i]):
+            names, j = self._names(i)
+            if not names:
+                return [], i
+            if i == 0 and len(names) == 1 and names[0].lower().endswith("ing"):
+                return [], i  # "Training has been hard": an activity, not a person
+            if i == 0 and len(names) == 1 and " " not in names[0] and "'" not in names[0]:
+                # a capitalised first word is a name only if known or followed by a finite verb
+                known = any(n == names[0] for _, n in self.ctx.names) or names[0].casefold() == me.casefold()
+                nxt = self.low(j)
+                if not known and not (
+                    looks_finite(nxt)
+                    or nxt in AUXILIARIES
+                    or nxt in IRREGULAR
+                    or nxt in _ADVERBS
+                    or nxt == "and"
+                    and self.low(j + 1) in _POSS
+                ):
+                    return [], i
+            subjects = [(nm, nm.casefold() != me.casefold(), False) for nm in names]
+            if self.low(j) == "and" and self.low(j + 1) in _POSS:
+                more, k = self._possessed(j + 1)
+                if more:  # "Melanie and her kids finished ...", "Nina and her husband run ..."
+                    return subjects + more, k
+            return subjects, j
+        return [], i
+
+    def _names(self, i: int) -> tuple[list[str], int]:
+        names: list[str] = []
+        while i < self.n and _is_name(self.toks[i]):
+            j = i
+            parts: list[str] = []
+            while j < self.n and _is_name(self.toks[j]) and len(parts) < 4:
+                parts.append(self.toks[j].text)
+                j += 1
+            if parts and parts[-1].endswith("'s") and j < self.n:
+                owner = " ".join(parts)[:-2]
+                head = self.low(j)
+                if head.isalpha() and head not in COMMON_WORDS:
+                    noun = [self.toks[j].text.lower()]
+                    k = j + 1
+                    if k < self.n and _is_name(self.toks[k]):
+                        return [self.toks[k].text], k + 1  # "Ellie's cat Mochi"
+                    return [f"{owner}'s {' '.join(noun)}"], k
+                return [], i
+            names.append(" ".join(parts).replace(ABBREV_DOT, "."))
+            i = j
+            if self.low(i) == "and" and i + 1 < self.n and _is_name(self.toks[i + 1]):
+                i += 1
+                continue
+            break
+        return names, i
+
+    def _owner(self, word: str, pos: int) -> str | None:
+        kind = _POSS.get(word)
+        if kind == "me":
+            return self.ctx.me
+        if kind == "ref":
+            return self.ctx.referent_at(pos) or (self.subject_names[0] if self.subject_names else None)
+        return None
+
+    def _possessed(self, i: int) -> tuple[list[tuple[str, bool, bool]], int]:
+        owner = self._owner(self.low(i), self.toks[i].start)
+        np, j = self.noun_phrase(i + 1, subject=True)
+        if owner is None or not np:
+            return [], i
+        head = np[0]
+        words = head.split()
+        named = [w for w in words[1:] if w[:1].isupper()]
+        if named and not words[0][:1].isupper():
+            return [(" ".join(named), True, False)], j  # "my sister Ana works ...", "our dog Rex hates ..."
+        if self.low(j) == "and" and j + 2 < self.n and self.low(j + 1) in {"i", "we"}:
+            return [(f"{owner}'s {head}", True, False), (self.ctx.me, False, False)], j + 2
+        return [(f"{owner}'s {head}", True, False)], j
+
+    # ---------------------------------------------------------------- noun phrases
+    def noun_phrase(
+        self, i: int, *, subject: bool = False, stop_adj: bool = False
+    ) -> tuple[tuple[str, int] | None, int]:
+        """(text, start) of a noun phrase at ``i`` and the index after it, or ``(None, i)``."""
+        start = i
+        owner: str | None = None
+        while i < self.n and (
+            self.low(i) in _DETS or self.low(i) in _QUANT or self.low(i) == "of" and i > start
+        ):
+            i += 1
+        if i < self.n and self.low(i) in _POSS:
+            owner = self._owner(self.low(i), self.toks[i].start)
+            i += 1
+        words: list[_Tok] = []
+        while i < self.n and len(words) < 7:
+            tok = self.toks[i]
+            low = tok.low
+            if not (tok.text[0].isalnum() or tok.text[0] in "$\u20ac\u00a3#@"):
+                break
+            if low in _PREPS and not (
+                low == "of"
+                and words
+                and i + 1 < self.n
+                and self.low(i + 1) not in _DETS | _POSS.keys()
+                and len(words) <= 3
+            ):
+                break
+            if low in _SUBORD or low in _PRONOUN_SUBJ or low in {"they", "you", "it", "to", "not", "-"}:
+                break
+            if words and (low in _DETS or low in _POSS):
+                break
+            if low in AUXILIARIES and words:
+                break
+            if words and (
+                low.endswith("ly")
+                and low not in {"family", "italy", "july", "ally", "belly", "fly"}
+                or low in _ADVERBS
+                and low not in {"home", "back"}
+            ):
+                break
+            if words and not subject and low in {"named", "called"}:
+                break
+            if (
+                words
+                and words[-1].text.islower()
+                and _is_name(tok)
+                and i + 1 < self.n
+                and _is_verbish(self.toks[i + 1])
+            ):
+                break  # "the gear John got": a relative clause starts at the name
+            if (
+                words
+                and low.endswith("ing")
+                and not _is_name(tok)
+                and (
+                    self.low(i + 1) in _DETS
+                    or self.low(i + 1) in _POSS
+                    or self.low(i + 1) in _OBJ_PRONOUNS
+                    or self.low(i + 1) in _PREPS
+                    and self.low(i + 1) not in {"of", "and"}
+                )
+                and low
+                not in {
+                    "clothing",
+                    "building",
+                    "painting",
+                    "evening",
+                    "morning",
+                    "wedding",
+                    "meeting",
+                    "training",
+                    "camping",
+                    "hiking",
+                    "reading",
+                    "writing",
+                    "counseling",
+                    "counselling",
+                    "gaming",
+                    "swimming",
+                    "cooking",
+                    "dancing",
+                    "parenting",
+                    "fishing",
+                    "sibling",
+                    "ring",
+                    "spring",
+                    "thing",
+                    "king",
+                    "nothing",
+                }
+            ):
+                break
+            if stop_adj and words and (low in POSITIVE_FIND or low in NEGATIVE_FIND):
+                break
+            if words and low.endswith("ed") and (self.low(i + 1) in _PREPS or self.low(i + 1) in _DETS):
+                break  # "a workshop focused on ...": a participle phrase starts
+            if (
+                subject
+                and words
+                and (
+                    looks_finite(low)
+                    and not _is_name(tok)
+                    and low not in PETS
+                    or low in IRREGULAR
+                    or low in VERB_LEMMAS
+                    and (
+                        self.low(i + 1) in _PREPS
+                        or self.low(i + 1) in _DETS
+                        or self.low(i + 1) in _POSS
+                        or self.low(i + 1) in _ADVERBS
+                    )
+                )
+            ):
+                break
+            if not subject and words and low in IRREGULAR and low not in {"read", "set", "cut", "lead"}:
+                break
+            words.append(tok)
+            i += 1
+            if (
+                low == words[-1].low
+                and self.low(i) == "and"
+                and len(words) <= 2
+                and _adjective(low)
+                and self.low(i + 1).isalpha()
+                and _adjective(self.low(i + 1))
+                and self.low(i + 2).isalpha()
+                and self.low(i + 2) not in _PREPS
+                and self.low(i + 2) not in _DETS
+            ):
+                words.extend(self.toks[i : i + 2])  # "a black and white bowl"
+                i += 2
+        if not words:
+            return None, start
+        text = " ".join(w.text for w in words)
+        first = words[0].start
+        if " of " in f" {text.lower()} ":
+            head, _, rest = text.partition(" of ")
+            if head.lower().split()[-1] in _HEADLESS and rest:
+                text = rest  # "a collection of kids' books" -> "kids' books"
+                first = words[0].start + len(head) + 4
+        text = text.replace(ABBREV_DOT, ".")
+        low_words = text.lower().split()
+        if low_words[-1] in RELATIONS and owner and not subject:
+            text = f"{owner}'s {text}"  # "his kids" -> "John's kids": the object is a person of its own
+        return (text, first), i
+
+    # ---------------------------------------------------------------- verb group
+    def verb_group(self, i: int) -> tuple[dict[str, object] | None, int]:
+        aux: list[str] = []
+        negated = False
+        habitual = False
+        future = False
+        ended = False
+        start = i
+        while i < self.n:
+            low = self.low(i)
+            if low in AUXILIARIES:
+                aux.append(low)
+                if low in _FUTURE_AUX:
+                    future = True
+            elif low in _NEG:
+                negated = True
+            elif low == "no" and self.low(i + 1) == "longer":
+                negated = ended = True
+                i += 1
+            elif low == "used" and self.low(i + 1) == "to":
+                habitual = True
+                i += 1
+            elif low in {"going", "about"} and self.low(i + 1) == "to" and aux:
+                future = True
+                i += 1
+            elif (
+                low in _ADVERBS or low.endswith("ly") and low not in {"fly", "rely", "apply", "reply", "ally"}
+            ):
+                pass
+            else:
+                break
+            i += 1
+        if i >= self.n:
+            return None, start
+        tok = self.toks[i]
+        low = tok.low
+        if (
+            aux
+            and aux[-1] in {"have", "has", "had"}
+            and not (
+                low.endswith("ed")
+                or low in _PAST_PARTICIPLE_IRREG
+                or low in {"been", "had", "got", "gotten", "done"}
+                or low in _NEG
+            )
+        ):
+            aux.pop()  # "I have two cats": "have" is the verb here
+            i -= 1
+            while self.low(i) != "have" and self.low(i) not in {"has", "had"}:
+                i -= 1
+            tok = self.toks[i]
+            low = tok.low
+            return self._main_verb(i, tok, low, aux, negated, habitual, future, ended, start)
+        if low in _QUANT or low.isdigit() or low in _DETS:
+            return None, start
+        if not low.isalpha() or low in _NOT_VERB and low not in IRREGULAR and low not in {"like", "love"}:
+            if aux and aux[-1] in {"am", "is", "are", "was", "were", "be", "been"}:
+                return {
+                    "copula": True,
+                    "aux": aux,
+                    "negated": negated,
+                    "habitual": habitual,
+                    "future": future,
+                    "ended": ended,
+                }, i
+            return None, start
+        if _is_name(tok) and not self.first:
+            return None, start
+        be = bool(aux) and aux[-1] in {"am", "is", "are", "was", "were", "be", "been", "being"}
+        if be and low in _PASSIVE:
+            return {
+                "passive": low,
+                "aux": aux,
+                "negated": negated,
+                "habitual": habitual,
+                "future": future,
+                "ended": ended,
+            }, i + 1
+        if be and not low.endswith("ing") and not (low.endswith("ed") or low in _PAST_PARTICIPLE_IRREG):
+            return {
+                "copula": True,
+                "aux": aux,
+                "negated": negated,
+                "habitual": habitual,
+                "future": future,
+                "ended": ended,
+            }, i
+        if be and not low.endswith("ing"):
+            return None, start  # other passives ("was given a chance"): too easy to misread
+        if low in {"got", "get", "gets", "getting"} and self.low(i + 1) in _PASSIVE:
+            return {
+                "passive": self.low(i + 1),
+                "aux": aux,
+                "negated": negated,
+                "habitual": habitual,
+                "future": future,
+                "ended": ended,
+            }, i + 2
+        if low in {"got", "get", "gets", "getting"} and self.low(i + 1).endswith("ed"):
+            return None, start  # "got promoted", "got noticed": a passive we do not read
+        if (
+            self.third
+            and not aux
+            and not (looks_finite(low) or low in IRREGULAR or low.endswith("ing"))
+            and not (self.plural and lemma(low) == low and low in VERB_LEMMAS)
+        ):
+            return None, start  # "Strength training improved": not a clause about "Strength"
+        return self._main_verb(i, tok, low, aux, negated, habitual, future, ended, start)
+
+    def _main_verb(
+        self,
+        i: int,
+        tok: _Tok,
+        low: str,
+        aux: list[str],
+        negated: bool,
+        habitual: bool,
+        future: bool,
+        ended: bool,
+        start: int,
+    ) -> tuple[dict[str, object] | None, int]:
+        be = bool(aux) and aux[-1] in {"am", "is", "are", "was", "were", "be", "been", "being"}
+        verb = lemma(low)
+        past = (
+            not aux
+            and (low.endswith("ed") or low in IRREGULAR and low != verb and not low.endswith("s"))
+            or bool(aux)
+            and aux[0] in {"was", "were", "did", "had"}
+        )
+        i += 1
+        # catenatives: "started doing X", "decided to join X", "stopped eating meat"
+        inner_aspect = None
+        if verb in _CATENATIVE_INNER or verb in _CATENATIVE_KEEP:
+            nxt = self.low(i)
+            after = self.low(i + 1)
+            if (
+                nxt == "to"
+                and after.isalpha()
+                and after not in _DETS
+                and not _is_name(self.toks[i + 1])
+                and (after in VERB_LEMMAS or verb != "go" and lemma(after) == after)
+            ):
+                if verb in _CATENATIVE_KEEP and verb not in _PLAN_VERBS:
+                    return None, start  # "loves to paint": the likes rule's
+                inner_aspect = "plan" if verb in _PLAN_VERBS else verb
+                future = future or verb in _PLAN_VERBS
+                verb = lemma(self.low(i + 1))
+                i += 2
+            elif nxt.endswith("ing") and nxt.isalpha() and verb in _CATENATIVE_INNER:
+                inner_aspect = verb
+                verb = lemma(nxt)
+                i += 1
+        particle = None
+        if (
+            self.low(i) in _PARTICLES
+            and (map_verb(verb, None, self.low(i)) or self.low(i) in {"up", "out", "back", "off"})
+            or self.low(i) in {"into", "after", "on", "for"}
+            and map_verb(verb, None, self.low(i))
+        ):
+            particle = self.low(i)
+            i += 1
+        if particle and self.low(i) in {"for", "with", "on"} and map_verb(verb, self.low(i), particle):
+            pass
+        if verb == "be" or verb == "do" and self.low(i) in _NEG:
+            return None, start
+        if verb == "go" and self.low(i).endswith("ing") and self.low(i).isalpha():
+            verb, particle = "practise", None  # "went camping", "goes hiking": the activity is the object
+            return {
+                "verb": verb,
+                "lemma": verb,
+                "particle": None,
+                "aux": aux,
+                "negated": negated,
+                "habitual": habitual,
+                "future": future,
+                "ended": ended,
+                "past": past,
+                "inner": inner_aspect,
+                "progressive": False,
+            }, i
+        return {
+            "verb": f"{verb}_{particle}" if particle else verb,
+            "lemma": verb,
+            "particle": particle,
+            "aux": aux,
+            "negated": negated,
+            "habitual": habitual,
+            "future": future,
+            "ended": ended,
+            "past": past,
+            "inner": inner_aspect,
+            "progressive": low.endswith("ing") and be,
+        }, i
+
+    # ---------------------------------------------------------------- clause
+    def read(self) -> list[Clause]:
+        i = self._skip_intro()
+        subjects, i = self.subject(i)
+        while subjects and i < self.n:
+            self.subject_names.extend(s for s, tp, _ in subjects if tp and s[:1].isupper() and "'" not in s)
+            self.third = all(tp for _, tp, _ in subjects)
+            self.plural = len(subjects) > 1 or subjects[0][0].lower().endswith("s")
+            vg, j = self.verb_group(i)
+            self.first = False
+            if vg is None:
+                break
+            i = self._complements(subjects, vg, j)
+            nxt = self._next_clause(i)
+            if nxt is None:
+                break
+            new_subjects, i = nxt
+            if new_subjects:
+                subjects = new_subjects
+        return self.out
+
+    def _skip_intro(self) -> int:
+        # "Last week, Caroline ..." / "After the race, she ...": an opening adverbial up to the first comma
+        first = self.low(0)
+        if not (
+            first in _PREPS
+            or first in _SUBORD
+            or first in _ADVERBS
+            or first in _TIME_WORDS
+            or first in {"last", "this", "next", "yesterday", "today", "recently", "lately", "earlier"}
+            or first.endswith("ly")
+        ):
+            return 0
+        for k in range(1, min(self.n, 9)):
+            if self.low(k) == ",":
+                return k + 1
+        return 0
+
+    def _next_clause(self, i: int) -> tuple[list[tuple[str, bool, bool]], int] | None:
+        coordinated = False
+        while i < self.n and (
+            self.low(i) in {",", "and", "but", "then", "also", "so", "later", "yet"}
+            or self.low(i) in _ADVERBS
+            or self.low(i).endswith("ly")
+            and i + 1 < self.n
+            and self.low(i + 1) in {",", "and", "but"}
+        ):
+            coordinated = coordinated or self.low(i) in {",", "and", "but", "then", "so", "yet"}
+            i += 1
+        if i >= self.n or not coordinated and self.low(i) != "who" and self.low(i) not in _SUB_CLAUSE:
+            return None
+        low = self.low(i)
+        if (
+            low == "who"
+            and self.out
+            and self.out[-1].copula
+            and i + 1 < self.n
+            and _is_verbish(self.toks[i + 1])
+        ):
+            return [], i + 1  # "Jon is a dancer who runs a studio": the relative clause is about Jon
+        if (
+            low in _SUB_CLAUSE
+            and i + 1 < self.n
+            and (self.low(i + 1) in _PRONOUN_SUBJ or self.low(i + 1) in _POSS or _is_name(self.toks[i + 1]))
+        ):
+            # "... when he sees X", "... because she loves Y", "a store where she sells Z": a clause of its own
+            subjects, j = self.subject(i + 1)
+            if (
+                subjects
+                and j < self.n
+                and (
+                    _is_verbish(self.toks[j])
+                    or self.low(j) in AUXILIARIES
+                    or self.low(j) in _ADVERBS
+                    or subjects[0][0] == self.ctx.me
+                )
+            ):
+                if low == "where" and self.out and (self.out[-1].pps or self.out[-1].obj):
+                    last = self.out[-1]
+                    self.place = (
+                        (last.pps[-1][1], last.pps[-1][2]) if last.pps else (last.obj or "", last.obj_start)
+                    )
+                return subjects, j
+            return None
+        if low in _PRONOUN_SUBJ or (
+            _is_name(self.toks[i]) and i + 1 < self.n and _is_verbish(self.toks[i + 1])
+        ):
+            subjects, j = self.subject(i)
+            return (subjects, j) if subjects else None
+        if _is_verbish(self.toks[i]) or low in AUXILIARIES or low in {"never", "not", "now"}:
+            return [], i
+        return None
+
+    def _complements(self, subjects: list[tuple[str, bool, bool]], vg: dict[str, object], i: int) -> int:
+        aspect = "ongoing"
+        if vg.get("future"):
+            aspect = "future"
+        elif vg.get("habitual"):
+            aspect = "habitual_past"
+        elif vg.get("ended") or vg.get("inner") in _STOP_ASPECT:
+            aspect = "ended"
+        elif vg.get("past"):
+            aspect = "past_event"
+        negated = bool(vg.get("negated")) or vg.get("inner") in _STOP_ASPECT
+        base: _Base = {"negated": negated, "aspect": aspect}
+        if vg.get("copula"):
+            adj = self.low(i)
+            if (
+                adj.isalpha()
+                and adj not in _NOT_VERB
+                and self.low(i + 1) in _ADJ_PREPS
+                and self.low(i + 2) not in _OBJ_PRONOUNS
+                and not self.low(i + 2).endswith("ing")
+            ):
+                np, j = self.noun_phrase(i + 2)
+                if np:  # "is proud of her kids", "is grateful for the support", "is full of energy"
+                    for s, tp, pr in subjects:
+                        self.out.append(Clause(s, tp, pr, f"{adj}_{self.low(i + 1)}", np[0], np[1], **base))
+                    return j
+            if self.low(i) in {"a", "an", "the"} or self.low(i) in _POSS:
+                np, j = self.noun_phrase(i)
+                if np:
+                    for s, tp, pr in subjects:
+                        self.out.append(Clause(s, tp, pr, "be", np[0], np[1], copula=True, **base))
+                    return self._pps(subjects, "be", j, base, attach=False)
+                return j
+            return i
+        passive = vg.get("passive")
+        if isinstance(passive, str):
+            prep = self.low(i)
+            if prep == _PASSIVE_PREP.get(passive, prep) and prep in _PREPS | {"into"}:
+                np, j = self.noun_phrase(i + 1)
+                if (
+                    np
+                    and self.low(j) in {"named", "called"}
+                    and j + 1 < self.n
+                    and _is_name(self.toks[j + 1])
+                ):
+                    names, k = self._names(j + 1)
+                    if names:
+                        self.out.append(Clause(names[0], True, False, "be", np[0], -1, copula=True))
+                        np, j = (names[0], self.toks[j + 1].start), k
+                if np:
+                    for s, tp, pr in subjects:
+                        self.out.append(Clause(s, tp, pr, "be", np[0], np[1], passive=passive, **base))
+                    return j
+            if passive in {"married", "engaged"} and len(subjects) == 2:
+                (a, ta, pa), (b, _, _) = subjects  # "Megan and Josh got married": to each other
+                self.out.append(Clause(a, ta, pa, "be", b, -1, passive=passive, **base))
+            return i
+        verb = str(vg["verb"])
+        if vg.get("lemma") in _SAY and self.low(i) not in {"in", "about", "with"}:
+            k = i + 1 if self.low(i) == "that" else i
+            if k < self.n and (self.low(k) in _PRONOUN_SUBJ or _is_name(self.toks[k])) and k > i:
+                return k - 1  # "acknowledges that Joanna likes X": read the reported clause on its own
+            return self._skip_to_clause_end(i)  # "believes that ...", "mentioned X": reported content
+        stop_adj = vg.get("lemma") in {"find", "consider", "call", "keep", "think"}
+        obj: tuple[str, int] | None = None
+        if self.low(i) in _OBJ_PRONOUNS and not (
+            self.low(i) == "her"
+            and self.low(i + 1).isalpha()
+            and self.low(i + 1) not in _PREPS | _SUBORD | {"to"}
+            and self.low(i + 1) not in POSITIVE_FIND | NEGATIVE_FIND
+        ):
+            i += 1
+        if i < self.n and self.low(i) not in _PREPS and self.low(i) not in {",", "and", "but", "to"}:
+            obj, i = self.noun_phrase(i, stop_adj=stop_adj)
+        named_class: str | None = None
+        if obj and self.low(i) in {"named", "called"} and i + 1 < self.n and _is_name(self.toks[i + 1]):
+            names, j = self._names(i + 1)
+            if names:  # "a pilot named Ben": the value is Ben, a pilot
+                named_class, obj, i = obj[0], (names[0], self.toks[i + 1].start), j
+        if obj and vg.get("lemma") in _DITRANSITIVE:
+            first, _, rest = obj[0].partition(" ")
+            if first[:1].isupper() and rest and rest[:1].islower():  # "gives Jon tips": Jon gets the tips
+                obj = (rest, obj[1] + len(first) + 1)
+                self.recipient = (first, obj[1] - len(first) - 1)
+        complement = None
+        if obj and stop_adj and i < self.n and (self.low(i) in POSITIVE_FIND or self.low(i) in NEGATIVE_FIND):
+            complement = self.low(i)
+            i += 1
+        clauses = [
+            Clause(
+                s, tp, pr, verb, obj[0] if obj else None, obj[1] if obj else -1, complement=complement, **base
+            )
+            for s, tp, pr in subjects
+        ]
+        self.out.extend(clauses)
+        if self.recipient is not None:
+            for c in clauses:
+                c.pps.append(("to", self.recipient[0], self.recipient[1]))
+            self.recipient = None
+        if self.place is not None:
+            for c in clauses:  # "a store where she sells pieces": she sells them at the store
+                c.pps.append(("at", self.place[0], self.place[1]))
+            self.place = None
+        if named_class and obj:
+            self.out.append(Clause(obj[0], True, False, "be", named_class, -1, copula=True))
+        # a second object: "a dog named Luna and a cat named Oliver" / "peanuts and shellfish"
+        while obj and self.low(i) in {"and", ","} and (self.low(i + 1) in _DETS | _POSS.keys() | _QUANT):
+            more, j = self.noun_phrase(i + 1)
+            if not more:
+                break
+            for s, tp, pr in subjects:
+                self.out.append(Clause(s, tp, pr, verb, more[0], more[1], **base))
+            i = j
+        return self._pps(subjects, verb, i, base, clauses=clauses)
+
+    def concepts(self, limit: int = 4) -> list[str]:
+        out: list[str] = []
+        seen: set[str] = set()
+        i = 0
+        for name in self.subject_names:
+            if name.lower() not in seen and name.casefold() != self.ctx.me.casefold():
+                seen.add(name.lower())
+                out.append(name)
+        while i < self.n and len(out) < limit:
+            low = self.low(i)
+            if low == "to" and self.low(i + 1) in VERB_LEMMAS:
+                i += 2  # "to stay confident": an infinitive, not a place
+                continue
+            if low in _DETS or low in _POSS or low in _PP_KEEP or low == "of":
+                # at a clause start the phrase is a subject and ends at its verb ("my knee hurts after ...")
+                np, j = self.noun_phrase(i + 1, subject=i == 0 or self.low(i - 1) in {",", "and", "but", ";"})
+                if np:
+                    text = np[0]
+                    if text.lower().endswith(" of"):
+                        text = text[:-3]
+                    words = text.lower().split()
+                    if (
+                        words[-1] not in _GENERIC
+                        and not all(w in _BAD_OBJ or w in COMMON_WORDS for w in words)
+                        and words[0] not in RELATIONS
+                        and words[0] not in _FAVOURITE
+                        and not any(ch.isdigit() for ch in text)  # "item 3", "train 35": values, not things
+                        and not any(w[:1].isupper() for w in text.split()[1:])
+                        and not _is_time(text, np[1], self.ctx)
+                        and words[-1] not in _ADJ_ONLY
+                        and words[-1] not in POSITIVE_FIND
+                        and len(words) <= 4
+                        and not words[0].endswith("ing")
+                        and text.lower() not in seen
+                    ):
+                        seen.add(text.lower())
+                        out.append(text)
+                    i = max(j, i + 1)
+                    continue
+            i += 1
+        return out
+
+    def _skip_to_clause_end(self, i: int) -> int:
+        return self.n  # reported content ("believes that X, Y and Z") is not the subject's own doing
+
+    def _pps(
+        self,
+        subjects: list[tuple[str, bool, bool]],
+        verb: str,
+        i: int,
+        base: _Base,
+        *,
+        attach: bool = True,
+        clauses: list[Clause] | None = None,
+    ) -> int:
+        count = 0
+        while i < self.n and count < 3:
+            low = self.low(i)
+            if low in {"named", "called"} and i + 1 < self.n and _is_name(self.toks[i + 1]):
+                i += 2
+                while i < self.n and _is_name(self.toks[i]):
+                    i += 1
+                continue
+            if low not in _PP_KEEP:
+                break
+            if (
+                low == "to"
+                and self.low(i + 1) in VERB_LEMMAS
+                and self.low(i + 1) not in {"school", "work", "church", "class"}
+            ):
+                break  # "to support those ...": a purpose clause, not a place
+            if (
+                self.low(i + 1).endswith("ing")
+                and self.low(i + 1) not in _ING_NOUNS
+                or self.low(i + 1) in _OBJ_PRONOUNS
+            ):
+                break  # "by reading stories", "for helping kids": a clause, not a thing
+            np, j = self.noun_phrase(i + 1)
+            if not np:
+                break
+            if attach and clauses:
+                for c in clauses:
+                    c.pps.append((low, np[0], np[1]))
+            elif attach:
+                for s, tp, pr in subjects:
+                    self.out.append(Clause(s, tp, pr, verb, None, -1, pps=[(low, np[0], np[1])], **base))
+            i = j
+            count += 1
+        return i
+
+
+def read_clauses(sentence: str, ctx: Ctx) -> list[Clause]:
+    """Clauses of one normalised sentence (see the module docstring); ``[]`` when none can be read."""
+    return read_sentence(sentence, ctx)[0]
+
+
+def read_sentence(sentence: str, ctx: Ctx) -> tuple[list[Clause], list[str]]:
+    """Clauses and concept noun phrases ("pottery class", "homeless shelter") of one normalised sentence.
+
+    Concepts are the noun phrases after a determiner, a possessive or a preposition that are not generic
+    ("time", "life", "way"): entities of their own in the graph, so two memories about the same shelter meet on
+    one node even when no triple links them.
+    """
+    if len(sentence) > 600:
+        return [], []
+    reader = _Reader(sentence, ctx)
+    return reader.read(), reader.concepts()
+
+
+# ------------------------------------------------------------------------------------------- clauses -> triples
+_CHANGE_VERBS = words_of(
+    "move relocate switch join start begin become adopt marry found launch open enroll enrol "
+    "settle sign take get land accept"
+)
+_GENERIC = words_of(
+    "time times way ways thing things lot lots life lives people person moment moments day days part parts kind "
+    "sort type bit end rest number world idea ideas sense place places point fact facts experience experiences "
+    "importance power others one ones journey feelings feeling emotions emotion reason reasons aspect aspects "
+    "side process stuff something anything everything nothing someone anyone everyone others self oneself "
+    "himself herself themselves ability chance opportunity opportunities conversation chat talk discussion "
+    "future past present meaning value values goal goals dream dreams hope plan plans"
+)
+_DITRANSITIVE = words_of("give send show offer buy teach bring tell lend get make hand pass owe promise")
+_FAVOURITE = words_of("favourite favorite fave fav")
+_RUN_THINGS = words_of(
+    "business company store shop studio bakery cafe restaurant bar team club charity nonprofit organisation "
+    "organization blog channel podcast newsletter website workshop workshops class classes program programme farm "
+    "vineyard firm agency clinic practice group groups campaign project projects department lab school event "
+    "events drive fundraiser foundation startup salon gym daycare hotel"
+)
+_TRIP_NOUNS = words_of("trip trips vacation holiday journey visit tour getaway roadtrip road-trip")
+_ADJ_PREPS = words_of("of for about with to in on at by")
+_ING_NOUNS = words_of(
+    "clothing building evening morning wedding meeting sibling ring spring thing king nothing "
+    "something anything everything"
+)
+_ADJ_ONLY = words_of(
+    "important necessary possible able proud happy sure glad lucky grateful thankful excited "
+    "ready free new old good bad great better best hard easy black white red blue green"
+)
+_OCC_SUFFIX = ("ist", "ician", "ologist", "eer", "grapher", "ator", "er", "or", "ant", "ent")
+
+
+def _is_time(obj: str, start: int, ctx: Ctx) -> bool:
+    words = obj.lower().split()
+    if not words or words[-1] in _TIME_WORDS or words[0] in _TIME_WORDS and len(words) <= 2:
+        return True
+    # a phrase that is mostly a date ("last Friday", "March 3") is a time; "a 2015 Honda Civic" is a thing
+    return any(
+        (d.start <= start < d.end or start <= d.start < start + len(obj))
+        and 2 * (min(d.end, start + len(obj)) - max(d.start, start)) >= len(obj)
+        for d in ctx.dates
+    )
+
+
+def _clean(obj: str | None, start: int, ctx: Ctx) -> str | None:
+    if not obj:
+        return None
+    for d in ctx.dates:
+        if start < d.start < start + len(obj):
+            obj = obj[: d.start - start].strip()
+    obj = obj.strip(" ,.;:'\"")
+    if obj.endswith("'s"):
+        obj = obj[:-2]
+    words = obj.split()
+    if not words or len(words) > 6:
+        return None
+    if len(words) == 1 and (words[0].lower() in _BAD_OBJ or words[0].lower() in _GENERIC):
+        return None
+    if all(w.lower() in COMMON_WORDS or w.lower() in _BAD_OBJ for w in words):
+        return None
+    if _is_time(obj, start, ctx):
+        return None
+    if len(words) == 1 and (
+        words[0].lower() in POSITIVE_FIND
+        or words[0].lower() in NEGATIVE_FIND
+        or words[0].lower() in _ADJ_ONLY
+    ):
+        return None
+    return obj
+
+
+def _occupation(what: str) -> bool:
+    head = what.lower().split()[-1]
+    return head in OCCUPATIONS or (
+        head.endswith(("ist", "ician", "ologist", "eer", "grapher")) and len(head) > 5
+    )
+
+
+def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | None = None) -> list[RawTriple]:
+    """Map clauses to triples through the verb lexicon; unknown verbs go to ``mapper`` (embedding similarity)
+    when one is given, else keep their lemma as an open predicate."""
+    out: list[RawTriple] = []
+
+    def open_predicate(verb: str, prep: str | None) -> tuple[str, str, str]:
+        phrase = f"{verb}_{prep}" if prep else verb
+        if mapper is not None:
+            found = mapper.map(phrase.replace("_", " "))
+            if found:
+                return found, "fact", "semantic"
+        return phrase, "fact", "clause"
+
+    def emit(
+        c: Clause,
+        pred: str | None,
+        obj: str | None,
+        kind: str,
+        weight: float,
+        start: int,
+        source: str = "clause",
+    ) -> None:
+        value = _clean(obj, start, ctx)
+        if not pred or not value:
+            return
+        canon = canonical_predicate(pred)
+        if not canon:
+            return
+        if canon == "lives_in" and c.subject[:1].islower() and "'" not in c.subject and c.subject != ctx.me:
+            canon, kind = "located_in", "knowledge"  # "the office moved to the fourth floor": a thing's place
+        if canon == "went_to" and c.aspect in {"ongoing", "habitual_past"}:
+            canon, kind = "goes_to", "routine"  # "the kids go to X" is a routine, "went to X" an event
+        aspect = c.aspect
+        if aspect == "past_event" and kind == "fact" and c.verb.split("_")[0] in _CHANGE_VERBS:
+            aspect = "ongoing"  # "moved to Austin", "joined a club": the resulting state holds now
+        past = aspect in {"ended", "habitual_past"}
+        polarity = not c.negated
+        out.append(
+            RawTriple(
+                c.subject,
+                canon,
+                value,
+                polarity,
+                weight,
+                kind,
+                c.third_party,
+                past,
+                c.pronoun,
+                aspect=aspect,
+                source=source,
+                verb=c.verb,
+                span_start=start,
+            )
+        )
+
+    for c in clauses:
+        if c.copula:
+            what = c.obj or ""
+            if c.subject == ctx.me and not _occupation(what) or what.lower().split()[-1] in RELATIONS:
+                continue  # "Sarah is my sister": the relation rules say it better
+            if _occupation(what):
+                emit(c, "job_title", what, "fact", 0.85, c.obj_start)
+            elif c.third_party:
+                emit(c, "is_a", what, "knowledge", 0.7, c.obj_start)
+            for prep, pobj, pstart in c.pps:
+                if prep in {"at", "for", "with"} and _occupation(what):
+                    emit(c, "works_at", pobj, "fact", 0.8, pstart)
+            continue
+        if c.passive:
+            pred, kind = _PASSIVE[c.passive]
+            if c.passive == "named":
+                continue
+            emit(c, pred, c.obj, kind, 0.85, c.obj_start)
+            continue
+        verb = c.verb
+        lem, _, particle = verb.partition("_")
+        hit = map_verb(lem, None, particle or None)
+        head = (c.obj or "").lower().split()[-1:] or [""]
+        if lem == "make" and head[0] in _MAKE_NOT_CREATE:
+            hit = None  # "made friends", "made a decision": not a creation
+        if c.obj and head[0] in _TRIP_NOUNS and lem in LIGHT_VERBS | {"plan", "book", "go"}:
+            for prep, pobj, pstart in c.pps:
+                if prep in {"to", "in"}:  # "took a trip to Chicago"
+                    emit(c, "visited", pobj, "event", 0.85, pstart)
+            continue
+        if c.obj and head[0] in _JOB_NOUNS:
+            org = next(((p, o, st) for p, o, st in c.pps if p in {"at", "with", "for"}), None)
+            if org:  # "started a new job at X", "lost her job at X", "quit my job at the bank"
+                quit_ = lem in _JOB_END
+                c2 = Clause(
+                    c.subject,
+                    c.third_party,
+                    c.pronoun,
+                    c.verb,
+                    negated=c.negated or quit_,
+                    aspect="ended" if quit_ else ("ongoing" if c.aspect == "past_event" else c.aspect),
+                )
+                emit(c2, "works_at", org[1], "fact", 0.85, org[2])
+                continue
+        if c.obj:
+            if c.complement:
+                if c.complement in POSITIVE_FIND:
+                    emit(c, "likes", c.obj, "preference", 0.8, c.obj_start)
+                else:
+                    emit(c, f"finds_{c.complement}", c.obj, "preference", 0.7, c.obj_start)
+            elif hit:
+                pred, kind = hit
+                if pred == "has" and singular(c.obj.lower().split()[-1]) in PETS:
+                    pred = "has_pet"
+                if lem == "run" and head[0] not in _RUN_THINGS:
+                    pred, kind = "practises", "preference"  # "runs 10 km", "ran a marathon": the sport
+                emit(c, pred, c.obj, kind, 0.85, c.obj_start)
+            elif lem not in LIGHT_VERBS or lem in {"make", "take", "keep", "find", "give", "get", "see"}:
+                pred, _, source = open_predicate(verb, None)
+                emit(
+                    c, pred, c.obj, "event" if c.aspect == "past_event" else "fact", 0.7, c.obj_start, source
+                )
+        if c.obj and c.obj.split()[0].lower().endswith("ing") and c.obj.split()[0].lower() not in _ING_NOUNS:
+            continue  # "loves traveling to new places": the places belong to the travelling, not the loving
+        for k, (prep, pobj, pstart) in enumerate(c.pps):
+            if k > 0 and prep not in {"to", "from"} and not (k == 1 and c.pps[0][0] == "from"):
+                break  # "a novel about his childhood in Glasgow": a later phrase belongs to the noun before it
+            phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (None if c.obj or k else hit)
+            if phit and phit != hit or phit and not c.obj:
+                pred, kind = phit
+                emit(c, pred, pobj, kind, 0.85, pstart)
+            elif lem == "switch" and prep == "from":
+                continue  # the corrections pass retracts the old value
+            elif (
+                lem in LIGHT_VERBS
+                and lem not in {"find", "make"}
+                and not (prep == "to" and pobj[:1].isupper())
+            ):
+                continue  # "had a discussion about X": the light verb says nothing about X
+            elif prep in {"in", "at", "to", "from", "with", "for", "on", "about", "into", "near", "as"}:
+                pred, _, source = open_predicate(verb, prep)
+                emit(c, pred, pobj, "event" if c.aspect == "past_event" else "fact", 0.65, pstart, source)
+    return out
