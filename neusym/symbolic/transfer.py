@@ -1,12 +1,19 @@
-"""Export and restore a memory graph exactly as stored: the backup format behind ``neusym export``/``restore`` and
-the read side of ``neusym graph``.
+"""Export and restore a memory graph exactly as stored: the graph side of ``mem.export``/``mem.restore`` (see
+:mod:`neusym.backup` for the file, its validation and the scope rules) and the read side of ``neusym graph``.
 
 Why a separate write path: the facade's ``add`` re-extracts, re-embeds and re-decides (governance) every memory and
 stamps new ids and times, so it can never reproduce a graph. Restore writes records *as they were*: same ids,
 timestamps, statuses, versions, flags, embeddings, entities, RELATES facts, memory-to-memory edges and audit trail.
 Only the store-local numbers ``nid`` and ``seq`` are reassigned; they are bumped from the graph's own write
-sequence in the same statement as the write (see :mod:`neusym.symbolic.cypher`), so the derived indexes catch up
-from the graph afterwards like after any other write.
+sequence in the statement that makes the restore visible, so the derived indexes catch up from the graph afterwards
+like after any other write.
+
+Why staged: neither backend offers one transaction for a restore of any size (FalkorDB has no multi-statement
+transactions; a Neo4j transaction holding 100k memories is a memory problem). So a restore is written under labels
+no read path matches (``RestoreMemory``/``RestoreEntity``/``RestoreAudit``, ``RESTORE_EDGE``) and turned into
+``Memory``/``Entity``/``Audit`` nodes and real edges by ONE statement (:data:`COMMIT`), which both backends run
+atomically. Until then no search, query, export or other process sees any of it; a failure deletes it; a killed
+process leaves it invisible until the next restore sweeps it.
 
 The format is JSON Lines, one object per line with a ``kind``::
 
@@ -26,35 +33,43 @@ The ``end`` line carries the counts; a file without it is treated as truncated.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import logging
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from neusym.errors import InvalidInputError
+from neusym.errors import BackendError, InvalidInputError
 from neusym.record import Scope
 from neusym.symbolic import cypher as q
-from neusym.symbolic.convert import decode_embedding, encode_embedding
+from neusym.symbolic.convert import decode_embedding
+from neusym.symbolic.dialects import Dialect, is_duplicate_schema_error
 from neusym.symbolic.store import RELATIONS, SymbolicStore
 
 __all__ = [
     "FORMAT",
     "KINDS",
+    "LOCAL_PROPS",
     "VERSION",
     "GraphDump",
-    "RestoreReport",
-    "Restorer",
+    "StagedRestore",
+    "abort_staged",
     "collect",
+    "existing_memories",
     "export_lines",
-    "validate_line",
+    "sweep_stale",
 ]
+
+log = logging.getLogger(__name__)
 
 FORMAT = "neusym-export"
 VERSION = 1
 KINDS = ("header", "memory", "entity", "mentions", "relates", "edge", "audit", "end")
 
-_LOCAL = ("nid", "seq", "embedding")  # store-local numbers are reassigned; the embedding travels on its own
+LOCAL_PROPS = ("nid", "seq", "embedding", "embedding_vec")
+"""Store-local memory properties: ``nid``/``seq`` are reassigned on restore, the embedding travels on its own line
+field and ``embedding_vec`` (the native vector index's copy of it) is rebuilt from it."""
 
 # ---------------------------------------------------------------------------------------------------- statements
 _MEMORY_FILTER = f"{q.SCOPE_FILTER} AND ($statuses IS NULL OR m.status IN $statuses)"
@@ -87,34 +102,7 @@ EXPORT_AUDIT_FOR_IDS = "UNWIND $ids AS mid MATCH (a:Audit {memory_id: mid}) RETU
 EXPORT_AUDIT_FOR_TENANT = (
     "MATCH (a:Audit) WHERE ($user_id IS NULL OR a.user_id = $user_id) RETURN properties(a) AS props"
 )
-EXISTING_IDS = "UNWIND $ids AS mid MATCH (m:Memory {id: mid}) RETURN m.id AS id"
-
-RESTORE_MEMORIES = (
-    q._BUMP  # the same sequence bump as every other indexed write: nid/seq come from the graph's counter
-    + "UNWIND range(0, size($rows) - 1) AS i "
-    "WITH base + i + 1 AS s, $rows[i] AS r "
-    "CREATE (m:Memory) SET m = r.props, m.seq = s, m.nid = s, m.embedding = r.embedding "
-    "RETURN count(m) AS n"
-)
-RESTORE_ENTITIES = (
-    "UNWIND $rows AS r MERGE (e:Entity {uid: r.uid}) ON CREATE SET e += r.props RETURN count(e) AS n"
-)
-RESTORE_MENTIONS = (
-    "UNWIND $rows AS r MATCH (m:Memory {id: r.memory_id}) MATCH (e:Entity {uid: r.uid}) "
-    "MERGE (m)-[x:MENTIONS]->(e) SET x += r.props RETURN count(x) AS n"
-)
-RESTORE_RELATES = (
-    "UNWIND $rows AS r MATCH (a:Entity {uid: r.src}) MATCH (b:Entity {uid: r.dst}) "
-    "CREATE (a)-[x:RELATES]->(b) SET x += r.props RETURN count(x) AS n"
-)
-RESTORE_AUDIT = "UNWIND $rows AS r MERGE (a:Audit {id: r.id}) ON CREATE SET a += r.props RETURN count(a) AS n"
-
-
-def _restore_edges(rel: str) -> str:
-    """Memory-to-memory edges of one type; the type comes from the fixed RELATIONS set, never from the file."""
-    if rel not in RELATIONS:
-        raise InvalidInputError(f"unknown relation {rel!r}; use one of {sorted(RELATIONS)}")
-    return q.LINK + f"MERGE (a)-[x:{rel}]->(b) SET x += r.props RETURN count(x) AS n"
+EXISTING_IDS = "UNWIND $ids AS mid MATCH (m:Memory {id: mid}) RETURN m.id AS id, m.user_id AS user_id"
 
 
 # ---------------------------------------------------------------------------------------------------- reading
@@ -245,7 +233,7 @@ def export_lines(store: SymbolicStore, scope: Scope, *, all_tenants: bool = Fals
             continue
         for p in item:
             line: dict[str, Any] = {"kind": "memory", "id": p["id"],
-                                    "props": {k: v for k, v in p.items() if k not in _LOCAL and v is not None}}
+                                    "props": {k: v for k, v in p.items() if k not in LOCAL_PROPS and v is not None}}
             if embeddings and isinstance(p.get("embedding"), str):
                 line["embedding"] = p["embedding"]
             counts["memory"] += 1
@@ -268,183 +256,344 @@ def export_lines(store: SymbolicStore, scope: Scope, *, all_tenants: bool = Fals
     yield {"kind": "end", "counts": counts}
 
 
-# ---------------------------------------------------------------------------------------------------- validation
-def _need(cond: bool, where: str, what: str) -> None:
-    if not cond:
-        raise InvalidInputError(f"{where}: {what}")
-
-
-def validate_line(line: Any, where: str) -> dict[str, Any]:
-    """Check one parsed export line's shape (before anything is written); returns it."""
-    _need(isinstance(line, dict), where, "not a JSON object")
-    kind = line.get("kind")
-    _need(kind in KINDS, where, f"unknown kind {kind!r}")
-    if kind == "header":
-        _need(line.get("format") == FORMAT, where, f"not a NeuSym export (format {line.get('format')!r})")
-        _need(isinstance(line.get("version"), int) and line["version"] <= VERSION, where,
-              f"export version {line.get('version')!r} is newer than this NeuSym understands ({VERSION})")
-    elif kind == "memory":
-        props = line.get("props")
-        _need(isinstance(props, dict), where, "memory without props")
-        mp: dict[str, Any] = props
-        _need(isinstance(mp.get("id"), str) and bool(mp.get("id")), where, "memory without props.id")
-        _need(isinstance(mp.get("content"), str), where, "memory without content")
-        _need(line.get("id") in (None, mp.get("id")), where, "memory id and props.id differ")
-        emb = line.get("embedding")
-        _need(emb is None or isinstance(emb, str), where, "embedding must be a base64 string")
-    elif kind == "entity":
-        _need(isinstance(line.get("uid"), str) and isinstance(line.get("props"), dict), where, "entity without uid")
-    elif kind == "mentions":
-        _need(isinstance(line.get("memory_id"), str) and isinstance(line.get("uid"), str), where,
-              "mentions without memory_id/uid")
-    elif kind == "relates":
-        _need(isinstance(line.get("src"), str) and isinstance(line.get("dst"), str)
-              and isinstance(line.get("props"), dict), where, "relates without src/dst/props")
-    elif kind == "edge":
-        _need(line.get("rel") in RELATIONS, where, f"unknown relation {line.get('rel')!r}")
-        _need(isinstance(line.get("src"), str) and isinstance(line.get("dst"), str), where, "edge without src/dst")
-    elif kind == "audit":
-        props = line.get("props")
-        _need(isinstance(props, dict) and isinstance(props.get("id"), str), where, "audit entry without props.id")
-    return line  # type: ignore[no-any-return]
-
-
 # ---------------------------------------------------------------------------------------------------- restoring
-@dataclass
-class RestoreReport:
-    memories: int = 0
-    skipped: int = 0
-    entities: int = 0
-    mentions: int = 0
-    relates: int = 0
-    edges: int = 0
-    audit: int = 0
-    reembedded: int = 0
+# A restore is written *staged*, under labels and a relationship type no read path matches, and made visible by ONE
+# statement (:data:`COMMIT`): on both backends a single statement is atomic, so readers see the whole restore or
+# none of it. A failure before the commit deletes what was staged (:meth:`StagedRestore.abort`); a process killed
+# mid-restore leaves staged items that no query sees, removed by the next restore (:func:`sweep_stale`).
+STAGED_MEMORY = "RestoreMemory"
+STAGED_ENTITY = "RestoreEntity"
+STAGED_AUDIT = "RestoreAudit"
+STAGED_EDGE = "RESTORE_EDGE"
+RESTORE_RUN = "RestoreRun"
+_STAGING_INDEXES = ((STAGED_MEMORY, "id"), (STAGED_ENTITY, "uid"), (RESTORE_RUN, "id"))
 
-    def as_dict(self) -> dict[str, int]:
-        return dict(self.__dict__)
+STAGE_BEGIN = f"CREATE (r:{RESTORE_RUN} {{id: $rid, started_at: $now, heartbeat: $now}}) RETURN r.id AS id"
+STAGE_HEARTBEAT = f"MATCH (r:{RESTORE_RUN} {{id: $rid}}) SET r.heartbeat = $now RETURN count(r) AS n"
+STAGE_MEMORIES = (
+    f"UNWIND $rows AS r CREATE (m:{STAGED_MEMORY}) SET m = r.props, m.embedding = r.embedding, "
+    "m.embedding_vec = r.vec, m.restore_id = $rid, m.restore_order = r.order RETURN count(m) AS n"
+)
+# an entity the graph already has is used as it is (its properties are the live ones); only new ones are staged
+STAGE_ENTITIES = (
+    "UNWIND $rows AS r OPTIONAL MATCH (e:Entity {uid: r.uid}) WITH r, e WHERE e IS NULL "
+    f"CREATE (s:{STAGED_ENTITY}) SET s = r.props, s.uid = r.uid, s.restore_id = $rid RETURN count(s) AS n"
+)
 
 
-class Restorer:
-    """Writes export lines back into a graph as they were (see the module docstring).
+def _endpoint(var: str, key: str, field_: str, staged: str, live: str) -> str:
+    """Bind ``var`` to the staged node of this restore with that key, else the live node (an entity the graph
+    already had, or a memory kept with ``skip_existing``)."""
+    return (f"OPTIONAL MATCH (s_{var}:{staged} {{{key}: r.{field_}}}) WHERE s_{var}.restore_id = $rid "
+            f"OPTIONAL MATCH (l_{var}:{live} {{{key}: r.{field_}}}) ")
 
-    Memories are written in batches as they are fed; entities, facts, edges and audit entries are kept until
-    :meth:`finish` (they may only refer to memories that exist by then). Memories whose id already exists are
-    skipped with ``skip_existing`` (their edges are merged, never duplicated); otherwise the caller should have
-    refused the file after :meth:`existing`. ``embed`` re-embeds memories that carry no embedding (or all of them
-    with ``reembed``), e.g. when the target uses another embedder.
+
+STAGE_MENTIONS = (
+    f"UNWIND $rows AS r MATCH (m:{STAGED_MEMORY} {{id: r.memory_id}}) WHERE m.restore_id = $rid "
+    + _endpoint("e", "uid", "uid", STAGED_ENTITY, "Entity")
+    + "WITH r, m, coalesce(s_e, l_e) AS e WHERE e IS NOT NULL "
+    "MERGE (m)-[x:MENTIONS]->(e) SET x += r.props RETURN count(x) AS n"
+)
+STAGE_RELATES = (
+    "UNWIND $rows AS r "
+    + _endpoint("a", "uid", "src", STAGED_ENTITY, "Entity")
+    + "WITH r, coalesce(s_a, l_a) AS a "
+    + _endpoint("b", "uid", "dst", STAGED_ENTITY, "Entity")
+    + "WITH r, a, coalesce(s_b, l_b) AS b WHERE a IS NOT NULL AND b IS NOT NULL "
+    f"CREATE (a)-[x:{STAGED_EDGE}]->(b) SET x = r.props SET x.restore_id = $rid, x.restore_rel = 'RELATES' "
+    "RETURN count(x) AS n"
+)
+STAGE_EDGES = (
+    "UNWIND $rows AS r "
+    + _endpoint("a", "id", "src", STAGED_MEMORY, "Memory")
+    + "WITH r, coalesce(s_a, l_a) AS a "
+    + _endpoint("b", "id", "dst", STAGED_MEMORY, "Memory")
+    + "WITH r, a, coalesce(s_b, l_b) AS b WHERE a IS NOT NULL AND b IS NOT NULL "
+    f"CREATE (a)-[x:{STAGED_EDGE}]->(b) SET x = r.props SET x.restore_id = $rid, x.restore_rel = $rel "
+    "RETURN count(x) AS n"
+)
+STAGE_AUDIT = f"UNWIND $rows AS r CREATE (a:{STAGED_AUDIT}) SET a = r SET a.restore_id = $rid RETURN count(a) AS n"
+EXISTING_AUDIT = (
+    "UNWIND $rows AS r MATCH (a:Audit {memory_id: r.memory_id}) WHERE a.id = r.id RETURN a.id AS id"
+)
+EXISTING_AUDIT_WITHOUT_MEMORY = "MATCH (a:Audit) WHERE a.memory_id IS NULL AND a.id IN $ids RETURN a.id AS id"
+
+_ABORT = (
+    f"MATCH (n:{STAGED_MEMORY} {{restore_id: $rid}}) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n",
+    f"MATCH (n:{STAGED_ENTITY} {{restore_id: $rid}}) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n",
+    f"MATCH (n:{STAGED_AUDIT} {{restore_id: $rid}}) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n",
+    f"MATCH ()-[x:{STAGED_EDGE} {{restore_id: $rid}}]->() WITH x LIMIT $limit DELETE x RETURN count(*) AS n",
+    f"MATCH (n:{RESTORE_RUN} {{id: $rid}}) WITH n LIMIT $limit DELETE n RETURN count(*) AS n",
+)
+STALE_RUNS = f"MATCH (r:{RESTORE_RUN}) WHERE r.heartbeat < $before RETURN r.id AS id"
+STAGED_RUN_IDS = (
+    f"MATCH (n:{STAGED_MEMORY}) RETURN DISTINCT n.restore_id AS id",
+    f"MATCH (n:{STAGED_ENTITY}) RETURN DISTINCT n.restore_id AS id",
+    f"MATCH (n:{STAGED_AUDIT}) RETURN DISTINCT n.restore_id AS id",
+    f"MATCH ()-[x:{STAGED_EDGE}]->() RETURN DISTINCT x.restore_id AS id",
+)
+LIVE_RUNS = f"MATCH (r:{RESTORE_RUN}) RETURN r.id AS id"
+
+
+def _commit_statement() -> str:
+    """The one statement that makes a staged restore visible, or changes nothing at all.
+
+    Its guard (``ok``) is false when the graph gained a memory id or entity uid of the restore since it was
+    validated (another writer), or when the staged count is not what was staged: committing then would duplicate
+    an id (FalkorDB has no uniqueness constraints; Neo4j would raise on its constraint anyway). Every later part is
+    filtered on ``ok`` rather than cut off by a ``WHERE``, because each aggregation between the parts yields a row
+    again. ``nid``/``seq`` come from the graph's write counter in the same statement, in file order, so the derived
+    indexes catch up from the graph afterwards like after any write.
+    """
+    parts = [
+        # (collect + IN rather than an OPTIONAL MATCH keyed on a possibly-null node: FalkorDB cannot read a property
+        # of a null optional binding)
+        f"OPTIONAL MATCH (m:{STAGED_MEMORY} {{restore_id: $rid}}) WITH collect(m.id) AS sids "
+        "OPTIONAL MATCH (x:Memory) WHERE x.id IN sids WITH size(sids) AS staged, count(x) AS clash "
+        f"OPTIONAL MATCH (se:{STAGED_ENTITY} {{restore_id: $rid}}) WITH staged, clash, collect(se.uid) AS suids "
+        "OPTIONAL MATCH (xe:Entity) WHERE xe.uid IN suids WITH staged, clash, count(xe) AS eclash "
+        f"OPTIONAL MATCH (run:{RESTORE_RUN} {{id: $rid}}) WITH staged, clash, eclash, count(run) AS runs "
+        "WITH (staged = $n AND clash = 0 AND eclash = 0 AND runs = 1) AS ok "
+        "MERGE (c:Counter {name: 'seq'}) ON CREATE SET c.value = 0 "
+        "SET c.value = c.value + CASE WHEN ok THEN $n ELSE 0 END "
+        "WITH ok, c.value - $n AS base ",
+        f"OPTIONAL MATCH (m:{STAGED_MEMORY} {{restore_id: $rid}}) WHERE ok "
+        "SET m:Memory, m.seq = base + m.restore_order, m.nid = base + m.restore_order "
+        f"REMOVE m:{STAGED_MEMORY}, m.restore_id, m.restore_order "
+        "WITH ok, count(m) AS memories ",
+        f"OPTIONAL MATCH (e:{STAGED_ENTITY} {{restore_id: $rid}}) WHERE ok "
+        f"SET e:Entity REMOVE e:{STAGED_ENTITY}, e.restore_id "
+        "WITH ok, memories, count(e) AS entities ",
+        f"OPTIONAL MATCH (a:{STAGED_AUDIT} {{restore_id: $rid}}) WHERE ok "
+        f"SET a:Audit REMOVE a:{STAGED_AUDIT}, a.restore_id "
+        "WITH ok, memories, entities, count(a) AS audit ",
+        f"OPTIONAL MATCH (p)-[s:{STAGED_EDGE} {{restore_id: $rid, restore_rel: 'RELATES'}}]->(t) WHERE ok "
+        "FOREACH (_ IN CASE WHEN s IS NULL THEN [] ELSE [1] END | "
+        "  CREATE (p)-[y:RELATES]->(t) SET y = properties(s) SET y.restore_id = null, y.restore_rel = null "
+        "  DELETE s) "
+        "WITH ok, memories, entities, audit, count(s) AS relates ",
+    ]
+    counted = ["ok", "memories", "entities", "audit", "relates"]
+    for i, rel in enumerate(sorted(RELATIONS)):
+        parts.append(
+            f"OPTIONAL MATCH (p)-[s:{STAGED_EDGE} {{restore_id: $rid, restore_rel: '{rel}'}}]->(t) WHERE ok "
+            "FOREACH (_ IN CASE WHEN s IS NULL THEN [] ELSE [1] END | "
+            f"  MERGE (p)-[y:{rel}]->(t) SET y += properties(s) SET y.restore_id = null, y.restore_rel = null "
+            "  DELETE s) "
+            f"WITH {', '.join(counted)}, count(s) AS e{i} "
+        )
+        counted.append(f"e{i}")
+    parts.append(f"OPTIONAL MATCH (run:{RESTORE_RUN} {{id: $rid}}) WHERE ok DELETE run "
+                 f"RETURN {', '.join(counted[:5])}, {' + '.join(counted[5:])} AS edges")
+    return "".join(parts)
+
+
+COMMIT = _commit_statement()
+
+
+def _staging_index_statements(dialect: Dialect) -> list[str]:
+    if dialect is Dialect.NEO4J:
+        return [f"CREATE INDEX neusym_{label.lower()}_{prop} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})"
+                for label, prop in _STAGING_INDEXES]
+    return [f"CREATE INDEX FOR (n:{label}) ON (n.{prop})" for label, prop in _STAGING_INDEXES]
+
+
+def existing_memories(store: SymbolicStore, ids: Sequence[str], *, chunk: int = 1000) -> dict[str, str | None]:
+    """Which of ``ids`` already name a memory in the graph, with the tenant (``user_id``) each belongs to."""
+    out: dict[str, str | None] = {}
+    for start in range(0, len(ids), chunk):
+        for r in store.executor.run(EXISTING_IDS, {"ids": list(ids[start:start + chunk])}, write=False):
+            out[str(r["id"])] = r.get("user_id")
+    return out
+
+
+def _count(rows: list[dict[str, Any]]) -> int:
+    return int(rows[0]["n"]) if rows else 0
+
+
+class StagedRestore:
+    """Writes a validated export into the graph as staged items and makes them visible in one statement.
+
+    Usage::
+
+        with StagedRestore(store) as staged:   # an exception inside aborts: the staged items are deleted
+            staged.memories(rows); staged.entities(rows); ...
+            counts = staged.commit()
+
+    The caller validates everything first (:mod:`neusym.backup`); the methods here only check that each batch
+    landed whole (a staged row that found no endpoint means the graph changed underneath: the restore aborts).
     """
 
-    def __init__(self, store: SymbolicStore, *, skip_existing: bool = False, batch: int = 200,
-                 embed: Callable[[list[str]], np.ndarray] | None = None, reembed: bool = False,
-                 dimension: int | None = None) -> None:
+    def __init__(self, store: SymbolicStore, *, restore_id: str | None = None,
+                 stale_after: float = 3600.0) -> None:
         self.store = store
-        self.skip_existing = skip_existing
-        self.batch = max(1, int(batch))
-        self.embed = embed
-        self.reembed = reembed
-        self.dimension = dimension
-        self.report = RestoreReport()
-        self._rows: list[dict[str, Any]] = []
-        self._restored: set[str] = set()
-        self._later: dict[str, list[dict[str, Any]]] = {k: [] for k in ("entity", "mentions", "relates", "edge",
-                                                                        "audit")}
+        self.run = store.executor.run
+        self.id = restore_id or uuid.uuid4().hex
+        self.stale_after = float(stale_after)
+        self.staged = dict.fromkeys(("memories", "entities", "mentions", "relates", "edges", "audit"), 0)
+        self._order = 0
+        self._state = "new"
 
-    def existing(self, ids: Iterable[str]) -> set[str]:
-        """Which of ``ids`` already name a memory in the graph."""
-        out: set[str] = set()
-        chunk: list[str] = []
-        for i in ids:
-            chunk.append(i)
-            if len(chunk) >= 1000:
-                out.update(self._existing(chunk))
-                chunk = []
-        if chunk:
-            out.update(self._existing(chunk))
+    # ------------------------------------------------------------------ lifecycle
+    def begin(self) -> StagedRestore:
+        for stmt in _staging_index_statements(self.store.dialect):
+            try:
+                self.run(stmt)
+            except BackendError as err:
+                if not is_duplicate_schema_error(str(err)):
+                    raise
+        sweep_stale(self.store, older_than=self.stale_after)
+        self.run(STAGE_BEGIN, {"rid": self.id, "now": time.time()})
+        self._state = "staging"
+        return self
+
+    def __enter__(self) -> StagedRestore:
+        return self.begin() if self._state == "new" else self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self._state == "staging":
+            self.abort()
+
+    def _check(self, what: str, rows: int, written: int) -> None:
+        if written != rows:
+            raise BackendError(f"restore {self.id}: {rows - written} of {rows} staged {what} found no endpoint "
+                               "(the graph changed during the restore); nothing was restored")
+        self.run(STAGE_HEARTBEAT, {"rid": self.id, "now": time.time()})
+
+    def _need_staging(self) -> None:
+        if self._state != "staging":
+            raise InvalidInputError(f"restore {self.id} is {self._state}, not staging")
+
+    # ------------------------------------------------------------------ staging
+    def memories(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """``{"props": {...}, "embedding": base64 | None}`` rows, in file order (their ``nid`` order)."""
+        self._need_staging()
+        if not rows:
+            return 0
+        payload = []
+        for r in rows:
+            self._order += 1
+            emb = r.get("embedding")
+            vec = decode_embedding(emb).tolist() if self.store.vectors and emb else None
+            payload.append({"props": dict(r["props"]), "embedding": emb, "vec": vec, "order": self._order})
+        n = _count(self.run(STAGE_MEMORIES, {"rows": payload, "rid": self.id}))
+        self._check("memories", len(payload), n)
+        self.staged["memories"] += n
+        return n
+
+    def entities(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """``{"uid", "props"}`` rows; returns how many were new (entities the graph has are kept as they are)."""
+        self._need_staging()
+        if not rows:
+            return 0
+        n = _count(self.run(STAGE_ENTITIES, {"rows": [{"uid": r["uid"], "props": dict(r["props"])} for r in rows],
+                                             "rid": self.id}))
+        self.staged["entities"] += n
+        self.run(STAGE_HEARTBEAT, {"rid": self.id, "now": time.time()})
+        return n
+
+    def mentions(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        self._need_staging()
+        if not rows:
+            return 0
+        n = _count(self.run(STAGE_MENTIONS, {"rows": [dict(r) for r in rows], "rid": self.id}))
+        self._check("mentions", len(rows), n)
+        self.staged["mentions"] += n
+        return n
+
+    def relates(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        self._need_staging()
+        if not rows:
+            return 0
+        n = _count(self.run(STAGE_RELATES, {"rows": [dict(r) for r in rows], "rid": self.id}))
+        self._check("facts", len(rows), n)
+        self.staged["relates"] += n
+        return n
+
+    def edges(self, rel: str, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Memory-to-memory edges of one type (from the fixed :data:`RELATIONS`, never a type named by a file)."""
+        self._need_staging()
+        if rel not in RELATIONS:
+            raise InvalidInputError(f"unknown relation {rel!r}; use one of {sorted(RELATIONS)}")
+        if not rows:
+            return 0
+        n = _count(self.run(STAGE_EDGES, {"rows": [dict(r) for r in rows], "rid": self.id, "rel": rel}))
+        self._check(f"{rel} edges", len(rows), n)
+        self.staged["edges"] += n
+        return n
+
+    def existing_audit(self, entries: Sequence[Mapping[str, Any]]) -> set[str]:
+        """Ids of these audit entries the graph already has (a restore with ``skip_existing`` keeps them)."""
+        with_mid = [{"id": e["id"], "memory_id": e["memory_id"]} for e in entries if e.get("memory_id")]
+        without = [str(e["id"]) for e in entries if not e.get("memory_id")]
+        out = {str(r["id"]) for r in self.run(EXISTING_AUDIT, {"rows": with_mid}, write=False)} if with_mid else set()
+        if without:
+            out.update(str(r["id"]) for r in self.run(EXISTING_AUDIT_WITHOUT_MEMORY, {"ids": without}, write=False))
         return out
 
-    def _existing(self, ids: list[str]) -> set[str]:
-        return {str(r["id"]) for r in self.store.executor.run(EXISTING_IDS, {"ids": ids}, write=False)}
-
-    def feed(self, line: Mapping[str, Any]) -> None:
-        kind = line.get("kind")
-        if kind in ("header", "end"):
-            return
-        if kind == "memory":
-            self._rows.append(dict(line))
-            if len(self._rows) >= self.batch:
-                self._flush()
-            return
-        self._later[str(kind)].append(dict(line))
-
-    def _flush(self) -> None:
-        rows, self._rows = self._rows, []
+    def audit(self, entries: Sequence[Mapping[str, Any]]) -> int:
+        """Audit entries (their stored properties); ids the graph already has are skipped. Returns how many
+        were staged."""
+        self._need_staging()
+        if not entries:
+            return 0
+        there = self.existing_audit(entries)
+        rows = [dict(e) for e in entries if str(e["id"]) not in there]
         if not rows:
-            return
-        ids = [str(r["props"]["id"]) for r in rows]
-        there = self._existing(ids)
-        if there and not self.skip_existing:
-            raise InvalidInputError(f"{len(there)} memories of the export already exist (e.g. {sorted(there)[0]}); "
-                                    "restore into an empty graph or skip them")
-        rows = [r for r in rows if str(r["props"]["id"]) not in there]
-        self.report.skipped += len(there)
-        need = [r for r in rows if self.reembed or not r.get("embedding")]
-        if need and self.embed is not None:
-            vecs = self.embed([str(r["props"]["content"]) for r in need])
-            for r, v in zip(need, vecs, strict=True):
-                r["embedding"] = encode_embedding(np.asarray(v, dtype=np.float32))
-            self.report.reembedded += len(need)
-        if self.dimension is not None:
-            for r in rows:
-                emb = r.get("embedding")
-                if emb and decode_embedding(emb).shape[0] != self.dimension:
-                    raise InvalidInputError(
-                        f"memory {r['props']['id']} has a {decode_embedding(emb).shape[0]}-d embedding; the target "
-                        f"index is {self.dimension}-d (re-embed, or use the embedder the export was made with)")
-        if not rows:
-            return
-        payload = [{"props": {k: v for k, v in r["props"].items() if k not in _LOCAL and v is not None},
-                    "embedding": r.get("embedding")} for r in rows]
-        self.store.executor.run(RESTORE_MEMORIES, {"rows": payload, "n": len(payload)})
-        self._restored.update(str(r["props"]["id"]) for r in rows)
-        self.report.memories += len(rows)
+            return 0
+        n = _count(self.run(STAGE_AUDIT, {"rows": rows, "rid": self.id}))
+        self._check("audit entries", len(rows), n)
+        self.staged["audit"] += n
+        return n
 
-    def finish(self) -> RestoreReport:
-        """Write everything that refers to memories, in dependency order; returns the counts."""
-        self._flush()
-        run = self.store.executor.run
-        later = self._later
-        for start in range(0, len(later["entity"]), self.batch):
-            rows = [{"uid": e["uid"], "props": _clean(e.get("props"))}
-                    for e in later["entity"][start:start + self.batch]]
-            run(RESTORE_ENTITIES, {"rows": rows})
-            self.report.entities += len(rows)
-        mentions = [m for m in later["mentions"] if m["memory_id"] in self._restored]
-        for start in range(0, len(mentions), self.batch):
-            rows = [{"memory_id": m["memory_id"], "uid": m["uid"], "props": _clean(m.get("props"))}
-                    for m in mentions[start:start + self.batch]]
-            run(RESTORE_MENTIONS, {"rows": rows})
-            self.report.mentions += len(rows)
-        relates = [r for r in later["relates"] if r["props"].get("memory_id") in self._restored]
-        for start in range(0, len(relates), self.batch):
-            rows = [{"src": r["src"], "dst": r["dst"], "props": _clean(r["props"])}
-                    for r in relates[start:start + self.batch]]
-            run(RESTORE_RELATES, {"rows": rows})
-            self.report.relates += len(rows)
-        by_rel: dict[str, list[dict[str, Any]]] = {}
-        for e in later["edge"]:
-            by_rel.setdefault(str(e["rel"]), []).append({"src": e["src"], "dst": e["dst"],
-                                                          "props": _clean(e.get("props"))})
-        for rel, rows in sorted(by_rel.items()):
-            stmt = _restore_edges(rel)
-            for start in range(0, len(rows), self.batch):
-                out = run(stmt, {"rows": rows[start:start + self.batch]})
-                self.report.edges += int(out[0]["n"]) if out else 0
-        for start in range(0, len(later["audit"]), self.batch):
-            rows = [{"id": a["props"]["id"], "props": _clean(a["props"])}
-                    for a in later["audit"][start:start + self.batch]]
-            run(RESTORE_AUDIT, {"rows": rows})
-            self.report.audit += len(rows)
-        for v in later.values():
-            v.clear()
-        return self.report
+    # ------------------------------------------------------------------ the end
+    def commit(self) -> dict[str, int]:
+        """Make everything staged visible in one statement; returns what became visible."""
+        self._need_staging()
+        rows = self.run(COMMIT, {"rid": self.id, "n": self.staged["memories"]})
+        if not rows or not rows[0].get("ok"):
+            self.abort()
+            raise BackendError(f"restore {self.id}: memories or entities with the restored ids were written by "
+                               "someone else while restoring; nothing was restored (retry)")
+        self._state = "committed"
+        out = {k: int(rows[0].get(k) or 0) for k in ("memories", "entities", "audit", "relates", "edges")}
+        out["mentions"] = self.staged["mentions"]
+        return out
+
+    def abort(self) -> None:
+        """Delete everything this restore staged (batch by batch); the store is as it was before."""
+        if self._state == "committed":
+            return
+        self._state = "aborted"
+        abort_staged(self.store, self.id)
+
+
+def abort_staged(store: SymbolicStore, restore_id: str, *, batch: int = 10_000) -> int:
+    """Delete the staged items of one restore (never anything visible); returns how many were deleted."""
+    deleted = 0
+    for stmt in _ABORT:
+        while True:
+            n = _count(store.executor.run(stmt, {"rid": restore_id, "limit": batch}))
+            deleted += n
+            if n < batch:
+                break
+    return deleted
+
+
+def sweep_stale(store: SymbolicStore, *, older_than: float = 3600.0) -> int:
+    """Remove what restores that died mid-way (process killed) left staged: invisible, but taking space.
+
+    A restore refreshes its heartbeat after every batch, so one silent for ``older_than`` seconds is dead.
+    Returns how many restores were swept.
+    """
+    before = time.time() - float(older_than)
+    run = store.executor.run
+    ids = {str(r["id"]) for r in run(STALE_RUNS, {"before": before}, write=False)}
+    # staged items whose run marker is gone (an abort interrupted after deleting it): nobody will commit them
+    live = {str(r["id"]) for r in run(LIVE_RUNS, write=False)}
+    for stmt in STAGED_RUN_IDS:
+        ids.update(str(r["id"]) for r in run(stmt, write=False) if r.get("id") and str(r["id"]) not in live)
+    for rid in sorted(ids):
+        log.warning("removing the staged items of an interrupted restore %s", rid)
+        abort_staged(store, rid)
+    return len(ids)
