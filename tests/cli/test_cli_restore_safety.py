@@ -183,11 +183,11 @@ def test_import_the_command_scope_wins_and_the_file_origin_is_ignored(cli: Cli, 
     f.write_text(json.dumps({"content": "I prefer green tea in the morning.", "user_id": "bob",
                              "origin": "system"}) + "\n")
     summary = cli.json("import", f, "-u", "ana")
-    assert summary["stored"] == 1 and summary["scope_overridden"] == 1 and summary["origin_ignored"] == 1
+    assert cli.json("stats", "-u", "bob")["memories"] == 0  # before the fix: written into Bob, origin system
     ana = cli.json("query", "-u", "ana")["memories"]
     assert [m["content"] for m in ana] == ["I prefer green tea in the morning."]
     assert ana[0]["scope"]["user_id"] == "ana" and ana[0]["source"]["origin"] == "import"
-    assert cli.json("stats", "-u", "bob")["memories"] == 0
+    assert summary["stored"] == 1 and summary["scope_overridden"] == 1 and summary["origin_ignored"] == 1
     # without --user the file may not pick the tenant; an operator says so explicitly
     res = cli("import", f, ok=False)
     assert res.exit_code == 2 and "names tenant(s) ['bob']" in one_line_error(res)
