@@ -51,7 +51,9 @@ from neusym.symbolic.convert import encode_embedding, entity_namespace, props_to
 from neusym.symbolic.store import RELATIONS
 from neusym.symbolic.transfer import (
     FORMAT,
+    LINK_TYPES,
     LOCAL_PROPS,
+    RESERVED_PREFIX,
     VERSION,
     StagedRestore,
     existing_memories,
@@ -322,10 +324,7 @@ _MEMORY_LISTS = ("tags", "flags", "intent", "entity_names", "predicates")
 _MEMORY_UIDS = ("entity_uids", "object_uids")
 _MEMORY_ENUMS: dict[str, type[MemoryType] | type[MemoryStatus] | type[PlanState]] = {
     "type": MemoryType, "status": MemoryStatus, "plan_state": PlanState}
-_MEMORY_KNOWN = {"id", "content", "user_id", "agent_id", "session_id", "importance", "confidence", "strength",
-                 "metadata_json", "triples_json", "po_keys", *_MEMORY_STR, *_MEMORY_TIME, *_MEMORY_INT,
-                 *_MEMORY_LISTS, *_MEMORY_UIDS, *_MEMORY_ENUMS}
-_RESERVED = {"restore_id", "restore_order"}  # the staging bookkeeping (see neusym.symbolic.transfer)
+_ENUM_VALUES = {key: frozenset(m.value for m in enum) for key, enum in _MEMORY_ENUMS.items()}
 
 
 def check_memory_props(props: Any, where: str) -> tuple[dict[str, Any], Scope, list[str]]:
@@ -341,7 +340,7 @@ def check_memory_props(props: Any, where: str) -> tuple[dict[str, Any], Scope, l
     for key, value in props.items():
         if key in LOCAL_PROPS or value is None:
             continue
-        if key in _RESERVED:
+        if key.startswith(RESERVED_PREFIX):
             raise _fail(where, f"property {key!r} is reserved")
         if key in ("id", "content") and (not isinstance(value, str) or not value):
             raise _fail(where, f"memory {key} must be a non-empty string")
@@ -364,9 +363,8 @@ def check_memory_props(props: Any, where: str) -> tuple[dict[str, Any], Scope, l
             if _number(value, where, key) < 0:
                 raise _fail(where, f"strength must be >= 0, got {value!r}")
         elif key in _MEMORY_ENUMS:
-            enum = _MEMORY_ENUMS[key]
-            if value not in {m.value for m in enum}:
-                raise _fail(where, f"{key} {value!r} is not one of {[m.value for m in enum]}"[:300])
+            if value not in _ENUM_VALUES[key]:
+                raise _fail(where, f"{key} {value!r} is not one of {sorted(_ENUM_VALUES[key])}"[:300])
         elif key in (*_MEMORY_LISTS, *_MEMORY_UIDS, "po_keys"):
             _str_list(value, where, key)
         elif key == "metadata_json":
@@ -432,6 +430,7 @@ class _Checked:
 
     header: dict[str, Any] = field(default_factory=dict)
     memories: dict[str, str] = field(default_factory=dict)  # id -> entity namespace (user_id or "")
+    namespaces: set[str] = field(default_factory=set)  # the entity namespaces of those memories
     users: dict[str, str | None] = field(default_factory=dict)  # id -> user_id
     entities: dict[str, str] = field(default_factory=dict)  # uid -> namespace
     audit_ids: set[str] = field(default_factory=set)
@@ -522,14 +521,14 @@ class _Validator:
                 raise _fail(where, f"a {dim}-d embedding in a file of {expected}-d embeddings")
             self.seen.dimension = dim
         self.seen.memories[mid] = entity_namespace(scope)
+        self.seen.namespaces.add(self.seen.memories[mid])
         self.seen.users[mid] = scope.user_id
         self.seen.unknown.update(unknown)
         obj["props"] = props
 
     def _namespace_ok(self, ns: str) -> bool:
         """Entities may only live in the namespaces of the restored memories (all in scope)."""
-        return ns in set(self.seen.memories.values()) if self.seen.memories else (
-            self.target is not None and ns == entity_namespace(self.target))
+        return ns in self.seen.namespaces
 
     def _entity(self, obj: dict[str, Any], where: str) -> None:
         uid = _text(obj.get("uid"), where, "entity uid", max_bytes=4096)
@@ -550,7 +549,7 @@ class _Validator:
         if "mentions" in props and (isinstance(props["mentions"], bool) or not isinstance(props["mentions"], int)):
             raise _fail(where, "entity mentions must be an integer")
         for key, value in props.items():
-            if key in _RESERVED:
+            if key.startswith(RESERVED_PREFIX):
                 raise _fail(where, f"property {key!r} is reserved")
             _scalar(value, where, f"entity {key}")
         obj["props"] = {k: v for k, v in props.items() if v is not None}
@@ -571,7 +570,7 @@ class _Validator:
         if not isinstance(props, dict):
             raise _fail(where, f"{what} props must be an object")
         for key, value in props.items():
-            if key in _RESERVED:
+            if key.startswith(RESERVED_PREFIX):
                 raise _fail(where, f"property {key!r} is reserved")
             _scalar(value, where, f"{what} {key}")
         return {k: v for k, v in props.items() if v is not None}
@@ -722,73 +721,75 @@ def _check_graph(mem: NeuSymMemory, seen: _Checked, *, skip_existing: bool, reem
     return set(there)
 
 
+def _clean(props: Any) -> dict[str, Any]:
+    return {k: v for k, v in (props or {}).items() if v is not None and k not in LOCAL_PROPS}
+
+
 def _write(mem: NeuSymMemory, lines: _Lines, existing: set[str], report: RestoreReport, *, reembed: bool,
            batch: int, progress: Progress | None, total: int, lock: threading.RLock | None) -> None:
-    """Second pass: stage every line, commit in one statement, then let the derived indexes catch up."""
-    restored: set[str] = set()
-    pending: dict[str, list[dict[str, Any]]] = {k: [] for k in _COUNTED}
-    edges_by_rel: dict[str, list[dict[str, Any]]] = {}
+    """Second pass: stage every line, commit in one statement, then let the derived indexes catch up.
+
+    The lines were validated in the first pass; this one reads the same bytes (checked by their hash before the
+    commit, so a file changed in between is never committed) and only shapes them for the graph.
+    """
+    pending: dict[str, list[dict[str, Any]]] = {"memory": [], "entity": [], "audit": [],
+                                                **{rel: [] for rel in LINK_TYPES}}
+    staged_memories = 0
     with StagedRestore(mem.store) as staged:
 
         def flush(kind: str, *, force: bool = False) -> None:
+            nonlocal staged_memories
             rows = pending[kind]
             if not rows or (len(rows) < batch and not force):
                 return
             pending[kind] = []
             if kind == "memory":
                 _stage_memories(mem, staged, rows, reembed=reembed, report=report)
-                restored.update(str(r["props"]["id"]) for r in rows)
+                staged_memories += len(rows)
                 if progress is not None:
-                    progress(len(restored), total)
+                    progress(staged_memories, total)
             elif kind == "entity":
                 staged.entities(rows)
-            elif kind == "mentions":
-                staged.mentions(rows)
-            elif kind == "relates":
-                staged.relates(rows)
             elif kind == "audit":
-                report.audit += staged.audit(rows)
+                staged.audit(rows)
+            else:
+                staged.links(kind, rows)
 
-        checker = _Validator(lines.name, None)  # shape only: pass 1 checked scope and references
-        for n, raw in lines.read():
-            obj = checker.line(n, raw) if raw.strip() else None
-            if obj is None or obj["kind"] in ("header", "end"):
+        for _, raw in lines.read():
+            if not raw.strip():
                 continue
+            obj = json.loads(raw)
             kind = obj["kind"]
-            for earlier in _COUNTED[:_COUNTED.index(kind)]:
-                flush(earlier, force=True)
             if kind == "memory":
                 if str(obj["props"]["id"]) in existing:
                     continue
-                pending["memory"].append({"props": obj["props"], "embedding": obj.get("embedding")})
+                pending["memory"].append({"props": _clean(obj["props"]), "embedding": obj.get("embedding")})
             elif kind == "entity":
-                pending["entity"].append({"uid": obj["uid"], "props": obj["props"]})
+                pending["entity"].append({"uid": obj["uid"], "props": _clean(obj["props"])})
             elif kind == "mentions":
-                if obj["memory_id"] in existing:
+                if obj["memory_id"] in existing:  # a kept memory keeps its own links
                     continue
-                pending["mentions"].append({"memory_id": obj["memory_id"], "uid": obj["uid"],
-                                            "props": obj["props"]})
+                kind = "MENTIONS"
+                pending[kind].append({"src": obj["memory_id"], "dst": obj["uid"], "props": _clean(obj.get("props"))})
             elif kind == "relates":
                 if obj["props"].get("memory_id") in existing:
                     continue
-                pending["relates"].append({"src": obj["src"], "dst": obj["dst"], "props": obj["props"]})
+                kind = "RELATES"
+                pending[kind].append({"src": obj["src"], "dst": obj["dst"], "props": _clean(obj["props"])})
             elif kind == "edge":
-                edges_by_rel.setdefault(str(obj["rel"]), []).append(
-                    {"src": obj["src"], "dst": obj["dst"], "props": obj["props"]})
-                continue
+                kind = str(obj["rel"])
+                pending[kind].append({"src": obj["src"], "dst": obj["dst"], "props": _clean(obj.get("props"))})
             elif kind == "audit":
-                pending["audit"].append(obj["props"])
+                pending["audit"].append(_clean(obj["props"]))
+            else:
+                continue
             flush(kind)
-        for kind in _COUNTED:
+        for kind in pending:
             flush(kind, force=True)
-        for rel, rows in sorted(edges_by_rel.items()):
-            for start in range(0, len(rows), batch):
-                staged.edges(rel, rows[start:start + batch])
         with lock if lock is not None else nullcontext():
-            done = staged.commit()
-            report.memories, report.entities = done["memories"], done["entities"]
+            done = staged.commit(live_ids=sorted(existing))
+            report.memories, report.entities, report.audit = done["memories"], done["entities"], done["audit"]
             report.mentions, report.relates, report.edges = done["mentions"], done["relates"], done["edges"]
-            report.audit = done["audit"]
             mem.derived.catch_up(mem.store)  # FAISS/BM25 follow the graph, as after any write
             mem.derived.save()
 

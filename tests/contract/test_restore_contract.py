@@ -138,10 +138,10 @@ def test_a_concurrent_writer_taking_a_restored_id_aborts_the_commit(
     taken = next(x["id"] for x in original if x["kind"] == "memory")
     commit = StagedRestore.commit
 
-    def racing_commit(self: StagedRestore) -> dict[str, int]:  # another process writes that id just before
+    def racing_commit(self: StagedRestore, **kw: Any) -> dict[str, int]:  # another process takes that id first
         self.store.executor.run("CREATE (:Memory {id: $id, user_id: 'ana', content: 'x', nid: -1, seq: -1})",
                                 {"id": taken})
-        return commit(self)
+        return commit(self, **kw)
 
     before = _state(target)
     monkeypatch.setattr(StagedRestore, "commit", racing_commit)
