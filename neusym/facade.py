@@ -847,10 +847,10 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
                     scope: Scope | dict[str, Any] | None = None, user_id: str | None = None,
                     agent_id: str | None = None, session_id: str | None = None, all_tenants: bool = False,
                     infer: bool = True, batch: int = 256, assistant: str | None = None,
-                    trust_file_origin: bool = False, dry_run: bool = False,
+                    trust_file_origin: bool = False, dry_run: bool = False, max_items: int | None = None,
                     progress: Callable[[int, int], None] | None = None) -> ImportReport:
         """Import JSON Lines, a plain chat log or LoCoMo JSON through the normal write path. The ids given here
-        win over the file's; a line's ``origin`` is ignored unless ``trust_file_origin``. See
+        win over the file's; a line's ``origin``/``confidence`` are ignored unless ``trust_file_origin``. See
         :mod:`neusym.importing`."""
         from neusym import importing
 
@@ -860,7 +860,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
             raise ScopeError("pass either user_id or all_tenants=True, not both")
         return importing.import_file(self, source, scope=given, all_tenants=all_tenants, fmt=format, infer=infer,
                                      batch=batch, assistant=assistant, trust_file_origin=trust_file_origin,
-                                     dry_run=dry_run, progress=progress)
+                                     dry_run=dry_run, max_items=max_items, progress=progress)
 
     # ------------------------------------------------------------------ async twins
     async def aadd(self, *args: Any, **kwargs: Any) -> AddResult:

@@ -6,9 +6,10 @@ Unlike a restore (:mod:`neusym.backup`), an import brings *new* data in, so the 
   whatever a line says; ids the caller leaves open may come from the file (a chat log's sessions), except the
   tenant: a file may only choose ``user_id`` in an operator import (``all_tenants=True``), never by itself. The
   report counts the lines whose ids were overridden.
-* **Origin is not taken from the file.** Everything imported is stored with origin ``import`` (assistant turns
-  ``agent``), which governance trusts a little less than the user's own words; a line's ``origin`` is ignored
-  (and counted) unless the caller passes ``trust_file_origin=True``.
+* **Trust is not taken from the file.** Everything imported is stored with origin ``import`` (assistant turns
+  ``agent``), which governance trusts a little less than the user's own words; a line's trust fields (``origin``
+  and ``confidence``: admission scores confidence x source trust) are ignored, and counted, unless the caller
+  passes ``trust_file_origin=True``.
 * **Parsed completely before anything is written**, so a malformed line stops the import with its line number and
   nothing half-imported. Every item then goes through the normal write path (extraction, governance): conversation
   turns through :meth:`NeuSymMemory.add` one by one (so consecutive turns are linked ``NEXT`` and keep their own
@@ -53,6 +54,8 @@ __all__ = ["FORMATS", "ORIGINS", "ImportItem", "ImportReport", "detect_format", 
 FORMATS = ("auto", "jsonl", "chat", "locomo")
 ORIGINS = ("user", "agent", "tool", "import", "reflection", "system")
 """Origins a line may carry when the caller trusts the file's (``trust_file_origin=True``)."""
+TRUST_FIELDS = ("origin", "confidence")
+"""What a line may claim about its own trustworthiness; ignored unless the caller trusts the file."""
 
 _SCOPE_KEYS = ("user_id", "agent_id", "session_id")
 _STATEMENT_KEYS = {"content", "type", "tags", "metadata", "importance", "confidence", "valid_from", "ttl", "speaker",
@@ -89,7 +92,7 @@ class ImportReport:
     decisions: dict[str, int] = field(default_factory=dict)
     ignored_fields: list[str] = field(default_factory=list)
     scope_overridden: int = 0  # items whose file scope ids were replaced by the caller's
-    origin_ignored: int = 0  # items whose file origin was ignored (trust_file_origin=False)
+    trust_ignored: int = 0  # items whose origin/confidence were ignored (trust_file_origin=False)
     dry_run: bool = False
     seconds: float = 0.0
 
@@ -362,7 +365,7 @@ def _read(source: str | os.PathLike[str] | IO[str]) -> tuple[str, str]:
             return path.read_text(encoding="utf-8"), str(source)
         except UnicodeDecodeError as err:
             raise InvalidInputError(f"{source} is not UTF-8 text: {err}") from err
-    return source.read(), str(getattr(source, "name", None) or "<stream>")
+    return source.read(), str(getattr(source, "name", None) or "import")
 
 
 def _origin(value: Any, where: str) -> str:
@@ -374,12 +377,13 @@ def _origin(value: Any, where: str) -> str:
 def import_file(mem: NeuSymMemory, source: str | os.PathLike[str] | IO[str], *, scope: Scope | None,
                 all_tenants: bool = False, fmt: str = "auto", infer: bool = True, batch: int = 256,
                 assistant: str | None = None, trust_file_origin: bool = False, dry_run: bool = False,
-                progress: Callable[[int, int], None] | None = None) -> ImportReport:
+                max_items: int | None = None, progress: Callable[[int, int], None] | None = None) -> ImportReport:
     """Parse ``source`` completely, then write its items into ``scope`` (see the module docstring for the rules).
 
     ``scope`` holds the ids the caller gave (``None``/empty: none); with ``all_tenants`` the file's ``user_id``
     values are kept where the caller gives none (an operator loading several tenants), otherwise a file naming a
-    tenant the caller did not is refused before anything is written.
+    tenant the caller did not is refused before anything is written. ``max_items`` refuses a larger file, also
+    before anything is written.
     """
     started = time.perf_counter()
     if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= 10_000:
@@ -391,6 +395,8 @@ def import_file(mem: NeuSymMemory, source: str | os.PathLike[str] | IO[str], *, 
                             assistant=assistant, ignored=ignored)
     if not items:
         raise InvalidInputError(f"{name}: nothing to import")
+    if max_items is not None and len(items) > max_items:
+        raise InvalidInputError(f"{name}: {len(items)} items; at most {max_items} per import")
     report = ImportReport(file=name, format=fmt, items=len(items), dry_run=dry_run, ignored_fields=sorted(ignored))
     if "user_id" not in given and not all_tenants:
         named = sorted({str(it.kwargs["user_id"]) for it in items if it.kwargs.get("user_id")})
@@ -409,12 +415,13 @@ def import_file(mem: NeuSymMemory, source: str | os.PathLike[str] | IO[str], *, 
         if any(k in given and it.kwargs.get(k) not in (None, given[k]) for k in _SCOPE_KEYS):
             report.scope_overridden += 1
         it.kwargs.update(given)
-        if "origin" in it.kwargs:
-            if trust_file_origin:
+        if trust_file_origin:
+            if "origin" in it.kwargs:
                 it.kwargs["origin"] = _origin(it.kwargs["origin"], it.where)
-            else:
-                report.origin_ignored += 1
-                del it.kwargs["origin"]
+        elif any(k in it.kwargs for k in TRUST_FIELDS):
+            report.trust_ignored += 1
+            for key in TRUST_FIELDS:
+                it.kwargs.pop(key, None)
         if all_tenants and "user_id" not in given and not it.kwargs.get("user_id"):
             raise ScopeError(f"{it.where}: no user_id; an operator import keeps each line's tenant, so each line "
                              "needs one (or pass user_id)")

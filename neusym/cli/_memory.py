@@ -94,7 +94,8 @@ def import_cmd(
     assistant: Annotated[str | None, typer.Option(help="Chat logs: this speaker is the assistant.")] = None,
     batch: Annotated[int, typer.Option(min=1, max=1000, help="Statements per write.")] = 256,
     trust_file_origin: Annotated[bool, typer.Option("--trust-file-origin", help="Keep the lines' own 'origin' "
-                                                    "(default: everything is stored as origin 'import').")]
+                                                    "and 'confidence' (default: ignored; stored as origin "
+                                                    "'import').")]
     = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Parse and count, write nothing.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
@@ -119,9 +120,9 @@ def import_cmd(
             c.print(f"stored [bold green]{report.stored}[/] memories ({parts}) in {report.seconds:.1f}s")
         if report.scope_overridden:
             c.print(f"[yellow]{report.scope_overridden} item(s) named other scope ids; the options won[/]")
-        if report.origin_ignored:
-            c.print(f"[yellow]{report.origin_ignored} item(s) named an origin; stored as 'import' "
-                    "(--trust-file-origin keeps it)[/]")
+        if report.trust_ignored:
+            c.print(f"[yellow]{report.trust_ignored} item(s) named an origin or confidence; ignored, stored as "
+                    "origin 'import' (--trust-file-origin keeps them)[/]")
         if report.ignored_fields:
             c.print(f"[yellow]ignored fields:[/] {', '.join(report.ignored_fields)}")
 

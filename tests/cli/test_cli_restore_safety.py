@@ -187,13 +187,13 @@ def test_import_the_command_scope_wins_and_the_file_origin_is_ignored(cli: Cli, 
     ana = cli.json("query", "-u", "ana")["memories"]
     assert [m["content"] for m in ana] == ["I prefer green tea in the morning."]
     assert ana[0]["scope"]["user_id"] == "ana" and ana[0]["source"]["origin"] == "import"
-    assert summary["stored"] == 1 and summary["scope_overridden"] == 1 and summary["origin_ignored"] == 1
+    assert summary["stored"] == 1 and summary["scope_overridden"] == 1 and summary["trust_ignored"] == 1
     # without --user the file may not pick the tenant; an operator says so explicitly
     res = cli("import", f, ok=False)
     assert res.exit_code == 2 and "names tenant(s) ['bob']" in one_line_error(res)
     assert cli.json("stats", "-u", "bob")["memories"] == 0
     trusted = cli.json("import", f, "--all-tenants", "--trust-file-origin")
-    assert trusted["origin_ignored"] == 0
+    assert trusted["trust_ignored"] == 0
     bob = cli.json("query", "-u", "bob")["memories"]
     assert bob and bob[0]["source"]["origin"] == "system"
 
