@@ -65,7 +65,8 @@ def _call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
 def _forget_recalled(messages: list[BaseMessage]) -> AIMessage:
     """Scripted step: forget every recalled memory that mentions peanuts (a real model reads the ids itself)."""
     recalled = next(m for m in reversed(messages) if isinstance(m, ToolMessage)).text
-    ids = [line[1:line.index("]")] for line in recalled.splitlines() if line.startswith("[") and "peanut" in line]
+    # each recalled record is one line "- [id] (date, type, score) "text"" inside the <neusym_memories> block
+    ids = [line[3:line.index("]")] for line in recalled.splitlines() if line.startswith("- [") and "peanut" in line]
     calls = [{"name": "forget", "args": {"memory_id": i}, "id": f"f{n}", "type": "tool_call"}
              for n, i in enumerate(ids)]
     return AIMessage(content="", tool_calls=calls)

@@ -26,7 +26,7 @@ from langchain_neusym._common import (
     result_to_document,
     runtime_ids,
 )
-from neusym import NeuSymError, Scope, ScopeError, SearchResult
+from neusym import NeuSymError, Scope, ScopeError, SearchResult, render_memories
 from neusym.governance.decisions import Decision
 
 __all__ = [
@@ -115,11 +115,10 @@ class _RecallInput(BaseModel):
 
 
 def _recall_answer(results: list[SearchResult]) -> tuple[str, list[Document]]:
-    if not results:
+    text = render_memories(results, show_ids=True)  # framed and quoted: stored text is data, never instructions
+    if not text:
         return "No relevant memories.", []
-    lines = [f"[{r.id}] {r.content} ({r.memory.type.value}, {r.memory.created_at.date().isoformat()}, "
-             f"score {r.score:.2f})" for r in results]
-    return "\n".join(lines), [result_to_document(r) for r in results]
+    return text, [result_to_document(r) for r in results]
 
 
 class NeuSymRecallTool(_ScopedTool):

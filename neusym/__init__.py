@@ -8,6 +8,7 @@
 """
 
 from neusym._version import __version__
+from neusym.backup import ExportReport, RestoreReport
 from neusym.config import NeuSymConfig
 from neusym.errors import (
     BackendError,
@@ -26,6 +27,8 @@ from neusym.errors import (
     UnsafeQueryError,
 )
 from neusym.facade import AddResult, NeuSymMemory
+from neusym.importing import ImportReport
+from neusym.prompting import render_memories
 from neusym.record import (
     MemoryRecord,
     MemoryStatus,
@@ -46,7 +49,9 @@ __all__ = [
     "ClosedError",
     "DimensionMismatchError",
     "EmbeddingError",
+    "ExportReport",
     "ExtractionError",
+    "ImportReport",
     "IndexCorruptionError",
     "IndexPersistenceError",
     "InvalidInputError",
@@ -59,6 +64,7 @@ __all__ = [
     "PlanState",
     "PolicyViolationError",
     "RecordNotFoundError",
+    "RestoreReport",
     "RetrievalConfig",
     "Scope",
     "ScopeError",
@@ -68,4 +74,5 @@ __all__ = [
     "Triple",
     "UnsafeQueryError",
     "__version__",
+    "render_memories",
 ]

@@ -21,6 +21,7 @@ from typing import Any, Literal, cast
 
 from neusym.errors import InvalidInputError, ScopeError
 from neusym.facade import NeuSymMemory
+from neusym.prompting import CLOSE, OPEN, PREAMBLE
 from neusym.record import Scope, SearchResult
 from neusym.reflection.context import ContextBuilder
 from neusym.reflection.tokens import get_token_counter
@@ -171,28 +172,19 @@ def result_metadata(result: SearchResult) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- context text
-def _builder(k: int, encoding: str) -> ContextBuilder:
-    return ContextBuilder(counter=get_token_counter(encoding), k_memories=k)
-
-
-def _with_header(text: str, header: str) -> str:
-    return f"{header}\n{text}" if text and header else text
-
-
-def _budget(header: str, max_tokens: int, encoding: str) -> int:
-    return max(max_tokens - (get_token_counter(encoding).count(header + "\n") if header else 0), 0)
+def _builder(k: int, encoding: str, header: str) -> ContextBuilder:
+    return ContextBuilder(counter=get_token_counter(encoding), k_memories=k, header=header)
 
 
 def build_context(memory: NeuSymMemory, query: str, scope: Scope, *, max_tokens: int, k: int,
                   encoding: str = "cl100k_base", header: str = "") -> str:
-    """NeuSym's prompt context for ``query`` (reflections first, then the most relevant memories, with careful-use
-    marks) within ``max_tokens`` counted with tiktoken ``encoding``, the header included. "" for an empty query
-    or when nothing is found."""
+    """NeuSym's prompt context for ``query``: reflections first, then the most relevant memories, framed and quoted
+    as stored data with careful-use marks (:mod:`neusym.prompting`; ``header`` goes inside the frame), within
+    ``max_tokens`` counted with tiktoken ``encoding``. "" for an empty query or when nothing is found."""
     if not query.strip() or max_tokens <= 0:
         return ""
-    built = memory.build_context(query, scope=scope, budget_tokens=_budget(header, max_tokens, encoding),
-                                 builder=_builder(k, encoding))
-    return _with_header(built.text, header)
+    built = memory.build_context(query, scope=scope, budget_tokens=max_tokens, builder=_builder(k, encoding, header))
+    return built.text
 
 
 async def abuild_context(memory: NeuSymMemory, query: str, scope: Scope, *, max_tokens: int, k: int,
@@ -200,18 +192,31 @@ async def abuild_context(memory: NeuSymMemory, query: str, scope: Scope, *, max_
     """:func:`build_context` without blocking the event loop."""
     if not query.strip() or max_tokens <= 0:
         return ""
-    built = await memory.abuild_context(query, scope=scope, budget_tokens=_budget(header, max_tokens, encoding),
-                                        builder=_builder(k, encoding))
-    return _with_header(built.text, header)
+    built = await memory.abuild_context(query, scope=scope, budget_tokens=max_tokens,
+                                        builder=_builder(k, encoding, header))
+    return built.text
 
 
 def truncate_context(content: str, tokens_to_truncate: int,
                      tokenizer_fn: Callable[[str], Sequence[Any]]) -> str | None:
-    """Drop the last (lowest-ranked) lines of a built context until ``tokens_to_truncate`` tokens are saved, and
-    any section header left without rows; ``None`` if nothing is left. The context lists best first and marks
-    sections with ``#`` lines (see :mod:`neusym.reflection.context`), which is why cutting from the end is safe."""
-    lines = content.splitlines()
+    """Drop the last (lowest-ranked) records of a built context until ``tokens_to_truncate`` tokens are saved, and
+    any ``##`` section left without records; ``None`` if no record is left. The context lists best first with one
+    ``- `` line per record (see :mod:`neusym.prompting`), which is why cutting records from the end is safe; the
+    frame around them (delimiters, preamble, legend) stays, so what is left is still marked as data."""
+    lines: list[str | None] = list(content.splitlines())
+    records = [i for i, line in enumerate(lines) if line is not None and line.startswith("- ")]
     saved = 0
-    while lines and (saved < tokens_to_truncate or lines[-1].startswith("#")):
-        saved += len(tokenizer_fn(lines.pop() + "\n"))
-    return "\n".join(lines) or None
+    while records and saved < tokens_to_truncate:
+        i = records.pop()
+        saved += len(tokenizer_fn(f"{lines[i]}\n"))
+        lines[i] = None
+    if not records:
+        return None
+    kept = [line for line in lines if line is not None]
+
+    def is_content(line: str) -> bool:  # a record or a turn, not a heading or a line of the frame
+        return not (line.startswith(("## ", "Marks: ", "(")) or line in (OPEN, CLOSE, PREAMBLE))
+
+    out = [line for i, line in enumerate(kept)  # a heading whose records are all gone goes too
+           if not line.startswith("## ") or (i + 1 < len(kept) and is_content(kept[i + 1]))]
+    return "\n".join(out) or None

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -62,6 +62,10 @@ from neusym.symbolic.convert import entity_namespace, entity_uid
 from neusym.symbolic.executors.base import Executor
 from neusym.symbolic.rescoring import SymbolicFilters, symbolic_query_statement
 from neusym.symbolic.store import SymbolicStore
+
+if TYPE_CHECKING:
+    from neusym.backup import ExportReport, RestoreReport
+    from neusym.importing import ImportReport
 
 __all__ = ["AddResult", "NeuSymMemory"]
 
@@ -804,6 +808,59 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
             n = self.derived.rebuild(self.store)
             self.derived.save()
         return n
+
+    # ------------------------------------------------------------------ backup and import (logic: neusym.backup,
+    # neusym.importing)
+    def _transfer_scope(self, scope: Scope | dict[str, Any] | None, all_tenants: bool, **ids: str | None) -> Scope | None:
+        if all_tenants:
+            if scope is not None or any(v is not None for v in ids.values()):
+                raise ScopeError("pass either a scope or all_tenants=True, not both")
+            return None
+        return self._read_scope(self.scope_for(scope, **ids), False)
+
+    def export(self, target: Any, *, scope: Scope | dict[str, Any] | None = None, user_id: str | None = None,
+               agent_id: str | None = None, session_id: str | None = None, all_tenants: bool = False,
+               embeddings: bool = True, progress: Callable[[int, int], None] | None = None) -> ExportReport:
+        """Back up a scope (or, with ``all_tenants``, everything) to ``target``: a path (written atomically, mode
+        0600, ``.gz`` compresses) or a text stream. See :mod:`neusym.backup` for the format and guarantees."""
+        from neusym import backup
+
+        self._check_open()
+        sc = self._transfer_scope(scope, all_tenants, user_id=user_id, agent_id=agent_id, session_id=session_id)
+        return backup.export(self, target, scope=sc, embeddings=embeddings, progress=progress)
+
+    def restore(self, source: Any, *, scope: Scope | dict[str, Any] | None = None, user_id: str | None = None,
+                agent_id: str | None = None, session_id: str | None = None, all_tenants: bool = False,
+                skip_existing: bool = False, reembed: bool = False, dry_run: bool = False,
+                progress: Callable[[int, int], None] | None = None) -> RestoreReport:
+        """Write an export back exactly, into this scope only, all or nothing: every line is validated (and checked
+        against the scope) before the first write, and a failure leaves the store as it was. See
+        :mod:`neusym.backup`."""
+        from neusym import backup
+
+        self._check_open()
+        sc = self._transfer_scope(scope, all_tenants, user_id=user_id, agent_id=agent_id, session_id=session_id)
+        return backup.restore(self, source, scope=sc, skip_existing=skip_existing, reembed=reembed,
+                              dry_run=dry_run, progress=progress, lock=self._write_lock)
+
+    def import_file(self, source: Any, *, format: str = "auto",  # noqa: A002 - the CLI's word
+                    scope: Scope | dict[str, Any] | None = None, user_id: str | None = None,
+                    agent_id: str | None = None, session_id: str | None = None, all_tenants: bool = False,
+                    infer: bool = True, batch: int = 256, assistant: str | None = None,
+                    trust_file_origin: bool = False, dry_run: bool = False, max_items: int | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> ImportReport:
+        """Import JSON Lines, a plain chat log or LoCoMo JSON through the normal write path. The ids given here
+        win over the file's; a line's ``origin``/``confidence`` are ignored unless ``trust_file_origin``. See
+        :mod:`neusym.importing`."""
+        from neusym import importing
+
+        self._check_open()
+        given = Scope.coerce(scope, user_id=user_id, agent_id=agent_id, session_id=session_id)
+        if all_tenants and given.user_id is not None:
+            raise ScopeError("pass either user_id or all_tenants=True, not both")
+        return importing.import_file(self, source, scope=given, all_tenants=all_tenants, fmt=format, infer=infer,
+                                     batch=batch, assistant=assistant, trust_file_origin=trust_file_origin,
+                                     dry_run=dry_run, max_items=max_items, progress=progress)
 
     # ------------------------------------------------------------------ async twins
     async def aadd(self, *args: Any, **kwargs: Any) -> AddResult:

@@ -52,6 +52,7 @@ __all__ = [
     "parse_duration",
     "parse_json_object",
     "parse_time",
+    "progress_bar",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -217,6 +218,33 @@ def emit(opts: Opts, data: Any, human: Callable[[Console], None] | None = None) 
         sys.stdout.flush()
         return
     human(out_console())
+
+
+@contextmanager
+def progress_bar(opts: Opts, label: str, *, enabled: bool = True) -> Iterator[Callable[[int, int], None]]:
+    """A ``progress(done, total)`` callback drawing a bar on stderr, shown from the first call on: a command that
+    fails while validating prints its one error line and no bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar: Progress | None = None
+    task: Any = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal bar, task
+        if not enabled or opts.json:
+            return
+        if bar is None:
+            bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                           console=err_console(), transient=False)
+            bar.start()
+            task = bar.add_task(label, total=total)
+        bar.update(task, completed=done, total=total)
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.stop()
 
 
 # ---------------------------------------------------------------------------------------------------- parsing

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from neusym.cli._app import app
@@ -18,10 +16,10 @@ from neusym.cli._base import (
     Opts,
     command,
     emit,
-    err_console,
     parse_duration,
     parse_json_object,
     parse_time,
+    progress_bar,
 )
 from neusym.cli._render import kv_table, print_records, print_results, record_json, result_json, when
 from neusym.errors import InvalidInputError
@@ -86,7 +84,7 @@ def add_cmd(
 
 
 # ---------------------------------------------------------------------------------------------------- import
-@command(app, "import")
+@command(app, "import", tenants=True)
 def import_cmd(
     opts: Opts,
     file: Annotated[Path, typer.Argument(help="The file to import ('-' reads stdin).", allow_dash=True)],
@@ -95,49 +93,40 @@ def import_cmd(
                                            "inference (what the LoCoMo benchmark does).")] = False,
     assistant: Annotated[str | None, typer.Option(help="Chat logs: this speaker is the assistant.")] = None,
     batch: Annotated[int, typer.Option(min=1, max=1000, help="Statements per write.")] = 256,
+    trust_file_origin: Annotated[bool, typer.Option("--trust-file-origin", help="Keep the lines' own 'origin' "
+                                                    "and 'confidence' (default: ignored; stored as origin "
+                                                    "'import').")]
+    = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Parse and count, write nothing.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
 ) -> None:
-    """Import JSONL, plain chat logs or LoCoMo JSON, with a progress bar and a summary."""
-    from neusym.cli.importers import ImportSummary, parse, run_import
-
-    if str(file) != "-" and not file.is_file():
-        raise InvalidInputError(f"no such file: {file}")
-    ignored: set[str] = set()
-    started = time.perf_counter()
-    fmt, items = parse(file, fmt.lower(), session=opts.session, user=opts.user, assistant=assistant,
-                       ignored=ignored)
-    summary = ImportSummary(file=str(file), format=fmt, items=len(items), dry_run=dry_run,
-                            ignored_fields=sorted(ignored))
-    summary.turns = sum(1 for i in items if i.turn)
-    summary.statements = summary.items - summary.turns
-    scopes = {(i.kwargs.get("user_id") or opts.user, i.kwargs.get("session_id") or opts.session) for i in items}
-    summary.sessions = len({s for _, s in scopes if s})
-    summary.tenants = len({u for u, _ in scopes})
-    if not items:
-        raise InvalidInputError(f"{file}: nothing to import")
-    if not dry_run:
-        with opts.memory() as mem, Progress(
-            TextColumn("importing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=err_console(), disable=not progress or opts.json, transient=False,
-        ) as bar:
-            task = bar.add_task("import", total=len(items))
-            run_import(mem, items, defaults=opts.ids, infer=not verbatim, batch=batch, summary=summary,
-                       advance=lambda n: bar.advance(task, n))
-    summary.seconds = round(time.perf_counter() - started, 3)
+    """Import JSONL, plain chat logs or LoCoMo JSON, with a progress bar and a summary. --user/--agent/--session
+    win over the ids in the file; a file may name tenants only with --all-tenants."""
+    if opts.all_tenants and opts.user is not None:
+        raise InvalidInputError("pass either --user or --all-tenants")
+    with opts.memory() as mem, progress_bar(opts, "importing", enabled=progress) as bar:
+        report = mem.import_file(sys.stdin if str(file) == "-" else file, format=fmt, infer=not verbatim,
+                                 batch=batch, assistant=assistant, trust_file_origin=trust_file_origin,
+                                 dry_run=dry_run, all_tenants=opts.all_tenants, progress=bar,
+                                 user_id=opts.user, agent_id=opts.agent, session_id=opts.session)
 
     def human(c: Console) -> None:
         verb = "would import" if dry_run else "imported"
-        c.print(f"{verb} [bold]{summary.items}[/] items from {escape(summary.file)} ({summary.format}): "
-                f"{summary.turns} turns, {summary.statements} statements, {summary.sessions} sessions, "
-                f"{summary.tenants} tenant(s)")
+        c.print(f"{verb} [bold]{report.items}[/] items from {escape(report.file)} ({report.format}): "
+                f"{report.turns} turns, {report.statements} statements, {report.sessions} sessions, "
+                f"{report.tenants} tenant(s)")
         if not dry_run:
-            parts = ", ".join(f"{k} {v}" for k, v in summary.decisions.items())
-            c.print(f"stored [bold green]{summary.stored}[/] memories ({parts}) in {summary.seconds:.1f}s")
-        if summary.ignored_fields:
-            c.print(f"[yellow]ignored fields:[/] {', '.join(summary.ignored_fields)}")
+            parts = ", ".join(f"{k} {v}" for k, v in report.decisions.items())
+            c.print(f"stored [bold green]{report.stored}[/] memories ({parts}) in {report.seconds:.1f}s")
+        if report.scope_overridden:
+            c.print(f"[yellow]{report.scope_overridden} item(s) named other scope ids; the options won[/]")
+        if report.trust_ignored:
+            c.print(f"[yellow]{report.trust_ignored} item(s) named an origin or confidence; ignored, stored as "
+                    "origin 'import' (--trust-file-origin keeps them)[/]")
+        if report.ignored_fields:
+            c.print(f"[yellow]ignored fields:[/] {', '.join(report.ignored_fields)}")
 
-    emit(opts, summary.as_dict(), human)
+    emit(opts, report.as_dict(), human)
 
 
 # ---------------------------------------------------------------------------------------------------- search

@@ -2,29 +2,22 @@
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
-import os
 import sys
 import tempfile
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from neusym.cli._app import app, review_app
-from neusym.cli._base import Opts, command, emit, err_console, jsonable, parse_time
+from neusym.cli._base import Opts, command, emit, err_console, jsonable, parse_time, progress_bar
 from neusym.cli._render import kv_table, print_records, record_json
 from neusym.errors import InvalidInputError
-from neusym.record import MemoryRecord, Scope
+from neusym.record import MemoryRecord
 
 __all__: list[str] = []
 
@@ -191,42 +184,9 @@ def stats_cmd(opts: Opts) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------- export / restore
-@contextmanager
-def _writer(target: Path) -> Iterator[IO[str]]:
-    """Write to ``target`` atomically (``-`` is stdout; ``.gz`` compresses)."""
-    if str(target) == "-":
-        yield sys.stdout
-        sys.stdout.flush()
-        return
-    target = target.expanduser()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    os.close(fd)
-    try:
-        raw: IO[str] = (gzip.open(tmp, "wt", encoding="utf-8") if target.suffix == ".gz"  # noqa: SIM115
-                        else open(tmp, "w", encoding="utf-8"))  # noqa: SIM115
-        with raw as fh:
-            yield fh
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _reader(source: Path, stdin: str | None = None) -> IO[str]:
-    if str(source) == "-":
-        return io.StringIO(stdin if stdin is not None else sys.stdin.read())
-    source = source.expanduser()
-    if not source.is_file():
-        raise InvalidInputError(f"no such file: {source}")
-    if source.suffix == ".gz":
-        return gzip.open(source, "rt", encoding="utf-8")
-    return open(source, encoding="utf-8")  # noqa: SIM115 - closed by the caller
-
-
-def _progress(opts: Opts, label: str, *, enabled: bool) -> Progress:
-    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=err_console(), disable=not enabled or opts.json, transient=False)
+# The work is the library's (mem.export / mem.restore, neusym.backup); these commands parse options and print.
+def _ids(opts: Opts) -> dict[str, Any]:
+    return {"all_tenants": True} if opts.all_tenants else dict(opts.ids)
 
 
 @command(app, "export", tenants=True)
@@ -239,38 +199,20 @@ def export_cmd(
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
 ) -> None:
     """Back up a scope (or --all-tenants) exactly: memories, embeddings, entities, facts, edges and audit."""
-    from neusym._version import __version__
-    from neusym.symbolic.transfer import export_lines
-
     _need_scope_or_all(opts, "export")
-    started = time.perf_counter()
-    counts: dict[str, Any] = {}
-    with opts.memory() as mem:
-        sc = opts.scope(mem)
-        total = mem.stats(scope=sc, all_tenants=opts.all_tenants)["memories"]
-        header = {"exported_at": time.time(), "neusym": __version__, "backend": mem.executor.dialect.value,
-                  "embedder": mem.embedder.name, "dimension": mem.embedder.dimension,
-                  "graph": mem.config.graph_name}
-        with _writer(out) as fh, _progress(opts, "exporting", enabled=progress and str(out) != "-") as bar:
-            task = bar.add_task("export", total=total)
-            for line in export_lines(mem.store, sc, all_tenants=opts.all_tenants, embeddings=embeddings,
-                                     header=header):
-                fh.write(json.dumps(line, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n")
-                if line["kind"] == "memory":
-                    bar.advance(task)
-                elif line["kind"] == "end":
-                    counts = dict(line["counts"])
-    data = {"file": str(out), "scope": sc.as_params() if not opts.all_tenants else "all tenants",
-            "counts": counts, "embeddings": embeddings, "seconds": round(time.perf_counter() - started, 3)}
+    to_stdout = str(out) == "-"
+    with opts.memory() as mem, progress_bar(opts, "exporting", enabled=progress and not to_stdout) as bar:
+        report = mem.export(sys.stdout if to_stdout else out, embeddings=embeddings, progress=bar, **_ids(opts))
+    counts = report.counts
+    if to_stdout:  # the data went to stdout: the summary goes to stderr
+        err_console().print(f"exported {counts}")
+        return
 
     def human(c: Console) -> None:
         parts = ", ".join(f"{v} {k}" for k, v in counts.items())
         c.print(f"exported {parts} to {escape(str(out))}")
 
-    if str(out) == "-":  # the data went to stdout: the summary goes to stderr
-        err_console().print(f"exported {counts}")
-        return
-    emit(opts, data, human)
+    emit(opts, report.as_dict(), human)
 
 
 @command(app, "restore", tenants=True)
@@ -285,101 +227,22 @@ def restore_cmd(
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Validate the file, write nothing.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
 ) -> None:
-    """Write an export back exactly as it was (ids, times, statuses, embeddings, edges, audit)."""
-    from neusym.symbolic.transfer import Restorer, validate_line
-
-    started = time.perf_counter()
-    header: dict[str, Any] | None = None
-    end: dict[str, Any] | None = None
-    ids: list[str] = []
-    kinds: dict[str, int] = {}
-    scopes: set[tuple[str | None, str | None, str | None]] = set()
-    need_embedding = 0
-    stdin = sys.stdin.read() if str(file) == "-" else None  # read twice below, so keep it
-    # pass 1: validate everything before the first write
-    with _reader(file, stdin) as fh:
-        for n, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            where = f"{file}:{n}"
-            try:
-                line = json.loads(raw)
-            except ValueError as err:
-                raise InvalidInputError(f"{where}: not valid JSON ({err})") from err
-            validate_line(line, where)
-            kind = line["kind"]
-            if header is None and kind != "header":
-                raise InvalidInputError(f"{where}: the file does not start with an export header")
-            if kind == "header":
-                if header is not None:
-                    raise InvalidInputError(f"{where}: a second header (concatenated exports?)")
-                header = line
-            elif end is not None:
-                raise InvalidInputError(f"{where}: data after the end line")
-            elif kind == "end":
-                end = line
-            else:
-                kinds[kind] = kinds.get(kind, 0) + 1
-            if kind == "memory":
-                p = line["props"]
-                ids.append(p["id"])
-                scopes.add((p.get("user_id"), p.get("agent_id"), p.get("session_id")))
-                need_embedding += 0 if line.get("embedding") else 1
-    if header is None:
-        raise InvalidInputError(f"{file}: empty file")
-    if end is None:
-        raise InvalidInputError(f"{file}: truncated export (no end line)")
-    expected = {k: v for k, v in (end.get("counts") or {}).items() if v}
-    if expected != kinds:
-        raise InvalidInputError(f"{file}: counts do not match the end line (file {kinds}, end line {expected})")
-    if len(set(ids)) != len(ids):
-        raise InvalidInputError(f"{file}: a memory id appears twice")
-    allowed = None if opts.all_tenants else (Scope(**opts.ids) if opts.scoped else Scope(**header.get("scope")
-                                                                                        or {}))
-    if allowed is not None:
-        if allowed.is_empty:
-            raise InvalidInputError("this export spans tenants; restore it with --all-tenants")
-        outside = [s for s in scopes if not allowed.contains(Scope(user_id=s[0], agent_id=s[1], session_id=s[2]))]
-        if outside:
-            raise InvalidInputError(f"the export holds memories outside {allowed.as_params()} (e.g. "
-                                    f"{dict(zip(('user_id', 'agent_id', 'session_id'), outside[0], strict=True))}); "
-                                    "pass the matching scope or --all-tenants")
-
-    with opts.memory() as mem:
-        dim = mem.embedder.dimension
-        if not reembed and need_embedding < len(ids) and header.get("dimension") not in (None, dim):
-            raise InvalidInputError(f"the export holds {header.get('dimension')}-d embeddings "
-                                    f"({header.get('embedder')}); this memory uses {dim}-d ({mem.embedder.name}): "
-                                    "pass the same --embedder or --reembed")
-        restorer = Restorer(mem.store, skip_existing=skip_existing, reembed=reembed, dimension=dim,
-                            embed=mem.embedder.embed_documents)
-        existing = restorer.existing(ids)
-        if existing and not skip_existing:
-            raise InvalidInputError(f"{len(existing)} of the {len(ids)} memories already exist here (e.g. "
-                                    f"{sorted(existing)[0]}); restore into an empty graph or pass --skip-existing")
-        if dry_run:
-            report: dict[str, Any] = {"memories": len(ids) - len(existing), "skipped": len(existing), **{
-                k: v for k, v in kinds.items() if k != "memory"}}
-        else:
-            with _reader(file, stdin) as fh, _progress(opts, "restoring", enabled=progress) as bar:
-                task = bar.add_task("restore", total=len(ids))
-                for raw in fh:
-                    if raw.strip():
-                        line = json.loads(raw)
-                        restorer.feed(line)
-                        if line["kind"] == "memory":
-                            bar.advance(task)
-                report = restorer.finish().as_dict()
-                mem.derived.catch_up(mem.store)  # FAISS/BM25 follow the graph, as after any write
-                mem.derived.save()
-    data = {"file": str(file), "dry_run": dry_run, "restored": report,
-            "source": {k: header.get(k) for k in ("scope", "all_tenants", "embedder", "dimension", "exported_at",
-                                                  "neusym")},
-            "seconds": round(time.perf_counter() - started, 3)}
+    """Write an export back exactly as it was (ids, times, statuses, embeddings, edges, audit), into the given scope
+    only. The whole file is validated first; it is restored completely or not at all."""
+    _need_scope_or_all(opts, "restore")
+    source = sys.stdin if str(file) == "-" else file
+    with opts.memory() as mem, progress_bar(opts, "restoring", enabled=progress) as bar:
+        report = mem.restore(source, skip_existing=skip_existing, reembed=reembed, dry_run=dry_run, progress=bar,
+                             **_ids(opts))
+    data = report.as_dict()
+    data["file"] = str(file)
 
     def human(c: Console) -> None:
         verb = "would restore" if dry_run else "restored"
-        c.print(f"{verb} " + ", ".join(f"{v} {k}" for k, v in report.items() if v) + f" from {escape(str(file))}")
+        c.print(f"{verb} " + ", ".join(f"{v} {k}" for k, v in report.counts.items() if v)
+                + f" from {escape(str(file))}")
+        if report.unknown_fields:
+            c.print(f"[yellow]kept properties this version does not know:[/] {', '.join(report.unknown_fields)}")
 
     emit(opts, data, human)
 

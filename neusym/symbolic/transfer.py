@@ -1,12 +1,19 @@
-"""Export and restore a memory graph exactly as stored: the backup format behind ``neusym export``/``restore`` and
-the read side of ``neusym graph``.
+"""Export and restore a memory graph exactly as stored: the graph side of ``mem.export``/``mem.restore`` (see
+:mod:`neusym.backup` for the file, its validation and the scope rules) and the read side of ``neusym graph``.
 
 Why a separate write path: the facade's ``add`` re-extracts, re-embeds and re-decides (governance) every memory and
 stamps new ids and times, so it can never reproduce a graph. Restore writes records *as they were*: same ids,
 timestamps, statuses, versions, flags, embeddings, entities, RELATES facts, memory-to-memory edges and audit trail.
 Only the store-local numbers ``nid`` and ``seq`` are reassigned; they are bumped from the graph's own write
-sequence in the same statement as the write (see :mod:`neusym.symbolic.cypher`), so the derived indexes catch up
-from the graph afterwards like after any other write.
+sequence in the statement that makes the restore visible, so the derived indexes catch up from the graph afterwards
+like after any other write.
+
+Why staged: neither backend offers one transaction for a restore of any size (FalkorDB has no multi-statement
+transactions; a Neo4j transaction holding 100k memories is a memory problem). So a restore is written as nodes under
+labels no read path matches (``RestoreMemory``/``RestoreEntity``/``RestoreAudit``, and ``RestoreLink`` nodes for its
+relationships), and turned into ``Memory``/``Entity``/``Audit`` nodes and real relationships by ONE statement, which
+both backends run atomically. Until then no search, query, export or other process sees any of it; a failure deletes
+it; a killed process leaves it invisible until the next restore sweeps it.
 
 The format is JSON Lines, one object per line with a ``kind``::
 
@@ -26,35 +33,44 @@ The ``end`` line carries the counts; a file without it is treated as truncated.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import logging
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from neusym.errors import InvalidInputError
+from neusym.errors import BackendError, InvalidInputError
 from neusym.record import Scope
 from neusym.symbolic import cypher as q
-from neusym.symbolic.convert import decode_embedding, encode_embedding
+from neusym.symbolic.convert import decode_embedding
 from neusym.symbolic.store import RELATIONS, SymbolicStore
 
 __all__ = [
     "FORMAT",
     "KINDS",
+    "LOCAL_PROPS",
     "VERSION",
     "GraphDump",
-    "RestoreReport",
-    "Restorer",
+    "LINK_TYPES",
+    "RESERVED_PREFIX",
+    "StagedRestore",
+    "abort_staged",
     "collect",
+    "existing_memories",
     "export_lines",
-    "validate_line",
+    "sweep_stale",
 ]
+
+log = logging.getLogger(__name__)
 
 FORMAT = "neusym-export"
 VERSION = 1
 KINDS = ("header", "memory", "entity", "mentions", "relates", "edge", "audit", "end")
 
-_LOCAL = ("nid", "seq", "embedding")  # store-local numbers are reassigned; the embedding travels on its own
+LOCAL_PROPS = ("nid", "seq", "embedding", "embedding_vec")
+"""Store-local memory properties: ``nid``/``seq`` are reassigned on restore, the embedding travels on its own line
+field and ``embedding_vec`` (the native vector index's copy of it) is rebuilt from it."""
 
 # ---------------------------------------------------------------------------------------------------- statements
 _MEMORY_FILTER = f"{q.SCOPE_FILTER} AND ($statuses IS NULL OR m.status IN $statuses)"
@@ -87,34 +103,7 @@ EXPORT_AUDIT_FOR_IDS = "UNWIND $ids AS mid MATCH (a:Audit {memory_id: mid}) RETU
 EXPORT_AUDIT_FOR_TENANT = (
     "MATCH (a:Audit) WHERE ($user_id IS NULL OR a.user_id = $user_id) RETURN properties(a) AS props"
 )
-EXISTING_IDS = "UNWIND $ids AS mid MATCH (m:Memory {id: mid}) RETURN m.id AS id"
-
-RESTORE_MEMORIES = (
-    q._BUMP  # the same sequence bump as every other indexed write: nid/seq come from the graph's counter
-    + "UNWIND range(0, size($rows) - 1) AS i "
-    "WITH base + i + 1 AS s, $rows[i] AS r "
-    "CREATE (m:Memory) SET m = r.props, m.seq = s, m.nid = s, m.embedding = r.embedding "
-    "RETURN count(m) AS n"
-)
-RESTORE_ENTITIES = (
-    "UNWIND $rows AS r MERGE (e:Entity {uid: r.uid}) ON CREATE SET e += r.props RETURN count(e) AS n"
-)
-RESTORE_MENTIONS = (
-    "UNWIND $rows AS r MATCH (m:Memory {id: r.memory_id}) MATCH (e:Entity {uid: r.uid}) "
-    "MERGE (m)-[x:MENTIONS]->(e) SET x += r.props RETURN count(x) AS n"
-)
-RESTORE_RELATES = (
-    "UNWIND $rows AS r MATCH (a:Entity {uid: r.src}) MATCH (b:Entity {uid: r.dst}) "
-    "CREATE (a)-[x:RELATES]->(b) SET x += r.props RETURN count(x) AS n"
-)
-RESTORE_AUDIT = "UNWIND $rows AS r MERGE (a:Audit {id: r.id}) ON CREATE SET a += r.props RETURN count(a) AS n"
-
-
-def _restore_edges(rel: str) -> str:
-    """Memory-to-memory edges of one type; the type comes from the fixed RELATIONS set, never from the file."""
-    if rel not in RELATIONS:
-        raise InvalidInputError(f"unknown relation {rel!r}; use one of {sorted(RELATIONS)}")
-    return q.LINK + f"MERGE (a)-[x:{rel}]->(b) SET x += r.props RETURN count(x) AS n"
+EXISTING_IDS = "UNWIND $ids AS mid MATCH (m:Memory {id: mid}) RETURN m.id AS id, m.user_id AS user_id"
 
 
 # ---------------------------------------------------------------------------------------------------- reading
@@ -245,7 +234,7 @@ def export_lines(store: SymbolicStore, scope: Scope, *, all_tenants: bool = Fals
             continue
         for p in item:
             line: dict[str, Any] = {"kind": "memory", "id": p["id"],
-                                    "props": {k: v for k, v in p.items() if k not in _LOCAL and v is not None}}
+                                    "props": {k: v for k, v in p.items() if k not in LOCAL_PROPS and v is not None}}
             if embeddings and isinstance(p.get("embedding"), str):
                 line["embedding"] = p["embedding"]
             counts["memory"] += 1
@@ -268,183 +257,324 @@ def export_lines(store: SymbolicStore, scope: Scope, *, all_tenants: bool = Fals
     yield {"kind": "end", "counts": counts}
 
 
-# ---------------------------------------------------------------------------------------------------- validation
-def _need(cond: bool, where: str, what: str) -> None:
-    if not cond:
-        raise InvalidInputError(f"{where}: {what}")
-
-
-def validate_line(line: Any, where: str) -> dict[str, Any]:
-    """Check one parsed export line's shape (before anything is written); returns it."""
-    _need(isinstance(line, dict), where, "not a JSON object")
-    kind = line.get("kind")
-    _need(kind in KINDS, where, f"unknown kind {kind!r}")
-    if kind == "header":
-        _need(line.get("format") == FORMAT, where, f"not a NeuSym export (format {line.get('format')!r})")
-        _need(isinstance(line.get("version"), int) and line["version"] <= VERSION, where,
-              f"export version {line.get('version')!r} is newer than this NeuSym understands ({VERSION})")
-    elif kind == "memory":
-        props = line.get("props")
-        _need(isinstance(props, dict), where, "memory without props")
-        mp: dict[str, Any] = props
-        _need(isinstance(mp.get("id"), str) and bool(mp.get("id")), where, "memory without props.id")
-        _need(isinstance(mp.get("content"), str), where, "memory without content")
-        _need(line.get("id") in (None, mp.get("id")), where, "memory id and props.id differ")
-        emb = line.get("embedding")
-        _need(emb is None or isinstance(emb, str), where, "embedding must be a base64 string")
-    elif kind == "entity":
-        _need(isinstance(line.get("uid"), str) and isinstance(line.get("props"), dict), where, "entity without uid")
-    elif kind == "mentions":
-        _need(isinstance(line.get("memory_id"), str) and isinstance(line.get("uid"), str), where,
-              "mentions without memory_id/uid")
-    elif kind == "relates":
-        _need(isinstance(line.get("src"), str) and isinstance(line.get("dst"), str)
-              and isinstance(line.get("props"), dict), where, "relates without src/dst/props")
-    elif kind == "edge":
-        _need(line.get("rel") in RELATIONS, where, f"unknown relation {line.get('rel')!r}")
-        _need(isinstance(line.get("src"), str) and isinstance(line.get("dst"), str), where, "edge without src/dst")
-    elif kind == "audit":
-        props = line.get("props")
-        _need(isinstance(props, dict) and isinstance(props.get("id"), str), where, "audit entry without props.id")
-    return line  # type: ignore[no-any-return]
-
-
 # ---------------------------------------------------------------------------------------------------- restoring
-@dataclass
-class RestoreReport:
-    memories: int = 0
-    skipped: int = 0
-    entities: int = 0
-    mentions: int = 0
-    relates: int = 0
-    edges: int = 0
-    audit: int = 0
-    reembedded: int = 0
+# A restore is written *staged*: as nodes under labels no read path matches, with no relationship to any live node
+# (relationships are staged as ``RestoreLink`` nodes naming their endpoints). ONE statement (:func:`_commit_statement`)
+# then creates the live nodes and relationships from them and deletes them; on both backends a single statement is
+# atomic, so readers see the whole restore or none of it. (Copying, not relabelling: FalkorDB's ``SET n:Label`` is
+# superlinear in the number of nodes per statement, 25 s for 5,000 memories against 0.9 s for the copy.) A failure
+# before the commit deletes what was staged (:meth:`StagedRestore.abort`); a process killed mid-restore leaves staged
+# nodes no query sees, removed by the next restore (:func:`sweep_stale`).
+STAGED_MEMORY = "RestoreMemory"
+STAGED_ENTITY = "RestoreEntity"
+STAGED_AUDIT = "RestoreAudit"
+STAGED_LINK = "RestoreLink"
+RESTORE_RUN = "RestoreRun"
+STAGED_LABELS = (STAGED_MEMORY, STAGED_ENTITY, STAGED_AUDIT, STAGED_LINK)
+RESERVED_PREFIX = "restore_"
+"""Property names a restored item may not carry: the staging bookkeeping uses them."""
+LINK_TYPES = ("MENTIONS", "RELATES", *sorted(RELATIONS))
 
-    def as_dict(self) -> dict[str, int]:
-        return dict(self.__dict__)
+STAGE_BEGIN = f"CREATE (r:{RESTORE_RUN} {{id: $rid, started_at: $now, heartbeat: $now}}) RETURN r.id AS id"
+STAGE_HEARTBEAT = f"MATCH (r:{RESTORE_RUN} {{id: $rid}}) SET r.heartbeat = $now RETURN count(r) AS n"
+STAGE_MEMORIES = (
+    f"UNWIND $rows AS r CREATE (m:{STAGED_MEMORY}) SET m = r.props "
+    "SET m.embedding = r.embedding, m.embedding_vec = r.vec, m.restore_id = $rid, m.restore_order = r.order "
+    "RETURN count(m) AS n"
+)
+EXISTING_ENTITIES = "UNWIND $uids AS u MATCH (e:Entity {uid: u}) RETURN e.uid AS uid"
+STAGE_ENTITIES = (
+    f"UNWIND $rows AS r CREATE (s:{STAGED_ENTITY}) SET s = r.props SET s.uid = r.uid, s.restore_id = $rid "
+    "RETURN count(s) AS n"
+)
+STAGE_LINKS = (
+    f"UNWIND $rows AS r CREATE (l:{STAGED_LINK}) SET l = r.props "
+    "SET l.restore_id = $rid, l.restore_rel = r.rel, l.restore_src = r.src, l.restore_dst = r.dst RETURN count(l) AS n"
+)
+STAGE_AUDIT = f"UNWIND $rows AS r CREATE (a:{STAGED_AUDIT}) SET a = r SET a.restore_id = $rid RETURN count(a) AS n"
+EXISTING_AUDIT = (
+    "UNWIND $rows AS r MATCH (a:Audit {memory_id: r.memory_id}) WHERE a.id = r.id RETURN a.id AS id"
+)
+EXISTING_AUDIT_WITHOUT_MEMORY = "MATCH (a:Audit) WHERE a.memory_id IS NULL AND a.id IN $ids RETURN a.id AS id"
+
+_ABORT = (
+    *(f"MATCH (n:{label} {{restore_id: $rid}}) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n"
+      for label in STAGED_LABELS),
+    f"MATCH (n:{RESTORE_RUN} {{id: $rid}}) WITH n LIMIT $limit DELETE n RETURN count(*) AS n",
+)
+STALE_RUNS = f"MATCH (r:{RESTORE_RUN}) WHERE r.heartbeat < $before RETURN r.id AS id"
+STAGED_RUN_IDS = tuple(f"MATCH (n:{label}) RETURN DISTINCT n.restore_id AS id" for label in STAGED_LABELS)
+LIVE_RUNS = f"MATCH (r:{RESTORE_RUN}) RETURN r.id AS id"
+
+# the endpoints of each staged link kind: (label of src, key, label of dst, key, create or merge)
+_LINK_ENDS = {"MENTIONS": ("Memory", "id", "Entity", "uid", "MERGE"),
+              "RELATES": ("Entity", "uid", "Entity", "uid", "CREATE"),
+              **{rel: ("Memory", "id", "Memory", "id", "MERGE") for rel in RELATIONS}}
+_BOOKKEEPING = "restore_id = null, {v}.restore_rel = null, {v}.restore_src = null, {v}.restore_dst = null"
 
 
-class Restorer:
-    """Writes export lines back into a graph as they were (see the module docstring).
+def _commit_statement(kinds: Sequence[str]) -> str:
+    """The one statement that makes a staged restore visible, or changes nothing at all.
 
-    Memories are written in batches as they are fed; entities, facts, edges and audit entries are kept until
-    :meth:`finish` (they may only refer to memories that exist by then). Memories whose id already exists are
-    skipped with ``skip_existing`` (their edges are merged, never duplicated); otherwise the caller should have
-    refused the file after :meth:`existing`. ``embed`` re-embeds memories that carry no embedding (or all of them
-    with ``reembed``), e.g. when the target uses another embedder.
+    ``kinds``: what was staged (``entities``, ``memories``, ``audit`` and link types); a part per kind, only for
+    kinds that have items, so every part's MATCH finds rows. The guard up front refuses (the statement returns no
+    row and writes nothing) when the staged counts are not what was staged, when the graph gained a memory id or
+    entity uid of the restore since it was validated (another writer: committing would duplicate an id; FalkorDB
+    has no uniqueness constraints), or when a live endpoint the links name (an entity the graph already had, a
+    memory kept with ``skip_existing``) is gone. ``nid``/``seq`` come from the graph's write counter in the same
+    statement, in file order, so the derived indexes catch up from the graph afterwards like after any write.
+    """
+    guard = (
+        # (collect + IN rather than an OPTIONAL MATCH keyed on a possibly-null node: FalkorDB cannot read a property
+        # of a null optional binding)
+        f"OPTIONAL MATCH (m:{STAGED_MEMORY} {{restore_id: $rid}}) WITH collect(m.id) AS sids "
+        "OPTIONAL MATCH (x:Memory) WHERE x.id IN sids WITH size(sids) AS staged, count(x) AS clash "
+        f"OPTIONAL MATCH (se:{STAGED_ENTITY} {{restore_id: $rid}}) WITH staged, clash, collect(se.uid) AS suids "
+        "OPTIONAL MATCH (xe:Entity) WHERE xe.uid IN suids "
+        "WITH staged, clash, size(suids) AS entities, count(xe) AS eclash "
+        f"OPTIONAL MATCH (sa:{STAGED_AUDIT} {{restore_id: $rid}}) "
+        "WITH staged, clash, entities, eclash, count(sa) AS audits "
+        f"OPTIONAL MATCH (sl:{STAGED_LINK} {{restore_id: $rid}}) "
+        "WITH staged, clash, entities, eclash, audits, count(sl) AS links "
+        "OPTIONAL MATCH (le:Entity) WHERE le.uid IN $live_uids "
+        "WITH staged, clash, entities, eclash, audits, links, count(DISTINCT le.uid) AS live_uids "
+        "OPTIONAL MATCH (lm:Memory) WHERE lm.id IN $live_ids "
+        "WITH staged, clash, entities, eclash, audits, links, live_uids, count(DISTINCT lm.id) AS live_ids "
+        f"OPTIONAL MATCH (run:{RESTORE_RUN} {{id: $rid}}) "
+        "WITH staged, clash, entities, eclash, audits, links, live_uids, live_ids, count(run) AS runs "
+        "WHERE staged = $n AND clash = 0 AND entities = $n_entities AND eclash = 0 AND audits = $n_audit "
+        "AND links = $n_links AND live_uids = size($live_uids) AND live_ids = size($live_ids) AND runs = 1 "
+        + q._BUMP
+    )
+    parts = [guard]
+    carried = ["base"]
+
+    def step(body: str, name: str) -> None:
+        parts.append(f"{body} WITH {', '.join(carried)}, count(*) AS {name} ")
+        carried.append(name)
+
+    if "entities" in kinds:
+        step(f"MATCH (s:{STAGED_ENTITY} {{restore_id: $rid}}) CREATE (e:Entity) SET e = properties(s) "
+             "SET e.restore_id = null DELETE s", "entities")
+    if "memories" in kinds:
+        step(f"MATCH (s:{STAGED_MEMORY} {{restore_id: $rid}}) CREATE (m:Memory) SET m = properties(s) "
+             "SET m.seq = base + s.restore_order, m.nid = base + s.restore_order, m.restore_id = null, "
+             "m.restore_order = null DELETE s", "memories")
+    if "audit" in kinds:
+        step(f"MATCH (s:{STAGED_AUDIT} {{restore_id: $rid}}) CREATE (a:Audit) SET a = properties(s) "
+             "SET a.restore_id = null DELETE s", "audit")
+    for i, rel in enumerate(LINK_TYPES):
+        if rel not in kinds:
+            continue
+        src_label, src_key, dst_label, dst_key, verb = _LINK_ENDS[rel]
+        copy = "SET y = properties(l)" if verb == "CREATE" else "SET y += properties(l)"
+        step(f"MATCH (l:{STAGED_LINK} {{restore_id: $rid, restore_rel: '{rel}'}}) "
+             f"MATCH (a:{src_label} {{{src_key}: l.restore_src}}) MATCH (b:{dst_label} {{{dst_key}: l.restore_dst}}) "
+             f"{verb} (a)-[y:{rel}]->(b) {copy} SET y.{_BOOKKEEPING.format(v='y')} DELETE l", f"l{i}")
+    counts = [c for c in carried if c != "base"]
+    edges = [f"l{i}" for i, rel in enumerate(LINK_TYPES) if rel in RELATIONS and f"l{i}" in counts]
+    out = [f"{c} AS {c}" for c in counts if not c.startswith("l")]
+    for i, rel in enumerate(LINK_TYPES):
+        if rel in ("MENTIONS", "RELATES") and f"l{i}" in counts:
+            out.append(f"l{i} AS {rel.lower()}")
+    if edges:
+        out.append(f"{' + '.join(edges)} AS edges")
+    parts.append(f"MATCH (run:{RESTORE_RUN} {{id: $rid}}) DELETE run RETURN true AS ok"
+                 + "".join(f", {o}" for o in out))
+    return "".join(parts)
+
+
+def existing_memories(store: SymbolicStore, ids: Sequence[str], *, chunk: int = 1000) -> dict[str, str | None]:
+    """Which of ``ids`` already name a memory in the graph, with the tenant (``user_id``) each belongs to."""
+    out: dict[str, str | None] = {}
+    for start in range(0, len(ids), chunk):
+        for r in store.executor.run(EXISTING_IDS, {"ids": list(ids[start:start + chunk])}, write=False):
+            out[str(r["id"])] = r.get("user_id")
+    return out
+
+
+def _count(rows: list[dict[str, Any]]) -> int:
+    return int(rows[0]["n"]) if rows else 0
+
+
+class StagedRestore:
+    """Writes a validated export into the graph as staged nodes and makes them live in one statement.
+
+    Usage::
+
+        with StagedRestore(store) as staged:   # an exception inside aborts: the staged nodes are deleted
+            staged.memories(rows); staged.entities(rows); staged.links("MENTIONS", rows); ...
+            counts = staged.commit(live_ids=...)
+
+    The caller validates everything first (:mod:`neusym.backup`): every link endpoint is a memory or entity of
+    the same restore, or a live one it names to :meth:`commit`. The methods here check that each batch landed
+    whole.
     """
 
-    def __init__(self, store: SymbolicStore, *, skip_existing: bool = False, batch: int = 200,
-                 embed: Callable[[list[str]], np.ndarray] | None = None, reembed: bool = False,
-                 dimension: int | None = None) -> None:
+    def __init__(self, store: SymbolicStore, *, restore_id: str | None = None,
+                 stale_after: float = 3600.0) -> None:
         self.store = store
-        self.skip_existing = skip_existing
-        self.batch = max(1, int(batch))
-        self.embed = embed
-        self.reembed = reembed
-        self.dimension = dimension
-        self.report = RestoreReport()
-        self._rows: list[dict[str, Any]] = []
-        self._restored: set[str] = set()
-        self._later: dict[str, list[dict[str, Any]]] = {k: [] for k in ("entity", "mentions", "relates", "edge",
-                                                                        "audit")}
+        self.run = store.executor.run
+        self.id = restore_id or uuid.uuid4().hex
+        self.stale_after = float(stale_after)
+        self.staged: dict[str, int] = dict.fromkeys(("memories", "entities", "audit", *LINK_TYPES), 0)
+        self.live_uids: set[str] = set()  # entities of the file the graph already had (used as they are)
+        self._order = 0
+        self._state = "new"
 
-    def existing(self, ids: Iterable[str]) -> set[str]:
-        """Which of ``ids`` already name a memory in the graph."""
-        out: set[str] = set()
-        chunk: list[str] = []
-        for i in ids:
-            chunk.append(i)
-            if len(chunk) >= 1000:
-                out.update(self._existing(chunk))
-                chunk = []
-        if chunk:
-            out.update(self._existing(chunk))
+    # ------------------------------------------------------------------ lifecycle
+    def begin(self) -> StagedRestore:
+        sweep_stale(self.store, older_than=self.stale_after)
+        self.run(STAGE_BEGIN, {"rid": self.id, "now": time.time()})
+        self._state = "staging"
+        return self
+
+    def __enter__(self) -> StagedRestore:
+        return self.begin() if self._state == "new" else self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self._state == "staging":
+            self.abort()
+
+    def _landed(self, what: str, rows: int, written: int) -> None:
+        if written != rows:
+            raise BackendError(f"restore {self.id}: {rows - written} of {rows} staged {what} were not written; "
+                               "nothing was restored")
+        self.run(STAGE_HEARTBEAT, {"rid": self.id, "now": time.time()})
+
+    def _need_staging(self) -> None:
+        if self._state != "staging":
+            raise InvalidInputError(f"restore {self.id} is {self._state}, not staging")
+
+    # ------------------------------------------------------------------ staging
+    def memories(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """``{"props": {...}, "embedding": base64 | None}`` rows, in file order (their ``nid`` order)."""
+        self._need_staging()
+        if not rows:
+            return 0
+        payload = []
+        for r in rows:
+            self._order += 1
+            emb = r.get("embedding")
+            vec = decode_embedding(emb).tolist() if self.store.vectors and emb else None
+            payload.append({"props": dict(r["props"]), "embedding": emb, "vec": vec, "order": self._order})
+        n = _count(self.run(STAGE_MEMORIES, {"rows": payload, "rid": self.id}))
+        self._landed("memories", len(payload), n)
+        self.staged["memories"] += n
+        return n
+
+    def entities(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """``{"uid", "props"}`` rows; entities the graph already has are kept as they are (and checked to still
+        be there at the commit). Returns how many were staged as new."""
+        self._need_staging()
+        if not rows:
+            return 0
+        uids = [str(r["uid"]) for r in rows]
+        there = {str(r["uid"]) for r in self.run(EXISTING_ENTITIES, {"uids": uids}, write=False)}
+        self.live_uids.update(there)
+        new = [{"uid": r["uid"], "props": dict(r["props"])} for r in rows if str(r["uid"]) not in there]
+        if not new:
+            return 0
+        n = _count(self.run(STAGE_ENTITIES, {"rows": new, "rid": self.id}))
+        self._landed("entities", len(new), n)
+        self.staged["entities"] += n
+        return n
+
+    def links(self, rel: str, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Relationships of one type (``MENTIONS``, ``RELATES`` or one of :data:`RELATIONS`: never a type named by
+        a file) as ``{"src", "dst", "props"}`` rows; MENTIONS go from a memory id to an entity uid."""
+        self._need_staging()
+        if rel not in _LINK_ENDS:
+            raise InvalidInputError(f"unknown relation {rel!r}; use one of {list(LINK_TYPES)}")
+        if not rows:
+            return 0
+        payload = [{"rel": rel, "src": r["src"], "dst": r["dst"], "props": dict(r.get("props") or {})}
+                   for r in rows]
+        n = _count(self.run(STAGE_LINKS, {"rows": payload, "rid": self.id}))
+        self._landed(f"{rel} links", len(payload), n)
+        self.staged[rel] += n
+        return n
+
+    def existing_audit(self, entries: Sequence[Mapping[str, Any]]) -> set[str]:
+        """Ids of these audit entries the graph already has (a restore with ``skip_existing`` keeps them)."""
+        with_mid = [{"id": e["id"], "memory_id": e["memory_id"]} for e in entries if e.get("memory_id")]
+        without = [str(e["id"]) for e in entries if not e.get("memory_id")]
+        out = {str(r["id"]) for r in self.run(EXISTING_AUDIT, {"rows": with_mid}, write=False)} if with_mid else set()
+        if without:
+            out.update(str(r["id"]) for r in self.run(EXISTING_AUDIT_WITHOUT_MEMORY, {"ids": without}, write=False))
         return out
 
-    def _existing(self, ids: list[str]) -> set[str]:
-        return {str(r["id"]) for r in self.store.executor.run(EXISTING_IDS, {"ids": ids}, write=False)}
-
-    def feed(self, line: Mapping[str, Any]) -> None:
-        kind = line.get("kind")
-        if kind in ("header", "end"):
-            return
-        if kind == "memory":
-            self._rows.append(dict(line))
-            if len(self._rows) >= self.batch:
-                self._flush()
-            return
-        self._later[str(kind)].append(dict(line))
-
-    def _flush(self) -> None:
-        rows, self._rows = self._rows, []
+    def audit(self, entries: Sequence[Mapping[str, Any]]) -> int:
+        """Audit entries (their stored properties); ids the graph already has are skipped. Returns how many
+        were staged."""
+        self._need_staging()
+        if not entries:
+            return 0
+        there = self.existing_audit(entries)
+        rows = [dict(e) for e in entries if str(e["id"]) not in there]
         if not rows:
-            return
-        ids = [str(r["props"]["id"]) for r in rows]
-        there = self._existing(ids)
-        if there and not self.skip_existing:
-            raise InvalidInputError(f"{len(there)} memories of the export already exist (e.g. {sorted(there)[0]}); "
-                                    "restore into an empty graph or skip them")
-        rows = [r for r in rows if str(r["props"]["id"]) not in there]
-        self.report.skipped += len(there)
-        need = [r for r in rows if self.reembed or not r.get("embedding")]
-        if need and self.embed is not None:
-            vecs = self.embed([str(r["props"]["content"]) for r in need])
-            for r, v in zip(need, vecs, strict=True):
-                r["embedding"] = encode_embedding(np.asarray(v, dtype=np.float32))
-            self.report.reembedded += len(need)
-        if self.dimension is not None:
-            for r in rows:
-                emb = r.get("embedding")
-                if emb and decode_embedding(emb).shape[0] != self.dimension:
-                    raise InvalidInputError(
-                        f"memory {r['props']['id']} has a {decode_embedding(emb).shape[0]}-d embedding; the target "
-                        f"index is {self.dimension}-d (re-embed, or use the embedder the export was made with)")
-        if not rows:
-            return
-        payload = [{"props": {k: v for k, v in r["props"].items() if k not in _LOCAL and v is not None},
-                    "embedding": r.get("embedding")} for r in rows]
-        self.store.executor.run(RESTORE_MEMORIES, {"rows": payload, "n": len(payload)})
-        self._restored.update(str(r["props"]["id"]) for r in rows)
-        self.report.memories += len(rows)
+            return 0
+        n = _count(self.run(STAGE_AUDIT, {"rows": rows, "rid": self.id}))
+        self._landed("audit entries", len(rows), n)
+        self.staged["audit"] += n
+        return n
 
-    def finish(self) -> RestoreReport:
-        """Write everything that refers to memories, in dependency order; returns the counts."""
-        self._flush()
-        run = self.store.executor.run
-        later = self._later
-        for start in range(0, len(later["entity"]), self.batch):
-            rows = [{"uid": e["uid"], "props": _clean(e.get("props"))}
-                    for e in later["entity"][start:start + self.batch]]
-            run(RESTORE_ENTITIES, {"rows": rows})
-            self.report.entities += len(rows)
-        mentions = [m for m in later["mentions"] if m["memory_id"] in self._restored]
-        for start in range(0, len(mentions), self.batch):
-            rows = [{"memory_id": m["memory_id"], "uid": m["uid"], "props": _clean(m.get("props"))}
-                    for m in mentions[start:start + self.batch]]
-            run(RESTORE_MENTIONS, {"rows": rows})
-            self.report.mentions += len(rows)
-        relates = [r for r in later["relates"] if r["props"].get("memory_id") in self._restored]
-        for start in range(0, len(relates), self.batch):
-            rows = [{"src": r["src"], "dst": r["dst"], "props": _clean(r["props"])}
-                    for r in relates[start:start + self.batch]]
-            run(RESTORE_RELATES, {"rows": rows})
-            self.report.relates += len(rows)
-        by_rel: dict[str, list[dict[str, Any]]] = {}
-        for e in later["edge"]:
-            by_rel.setdefault(str(e["rel"]), []).append({"src": e["src"], "dst": e["dst"],
-                                                          "props": _clean(e.get("props"))})
-        for rel, rows in sorted(by_rel.items()):
-            stmt = _restore_edges(rel)
-            for start in range(0, len(rows), self.batch):
-                out = run(stmt, {"rows": rows[start:start + self.batch]})
-                self.report.edges += int(out[0]["n"]) if out else 0
-        for start in range(0, len(later["audit"]), self.batch):
-            rows = [{"id": a["props"]["id"], "props": _clean(a["props"])}
-                    for a in later["audit"][start:start + self.batch]]
-            run(RESTORE_AUDIT, {"rows": rows})
-            self.report.audit += len(rows)
-        for v in later.values():
-            v.clear()
-        return self.report
+    # ------------------------------------------------------------------ the end
+    def commit(self, *, live_ids: Sequence[str] = ()) -> dict[str, int]:
+        """Make everything staged live in one statement; returns what became live.
+
+        ``live_ids``: memories the graph already had that links name (kept with ``skip_existing``).
+        """
+        self._need_staging()
+        links = {rel: self.staged[rel] for rel in LINK_TYPES}
+        kinds = [k for k in ("entities", "memories", "audit") if self.staged[k]] + [r for r, n in links.items() if n]
+        rows = self.run(_commit_statement(kinds), {
+            "rid": self.id, "n": self.staged["memories"], "n_entities": self.staged["entities"],
+            "n_audit": self.staged["audit"], "n_links": sum(links.values()), "live_uids": sorted(self.live_uids),
+            "live_ids": sorted(set(live_ids))})
+        if not rows or not rows[0].get("ok"):
+            self.abort()
+            raise BackendError(f"restore {self.id}: the graph changed while restoring (an id of the restore was "
+                               "written, or an entity or memory it links to was deleted); nothing was restored "
+                               "(retry)")
+        self._state = "committed"
+        return {k: int(rows[0].get(k) or 0) for k in ("memories", "entities", "audit", "mentions", "relates",
+                                                      "edges")}
+
+    def abort(self) -> None:
+        """Delete everything this restore staged (batch by batch); the store is as it was before."""
+        if self._state == "committed":
+            return
+        self._state = "aborted"
+        abort_staged(self.store, self.id)
+
+
+def abort_staged(store: SymbolicStore, restore_id: str, *, batch: int = 10_000) -> int:
+    """Delete the staged nodes of one restore (never anything live); returns how many were deleted."""
+    deleted = 0
+    for stmt in _ABORT:
+        while True:
+            n = _count(store.executor.run(stmt, {"rid": restore_id, "limit": batch}))
+            deleted += n
+            if n < batch:
+                break
+    return deleted
+
+
+def sweep_stale(store: SymbolicStore, *, older_than: float = 3600.0) -> int:
+    """Remove what restores that died mid-way (process killed) left staged: invisible, but taking space.
+
+    A restore refreshes its heartbeat after every batch, so one silent for ``older_than`` seconds is dead.
+    Returns how many restores were swept.
+    """
+    before = time.time() - float(older_than)
+    run = store.executor.run
+    ids = {str(r["id"]) for r in run(STALE_RUNS, {"before": before}, write=False)}
+    # staged items whose run marker is gone (an abort interrupted after deleting it): nobody will commit them
+    live = {str(r["id"]) for r in run(LIVE_RUNS, write=False)}
+    for stmt in STAGED_RUN_IDS:
+        ids.update(str(r["id"]) for r in run(stmt, write=False) if r.get("id") and str(r["id"]) not in live)
+    for rid in sorted(ids):
+        log.warning("removing the staged items of an interrupted restore %s", rid)
+        abort_staged(store, rid)
+    return len(ids)

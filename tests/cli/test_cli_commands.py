@@ -161,7 +161,9 @@ def test_import_locomo(cli: Cli, tmp_path: Path) -> None:
         "qa": []}]
     f = tmp_path / "locomo.json"
     f.write_text(json.dumps(data))
-    summary = cli.json("import", f, "--verbatim")
+    refused = cli("import", f, "--verbatim", ok=False)  # the file names its tenants: an operator import only
+    assert refused.exit_code == 2 and "all_tenants" in one_line_error(refused)
+    summary = cli.json("import", f, "--verbatim", "--all-tenants")
     assert summary["format"] == "locomo" and summary["items"] == 3 and summary["sessions"] == 2
     mems = cli.json("query", "-u", "conv-7", "--order", "oldest", "--status", "all")["memories"]
     assert [m["source"]["ref"] for m in mems] == ["D1:1", "D1:2", "D2:1"]

@@ -10,8 +10,8 @@ import pytest
 from cli_helpers import Cli
 
 from neusym.cli._base import parse_duration, parse_time
-from neusym.cli.importers import detect_format, parse_chat, parse_jsonl, parse_locomo
 from neusym.errors import InvalidInputError
+from neusym.importing import detect_format, parse_chat, parse_jsonl, parse_locomo
 
 
 def test_durations_and_times() -> None:

@@ -130,16 +130,16 @@ def test_restore_validates_the_whole_file_first(cli: Cli, seeded: dict[str, Any]
     broken.write_text("\n".join([*lines[:3], "{not json", *lines[3:]]) + "\n")
     res = cli("restore", broken, "-u", "ana", "--graph", other_graph, ok=False)
     assert res.exit_code == 2 and f"{broken}:4: not valid JSON" in one_line_error(res)
-    missing_mem = tmp_path / "counts.jsonl"
-    missing_mem.write_text("\n".join([lines[0], *lines[2:]]) + "\n")
-    res = cli("restore", missing_mem, "-u", "ana", "--graph", other_graph, ok=False)
+    missing_audit = tmp_path / "counts.jsonl"  # one audit line less than the end line counts
+    missing_audit.write_text("\n".join([*lines[:-2], lines[-1]]) + "\n")
+    res = cli("restore", missing_audit, "-u", "ana", "--graph", other_graph, ok=False)
     assert res.exit_code == 2 and "counts do not match" in one_line_error(res)
     # a tenant's export is not restored into another tenant's scope by accident
     res = cli("restore", f, "-u", "bob", "--graph", other_graph, ok=False)
     assert res.exit_code == 2 and "outside" in one_line_error(res)
     # nothing was written by any of the refused attempts
     assert cli.json("stats", "--all-tenants", "--graph", other_graph)["memories"] == 0
-    assert cli.json("restore", f, "--graph", other_graph, "--dry-run")["restored"]["memories"] > 0
+    assert cli.json("restore", f, "-u", "ana", "--graph", other_graph, "--dry-run")["restored"]["memories"] > 0
     assert cli.json("stats", "--all-tenants", "--graph", other_graph)["memories"] == 0
 
 

@@ -193,3 +193,18 @@ def test_governance_dense_lookups_are_answered_by_the_graph(make_memory: Callabl
     (target,) = [h for h in faiss_mem.search(orig, user_id="big", k=1) if h.content == orig]
     decision = graph_mem.add(orig.replace(".", ", yes."), user_id="big", infer=False).decisions[0]
     assert decision.details.get("dedup") in ("near", "review") and decision.target_id == target.id
+
+
+def test_a_restore_writes_graph_vectors(make_memory: Callable[..., NeuSymMemory], executor: Executor,
+                                        tmp_path: Path) -> None:
+    """A restored memory carries its vector for the native index (written with the node, never backfilled later)."""
+    src = make_memory()
+    rec = src.add("Restored vectors are searchable in the graph.", user_id="u", infer=False)[0]
+    backup = tmp_path / "u.jsonl"
+    src.export(backup, user_id="u")
+    executor.run("MATCH (n) DETACH DELETE n")
+    mem = make_memory(config_overrides=VECTOR)
+    assert mem.restore(backup, user_id="u").memories == 1
+    row = executor.run("MATCH (m:Memory {id: $id}) RETURN m.embedding AS e, m.embedding_vec AS v", {"id": rec.id})[0]
+    assert row["v"] is not None and np.allclose(np.asarray(row["v"], np.float32), decode_embedding(row["e"]))
+    assert mem.search("restored vectors searchable", user_id="u", k=1, recipe="dense_only")[0].id == rec.id

@@ -60,7 +60,11 @@ def test_conflicting_low_confidence_superseded_and_unreviewed_are_marked(memory:
     memory.update(old.id, user_id="ana", status="superseded", valid_to=datetime(2025, 1, 31, tzinfo=UTC))
     pend = memory.add("Ana's dentist is Dr Silva", user_id="ana", infer=False)[0]
     memory.update(pend.id, user_id="ana", status="pending")
-    ctx = memory.build_context("Ana dentist appointment peanuts", user_id="ana", budget_tokens=1500)
+    default = memory.build_context("Ana dentist appointment peanuts", user_id="ana", budget_tokens=1500)
+    assert pend.id not in default.memory_ids and default.withheld == 1  # unreviewed: withheld unless asked for
+    assert "1 more record withheld until reviewed" in default.text and "Dr Silva" not in default.text
+    ctx = memory.build_context("Ana dentist appointment peanuts", user_id="ana", budget_tokens=1500,
+                               builder=ContextBuilder(include_unreviewed=True))
     marks = {i.memory_id: i.marks for i in ctx.items if i.kind == "memory"}
     assert "low confidence" in marks[low.id]
     assert "conflicting" in marks[a.id] and "conflicting" in marks[b.id]

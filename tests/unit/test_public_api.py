@@ -9,10 +9,11 @@ import neusym
 
 EXPECTED = [
     "AddResult", "BackendError", "BackendUnavailableError", "ClosedError", "DimensionMismatchError", "EmbeddingError",
-    "ExtractionError", "IndexCorruptionError", "IndexPersistenceError", "InvalidInputError", "MemoryRecord", "MemoryStatus", "MemoryType",
-    "NeuSymConfig", "NeuSymError", "NeuSymMemory", "PlanState", "PolicyViolationError", "RecordNotFoundError",
-    "RetrievalConfig", "Scope", "ScopeError", "ScoreExplanation", "SearchResult", "Source", "Triple",
-    "UnsafeQueryError", "__version__",
+    "ExportReport", "ExtractionError", "ImportReport", "IndexCorruptionError", "IndexPersistenceError",
+    "InvalidInputError", "MemoryRecord", "MemoryStatus", "MemoryType", "NeuSymConfig", "NeuSymError", "NeuSymMemory",
+    "PlanState", "PolicyViolationError", "RecordNotFoundError", "RestoreReport", "RetrievalConfig", "Scope",
+    "ScopeError", "ScoreExplanation", "SearchResult", "Source", "Triple", "UnsafeQueryError", "__version__",
+    "render_memories",
 ]
 
 

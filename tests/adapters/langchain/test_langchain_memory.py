@@ -13,6 +13,7 @@ from langchain_core.prompts import PromptTemplate
 
 from langchain_neusym import NeuSymMemory
 from neusym import NeuSymMemory as Engine
+from neusym.prompting import CLOSE, OPEN, PREAMBLE
 from neusym.reflection.tokens import get_token_counter
 
 # ConversationChain and LLMChain are deprecated upstream; these tests exist because users still run them
@@ -67,7 +68,8 @@ def test_context_respects_token_budget(memory: Engine) -> None:
         text = mem.load_memory_variables({"input": "garden plants"})["history"]
         assert counter.count(text) <= budget
         if budget >= 150:
-            assert text.startswith("Memories:") and "garden" in text
+            assert text.splitlines()[:3] == [OPEN, PREAMBLE, "Memories:"] and "garden" in text
+            assert text.endswith(CLOSE)
         sizes.append(text.count("Fact number"))
     assert sizes == sorted(sizes) and sizes[-1] > sizes[1]  # a bigger budget holds more memories
     empty = NeuSymMemory(memory=memory, user_id="ana", max_tokens=0)

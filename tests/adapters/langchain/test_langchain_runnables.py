@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnablePassthrough
 
 from langchain_neusym import NeuSymReflectionRunnable, NeuSymRetrievalRunnable, NeuSymSaveRunnable
 from neusym import NeuSymMemory, ScopeError, SearchResult
+from neusym.prompting import OPEN, PREAMBLE
 
 
 def _chat_chain(memory: NeuSymMemory, model: Any) -> Any:
@@ -55,7 +56,7 @@ def test_retrieval_outputs_and_inputs(two_tenants: NeuSymMemory) -> None:
     assert hits and all(isinstance(h, SearchResult) for h in hits)
     context = NeuSymRetrievalRunnable(memory=two_tenants, user_id="ana", input_key="question", header="Facts:")
     text = context.invoke({"question": "favourite city"})
-    assert text.startswith("Facts:") and "Lisbon" in text
+    assert text.splitlines()[:3] == [OPEN, PREAMBLE, "Facts:"] and "Lisbon" in text
     assert context.invoke({"question": ""}) == ""
     with pytest.raises(ValueError):
         context.invoke({"input": "no question key"})

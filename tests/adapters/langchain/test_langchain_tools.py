@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -99,7 +100,7 @@ def test_tools_in_a_tool_calling_agent(memory: NeuSymMemory, scripted: Callable[
 
     def forget_first_id(messages: list[Any]) -> AIMessage:
         recalled = next(m for m in reversed(messages) if isinstance(m, ToolMessage)).content
-        mid = recalled.split("]")[0].lstrip("[")
+        mid = re.search(r"^- \[(\w+)\]", recalled, re.MULTILINE).group(1)  # type: ignore[union-attr]
         return AIMessage(content="", tool_calls=[_call("forget", {"memory_id": mid}, "c4")])
 
     model = scripted([

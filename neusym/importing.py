@@ -1,8 +1,19 @@
-"""``neusym import``: JSON Lines, plain chat logs and LoCoMo JSON into memories.
+"""Import: JSON Lines, plain chat logs and LoCoMo JSON into memories (``mem.import_file``, ``neusym import``).
 
-A file is parsed completely before anything is written, so a malformed line stops the import with its line number
-and nothing half-imported. Conversation turns go through :meth:`NeuSymMemory.add` one by one (so consecutive turns
-are linked ``NEXT`` and keep their own event time); plain statements go through :meth:`add_batch` in chunks.
+Unlike a restore (:mod:`neusym.backup`), an import brings *new* data in, so the file is not trusted:
+
+* **The caller's scope wins.** Every scope id the caller gives (``user_id``/``agent_id``/``session_id``) replaces
+  whatever a line says; ids the caller leaves open may come from the file (a chat log's sessions), except the
+  tenant: a file may only choose ``user_id`` in an operator import (``all_tenants=True``), never by itself. The
+  report counts the lines whose ids were overridden.
+* **Trust is not taken from the file.** Everything imported is stored with origin ``import`` (assistant turns
+  ``agent``), which governance trusts a little less than the user's own words; a line's trust fields (``origin``
+  and ``confidence``: admission scores confidence x source trust) are ignored, and counted, unless the caller
+  passes ``trust_file_origin=True``.
+* **Parsed completely before anything is written**, so a malformed line stops the import with its line number and
+  nothing half-imported. Every item then goes through the normal write path (extraction, governance): conversation
+  turns through :meth:`NeuSymMemory.add` one by one (so consecutive turns are linked ``NEXT`` and keep their own
+  event time), plain statements through :meth:`NeuSymMemory.add_batch` in chunks.
 
 Formats
     jsonl   one JSON object per line, either a statement ``{"content": ..., "type"?, "tags"?, "metadata"?,
@@ -11,33 +22,40 @@ Formats
             scope ids?}``, or ``{"messages": [...], scope ids?}``. Blank lines and ``//`` comments are skipped.
     chat    ``Name: message`` lines, optionally ``[2024-03-01 10:02] Name: message``; a line like
             ``--- session s2 ---`` / ``## session 2`` / ``=== s2 ===`` starts a session; other lines continue the
-            previous message; ``# ...`` lines are comments. ``assistant``/``ai``/``bot`` (or ``--assistant``)
+            previous message; ``# ...`` lines are comments. ``assistant``/``ai``/``bot`` (or ``assistant=``)
             speak as the assistant.
-    locomo  the LoCoMo benchmark JSON: one tenant per sample (``user_id`` = sample id unless ``--user``), one
-            session per LoCoMo session, each turn ``Speaker: text`` with the session time as ``valid_from`` and
-            the ``dia_id`` as ``source.ref``.
+    locomo  the LoCoMo benchmark JSON: one tenant per sample (``user_id`` = sample id in an operator import,
+            else the caller's), one session per LoCoMo session, each turn ``Speaker: text`` with the session time
+            as ``valid_from`` and the ``dia_id`` as ``source.ref``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from neusym.errors import InvalidInputError
-from neusym.record import validate_text
+from neusym.errors import InvalidInputError, ScopeError
+from neusym.record import Scope, validate_text
 
 if TYPE_CHECKING:
     from neusym.facade import NeuSymMemory
 
-__all__ = ["FORMATS", "ImportItem", "ImportSummary", "detect_format", "parse", "run_import"]
+__all__ = ["FORMATS", "ORIGINS", "ImportItem", "ImportReport", "detect_format", "import_file", "parse_chat",
+           "parse_jsonl", "parse_locomo", "parse_text"]
 
 FORMATS = ("auto", "jsonl", "chat", "locomo")
+ORIGINS = ("user", "agent", "tool", "import", "reflection", "system")
+"""Origins a line may carry when the caller trusts the file's (``trust_file_origin=True``)."""
+TRUST_FIELDS = ("origin", "confidence")
+"""What a line may claim about its own trustworthiness; ignored unless the caller trusts the file."""
 
 _SCOPE_KEYS = ("user_id", "agent_id", "session_id")
 _STATEMENT_KEYS = {"content", "type", "tags", "metadata", "importance", "confidence", "valid_from", "ttl", "speaker",
@@ -60,7 +78,9 @@ class ImportItem:
 
 
 @dataclass
-class ImportSummary:
+class ImportReport:
+    """What an import read and stored; ``decisions`` counts governance's actions (store, merge, quarantine...)."""
+
     file: str
     format: str
     items: int = 0
@@ -71,6 +91,8 @@ class ImportSummary:
     stored: int = 0
     decisions: dict[str, int] = field(default_factory=dict)
     ignored_fields: list[str] = field(default_factory=list)
+    scope_overridden: int = 0  # items whose file scope ids were replaced by the caller's
+    trust_ignored: int = 0  # items whose origin/confidence were ignored (trust_file_origin=False)
     dry_run: bool = False
     seconds: float = 0.0
 
@@ -308,19 +330,10 @@ def detect_format(path: Path, text: str) -> str:
     return "chat"
 
 
-def parse(path: Path, fmt: str, *, session: str | None, user: str | None, assistant: str | None,
-          ignored: set[str]) -> tuple[str, list[ImportItem]]:
-    """Read ``path`` ("-" for stdin) and return (format, items)."""
-    import sys
-
-    if str(path) == "-":
-        text, name = sys.stdin.read(), "<stdin>"
-    else:
-        name = str(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as err:
-            raise InvalidInputError(f"{name} is not UTF-8 text: {err}") from err
+def parse_text(text: str, name: str, fmt: str, *, session: str | None = None, user: str | None = None,
+               assistant: str | None = None, ignored: set[str] | None = None) -> tuple[str, list[ImportItem]]:
+    """Parse ``text`` (named ``name`` in messages) as ``fmt`` (``auto`` detects it); returns (format, items)."""
+    ignored = ignored if ignored is not None else set()
     if fmt not in FORMATS:
         raise InvalidInputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     if fmt == "auto":
@@ -330,47 +343,134 @@ def parse(path: Path, fmt: str, *, session: str | None, user: str | None, assist
         if stripped.startswith("["):  # a JSON array of the same objects is accepted too
             try:
                 arr = json.loads(stripped)
-            except ValueError as err:
-                raise InvalidInputError(f"{name}: not valid JSON ({err})") from err
+            except (ValueError, RecursionError) as err:
+                raise InvalidInputError(f"{name}: not valid JSON ({str(err)[:120]})") from err
             text = "\n".join(json.dumps(x) for x in arr)
         return fmt, parse_jsonl(text, name, ignored)
     if fmt == "chat":
         return fmt, parse_chat(text, name, session=session, assistant=assistant)
     try:
         data = json.loads(text)
-    except ValueError as err:
-        raise InvalidInputError(f"{name}: not valid JSON ({err})") from err
+    except (ValueError, RecursionError) as err:
+        raise InvalidInputError(f"{name}: not valid JSON ({str(err)[:120]})") from err
     return fmt, parse_locomo(data, name, user=user)
 
 
-def run_import(mem: NeuSymMemory, items: Sequence[ImportItem], *, defaults: dict[str, str | None], infer: bool,
-               batch: int, summary: ImportSummary, advance: Callable[[int], None]) -> ImportSummary:
-    """Write ``items`` in order; scope options fill in what a line does not say."""
+def _read(source: str | os.PathLike[str] | IO[str]) -> tuple[str, str]:
+    if isinstance(source, str | os.PathLike):
+        path = Path(source).expanduser()
+        if not path.is_file():
+            raise InvalidInputError(f"no such file: {source}")
+        try:
+            return path.read_text(encoding="utf-8"), str(source)
+        except UnicodeDecodeError as err:
+            raise InvalidInputError(f"{source} is not UTF-8 text: {err}") from err
+    return source.read(), str(getattr(source, "name", None) or "import")
+
+
+def _origin(value: Any, where: str) -> str:
+    if value not in ORIGINS:
+        raise InvalidInputError(f"{where}: origin must be one of {', '.join(ORIGINS)}, got {value!r}"[:300])
+    return str(value)
+
+
+def import_file(mem: NeuSymMemory, source: str | os.PathLike[str] | IO[str], *, scope: Scope | None,
+                all_tenants: bool = False, fmt: str = "auto", infer: bool = True, batch: int = 256,
+                assistant: str | None = None, trust_file_origin: bool = False, dry_run: bool = False,
+                max_items: int | None = None, progress: Callable[[int, int], None] | None = None) -> ImportReport:
+    """Parse ``source`` completely, then write its items into ``scope`` (see the module docstring for the rules).
+
+    ``scope`` holds the ids the caller gave (``None``/empty: none); with ``all_tenants`` the file's ``user_id``
+    values are kept where the caller gives none (an operator loading several tenants), otherwise a file naming a
+    tenant the caller did not is refused before anything is written. ``max_items`` refuses a larger file, also
+    before anything is written.
+    """
+    started = time.perf_counter()
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= 10_000:
+        raise InvalidInputError("batch must be an int between 1 and 10000")
+    given = {k: v for k, v in (scope.as_params() if scope is not None else {}).items() if v is not None}
+    text, name = _read(source)
+    ignored: set[str] = set()
+    fmt, items = parse_text(text, name, fmt.lower(), session=given.get("session_id"), user=given.get("user_id"),
+                            assistant=assistant, ignored=ignored)
+    if not items:
+        raise InvalidInputError(f"{name}: nothing to import")
+    if max_items is not None and len(items) > max_items:
+        raise InvalidInputError(f"{name}: {len(items)} items; at most {max_items} per import")
+    report = ImportReport(file=name, format=fmt, items=len(items), dry_run=dry_run, ignored_fields=sorted(ignored))
+    if "user_id" not in given and not all_tenants:
+        named = sorted({str(it.kwargs["user_id"]) for it in items if it.kwargs.get("user_id")})
+        if named:
+            raise ScopeError(f"{name} names tenant(s) {named[:5]}; pass user_id to import everything into one tenant, "
+                             "or all_tenants=True (operators) to keep the file's tenants")
+        if fmt == "locomo":
+            raise ScopeError("a LoCoMo file holds one tenant per sample; pass user_id, or all_tenants=True to keep "
+                             "the sample ids as tenants")
+        # the memory's default tenant (a ScopeError where there is none), so a line that names only a session or
+        # an agent never becomes a memory without a tenant
+        default_user = mem.scope_for().user_id
+        if default_user is not None:
+            given["user_id"] = default_user
+    for it in items:
+        if any(k in given and it.kwargs.get(k) not in (None, given[k]) for k in _SCOPE_KEYS):
+            report.scope_overridden += 1
+        it.kwargs.update(given)
+        if trust_file_origin:
+            if "origin" in it.kwargs:
+                it.kwargs["origin"] = _origin(it.kwargs["origin"], it.where)
+        elif any(k in it.kwargs for k in TRUST_FIELDS):
+            report.trust_ignored += 1
+            for key in TRUST_FIELDS:
+                it.kwargs.pop(key, None)
+        if all_tenants and "user_id" not in given and not it.kwargs.get("user_id"):
+            raise ScopeError(f"{it.where}: no user_id; an operator import keeps each line's tenant, so each line "
+                             "needs one (or pass user_id)")
+    report.turns = sum(1 for i in items if i.turn)
+    report.statements = report.items - report.turns
+    scopes = {(i.kwargs.get("user_id"), i.kwargs.get("session_id")) for i in items}
+    report.sessions = len({s for _, s in scopes if s})
+    report.tenants = len({u for u, _ in scopes})
+    if not dry_run:
+        done = 0
+
+        def advance(n: int) -> None:
+            nonlocal done
+            done += n
+            if progress is not None:
+                progress(done, len(items))
+
+        _write(mem, items, infer=infer, batch=batch, report=report, advance=advance)
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
+
+
+def _write(mem: NeuSymMemory, items: Sequence[ImportItem], *, infer: bool, batch: int, report: ImportReport,
+           advance: Callable[[int], None]) -> None:
+    """Write ``items`` in order (each item's kwargs already carry its final scope ids and origin)."""
     decisions: Counter[str] = Counter()
-    base = {k: v for k, v in defaults.items() if v is not None}
     chunk: list[dict[str, Any]] = []
 
     def flush() -> None:
         if not chunk:
             return
         res = mem.add_batch(list(chunk))
-        summary.stored += len(res)
+        report.stored += len(res)
         decisions.update(d.action.value for d in res.decisions)
         advance(len(chunk))
         chunk.clear()
 
     for it in items:
         if not it.turn:
-            chunk.append({"infer": infer, **base, **it.kwargs, "content": it.content})
+            chunk.append({"infer": infer, "origin": "import", **it.kwargs, "content": it.content})
             if len(chunk) >= batch:
                 flush()
             continue
         flush()
-        kw = {**base, **{k: v for k, v in it.kwargs.items() if k != "name" and v is not None}}
-        res = mem.add([{"role": it.role, "content": it.content, "name": it.kwargs.get("name")}], infer=infer, **kw)
-        summary.stored += len(res)
+        kw = {k: v for k, v in it.kwargs.items() if k != "name" and v is not None}
+        res = mem.add([{"role": it.role, "content": it.content, "name": it.kwargs.get("name")}], infer=infer,
+                      origin="import", **kw)
+        report.stored += len(res)
         decisions.update(d.action.value for d in res.decisions)
         advance(1)
     flush()
-    summary.decisions = dict(sorted(decisions.items()))
-    return summary
+    report.decisions = dict(sorted(decisions.items()))
