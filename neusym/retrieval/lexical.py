@@ -7,12 +7,17 @@ backend, filters by tenant with the same vectorised masks as FAISS, and is rebui
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Hashable
+from typing import Any, cast
 
 import numpy as np
+
+from neusym.errors import IndexCorruptionError
 
 __all__ = ["STOPWORDS", "LexicalIndex", "tokenize"]
 
@@ -56,8 +61,11 @@ class LexicalIndex:
     def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1 = k1
         self.b = b
-        self._post_pos: dict[str, list[int]] = {}
-        self._post_tf: dict[str, list[int]] = {}
+        # term -> positions / term frequencies: Python lists while written to, numpy slices of the saved arrays
+        # after a load (a million memories' postings as lists cost ~1 GB and seconds to build; a term becomes a
+        # list again only when a write touches it)
+        self._post_pos: dict[str, list[int] | np.ndarray] = {}
+        self._post_tf: dict[str, list[int] | np.ndarray] = {}
         self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._doc_len = np.zeros(0, dtype=np.float32)
         self._live_docs = 0
@@ -66,15 +74,21 @@ class LexicalIndex:
         self._tails: OrderedDict[Hashable, tuple[int, list[str], int]] = OrderedDict()
         self._tail_key: dict[int, Hashable] = {}
 
-    def __getstate__(self) -> dict[str, object]:
-        state = dict(self.__dict__)
-        state["_cache"] = {}
-        return state
-
-    def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state)
-        self.__dict__.setdefault("_tails", OrderedDict())  # indexes saved before session context existed
-        self.__dict__.setdefault("_tail_key", {})
+    def _lists(self, term: str) -> tuple[list[int], list[int]]:
+        """The term's postings as writable lists (converting loaded arrays on first write)."""
+        pos = self._post_pos.get(term)
+        if pos is None:
+            pos_l: list[int] = []
+            tf_l: list[int] = []
+        elif isinstance(pos, list):
+            tf = self._post_tf[term]
+            assert isinstance(tf, list)
+            return pos, tf
+        else:
+            pos_l, tf_l = pos.tolist(), np.asarray(self._post_tf[term]).tolist()
+        self._post_pos[term] = pos_l
+        self._post_tf[term] = tf_l
+        return pos_l, tf_l
 
     def add(self, position: int, text: str, *, context_key: Hashable | None = None, order: int | None = None) -> None:
         """Index ``text`` at ``position``. With ``context_key``, chain it to the previous memory of that sequence
@@ -104,10 +118,17 @@ class LexicalIndex:
         self._doc_len[position] = len(doc)
         self._live_docs += 1
         self._live_len += len(doc)
+        post_pos, post_tf, cache = self._post_pos, self._post_tf, self._cache
         for term, tf in Counter(doc).items():
-            self._post_pos.setdefault(term, []).append(position)
-            self._post_tf.setdefault(term, []).append(tf)
-            self._cache.pop(term, None)
+            pos = post_pos.get(term)
+            if pos is None:
+                post_pos[term] = [position]
+                post_tf[term] = [tf]
+            else:
+                pos_l, tf_l = (pos, cast(list[int], post_tf[term])) if isinstance(pos, list) else self._lists(term)
+                pos_l.append(position)
+                tf_l.append(tf)
+            cache.pop(term, None)
 
     def _extend(self, position: int, toks: list[str]) -> None:
         """Add context words to an already indexed (live) document."""
@@ -116,8 +137,7 @@ class LexicalIndex:
         self._doc_len[position] += len(toks)
         self._live_len += len(toks)
         for term, tf in Counter(toks).items():
-            pos = self._post_pos.setdefault(term, [])
-            tfs = self._post_tf.setdefault(term, [])
+            pos, tfs = self._lists(term)
             for j in range(len(pos) - 1, max(-1, len(pos) - 1 - _TAIL_SCAN), -1):
                 if pos[j] == position:
                     tfs[j] += tf
@@ -141,11 +161,108 @@ class LexicalIndex:
         if cached is not None:
             return cached
         pos = self._post_pos.get(term)
-        if not pos:
+        if pos is None or not len(pos):
             return None
         arrays = (np.asarray(pos, dtype=np.int64), np.asarray(self._post_tf[term], dtype=np.float32))
         self._cache[term] = arrays
         return arrays
+
+    def prune(self, alive: np.ndarray) -> int:
+        """Drop the postings of positions that are not ``alive`` (deleted memories, superseded versions) and zero
+        their lengths, so the words of forgotten text leave the index and its file. Returns postings removed."""
+        removed = 0
+        n = len(alive)
+        for term in list(self._post_pos):
+            pos = np.asarray(self._post_pos[term], dtype=np.int64)
+            keep = np.zeros(len(pos), dtype=bool)
+            inside = pos < n
+            keep[inside] = alive[pos[inside]]
+            if keep.all():
+                continue
+            removed += int(len(pos) - keep.sum())
+            if keep.any():
+                self._post_pos[term] = pos[keep].tolist()
+                self._post_tf[term] = np.asarray(self._post_tf[term])[keep].tolist()
+            else:
+                del self._post_pos[term], self._post_tf[term]
+            self._cache.pop(term, None)
+        dead = np.flatnonzero(~alive[: len(self._doc_len)]) if len(self._doc_len) else np.zeros(0, dtype=np.int64)
+        self._doc_len[dead] = 0.0
+        return removed
+
+    # ------------------------------------------------------------------ persistence (no pickle: plain arrays)
+    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """The index as numpy arrays plus a JSON-able dict (see :meth:`from_arrays`): every term's postings
+        concatenated (``offsets`` delimit them) and the terms as one NUL-separated UTF-8 blob (tokens are runs of
+        word characters, so they hold no NUL)."""
+        lists = [t for t, p in self._post_pos.items() if isinstance(p, list)]
+        arrays = [t for t, p in self._post_pos.items() if not isinstance(p, list)]
+        terms = lists + arrays
+        lengths = np.fromiter((len(self._post_pos[t]) for t in terms), dtype=np.int64, count=len(terms))
+        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        n_lists = int(offsets[len(lists)])
+
+        def flat(table: dict[str, list[int] | np.ndarray]) -> np.ndarray:
+            head = np.fromiter(itertools.chain.from_iterable(table[t] for t in lists), dtype=np.int64,  # type: ignore[arg-type]
+                               count=n_lists)
+            return np.concatenate([head, *(np.asarray(table[t], dtype=np.int64) for t in arrays)])
+
+        pos, tf = flat(self._post_pos), flat(self._post_tf)
+        narrow = np.int32 if (not len(pos) or int(pos.max()) < 2**31) else np.int64
+        tails = [[list(key) if isinstance(key, tuple) else key, p, toks, rank]
+                 for key, (p, toks, rank) in self._tails.items()]
+        out: dict[str, np.ndarray] = {
+            "lex_terms": np.frombuffer("\0".join(terms).encode("utf-8"), dtype=np.uint8),
+            "lex_offsets": offsets,
+            "lex_pos": pos.astype(narrow),
+            "lex_tf": tf.astype(np.int32),
+            "lex_doc_len": np.ascontiguousarray(self._doc_len, dtype=np.float32),
+        }
+        meta: dict[str, Any] = {"k1": self.k1, "b": self.b, "live_docs": self._live_docs, "live_len": self._live_len,
+                "tails": json.dumps(tails)}
+        return out, meta
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> LexicalIndex:
+        """Rebuild an index saved by :meth:`to_arrays`, checking every structural invariant a search relies on:
+        a damaged or hand-made file raises :class:`IndexCorruptionError` instead of failing a search later."""
+        try:
+            ix = cls(float(meta["k1"]), float(meta["b"]))
+            blob, offsets, pos, tf, doc_len = (arrays["lex_terms"], arrays["lex_offsets"], arrays["lex_pos"],
+                                               arrays["lex_tf"], arrays["lex_doc_len"])
+            terms = blob.tobytes().decode("utf-8").split("\0") if blob.size else []
+            if (blob.dtype != np.uint8 or offsets.dtype != np.int64 or pos.dtype.kind != "i" or tf.dtype.kind != "i"
+                    or doc_len.dtype != np.float32 or offsets.ndim != 1 or len(offsets) != len(terms) + 1):
+                raise IndexCorruptionError("lexical index arrays have the wrong types or sizes")
+            if (offsets[0] != 0 or (len(offsets) > 1 and bool((np.diff(offsets) < 0).any()))
+                    or int(offsets[-1]) != len(pos) or len(pos) != len(tf)):
+                raise IndexCorruptionError("lexical index postings are inconsistent")
+            if len(pos) and (int(pos.min()) < 0 or int(pos.max()) >= len(doc_len)):
+                raise IndexCorruptionError("lexical index postings point outside the index")
+            if not bool(np.isfinite(doc_len).all()) or (len(doc_len) and float(doc_len.min()) < 0):
+                raise IndexCorruptionError("lexical index document lengths are invalid")
+            bounds = offsets.tolist()
+            ix._post_pos = {t: pos[a:b] for t, a, b in zip(terms, bounds[:-1], bounds[1:], strict=True)}
+            ix._post_tf = {t: tf[a:b] for t, a, b in zip(terms, bounds[:-1], bounds[1:], strict=True)}
+            if len(ix._post_pos) != len(terms):
+                raise IndexCorruptionError("lexical index lists a term twice")
+            ix._doc_len = doc_len
+            ix._live_docs = int(meta["live_docs"])
+            ix._live_len = float(meta["live_len"])
+            for key, p, toks, rank in json.loads(meta["tails"]):
+                if not (isinstance(p, int) and 0 <= p < len(doc_len) and isinstance(rank, int)
+                        and isinstance(toks, list) and all(isinstance(t, str) for t in toks)):
+                    raise IndexCorruptionError("lexical index session chain is malformed")
+                ctx = tuple(key) if isinstance(key, list) else key
+                hash(ctx)
+                ix._tails[ctx] = (p, toks, rank)
+                ix._tail_key[p] = ctx
+        except IndexCorruptionError:
+            raise
+        except (KeyError, TypeError, ValueError, UnicodeDecodeError) as err:
+            raise IndexCorruptionError(f"lexical index is unreadable ({type(err).__name__}: {err})") from err
+        return ix
 
     def score_all(self, query: str, mask: np.ndarray) -> np.ndarray | None:
         """BM25 of every position allowed by ``mask`` (0 elsewhere), or None when no query term is indexed."""
