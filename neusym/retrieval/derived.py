@@ -259,6 +259,7 @@ class DerivedIndexes:
         self.graph_vectors = graph_vectors
         self.background_upgrade = background_upgrade
         self.lock = threading.RLock()
+        self._dir_known = False  # the index directory existed for this object (loaded from or saved to)
         self._reset()
 
     @property
@@ -334,6 +335,7 @@ class DerivedIndexes:
         self._sweep_temp_files()
         self._remove_legacy_files()
         faiss_file, state_file = self._files()
+        self._dir_known = self.path.is_dir()
         if not faiss_file.exists() or not state_file.exists():
             return False
         try:
@@ -380,7 +382,14 @@ class DerivedIndexes:
     def _save(self) -> None:
         assert self.path is not None
         with self.lock:
+            if self._dir_known and not self.path.is_dir():
+                # deleted under an open memory (a test's tmp dir, a worker's scratch space): recreating it would
+                # litter a removed tree, and the next open rebuilds these caches from the graph anyway
+                log.warning("index directory %s was deleted while open: not saving the derived indexes", self.path)
+                self.dirty = 0
+                return
             private_dir(self.path)
+            self._dir_known = True
             faiss_file, state_file = self._files()
             # lexical first, FAISS last: load() refuses a pair whose watermarks differ, so a crash in between is a
             # catch-up, never a silently inconsistent pair.

@@ -303,6 +303,7 @@ class FalkorDBExecutor:
         self._recover_lock = threading.Lock()
         self._generation = 0  # bumped by every reconnect/restart, so concurrent failures recover once
         self._last_restart: float | None = None
+        self._restart_failure = ""
         self._watch: _CallWatch | None = None
         if host is None and unix_socket_path is None:
             if data_dir is None:
@@ -390,7 +391,8 @@ class FalkorDBExecutor:
                 if isinstance(reply, list) and reply and isinstance(reply[-1], Exception):
                     raise reply[-1]  # run-time errors arrive as the reply's last element
                 return reply
-            except (RedisConnectionError, RedisTimeoutError, OSError) as err:
+            # AttributeError: redis-py's socket torn down by another thread mid-read (see _probe)
+            except (RedisConnectionError, RedisTimeoutError, OSError, AttributeError) as err:
                 if self._closed:
                     raise ClosedError("FalkorDB executor was closed while a query ran") from err
                 outcome = self._recover(generation, timed_out=isinstance(err, RedisTimeoutError))
@@ -417,6 +419,9 @@ class FalkorDBExecutor:
         if outcome == "gave-up":
             return BackendUnavailableError(f"{where} stopped answering again less than {_RESTART_COOLDOWN:.0f}s "
                                            f"after a restart: not restarting it again ({err})")
+        if outcome == "failed":
+            return BackendUnavailableError(f"{where} is unreachable and could not be restarted: "
+                                           f"{self._restart_failure} ({err})")
         return BackendUnavailableError(f"{where} is unreachable: {err}")
 
     def _probe(self) -> None:
@@ -426,9 +431,13 @@ class FalkorDBExecutor:
         generation = self._generation
         if self._closed or wd.responsive(self.embedded.socket_path, self.stall_timeout):
             return
-        log.warning("embedded FalkorDB at %s did not answer PING for %.0fs during a call: restarting it",
+        log.warning("embedded FalkorDB at %s did not answer PING for %.0fs during a call",
                     self.embedded.socket_path, self.stall_timeout)
-        self._recover(generation, timed_out=True, unresponsive=True)
+        if self._recover(generation, timed_out=True, unresponsive=True) != "restarted":
+            # not restarted (again): end the calls waiting on the stuck server instead of leaving them to the
+            # socket timeout; each then reports BackendUnavailableError
+            with contextlib.suppress(Exception):
+                self._db.connection.connection_pool.disconnect(inuse_connections=True)
 
     def _recover(self, generation: int, *, timed_out: bool, unresponsive: bool = False) -> str:
         """Decide what a failed transport means and repair what can be repaired. Returns ``remote`` (nothing we can
@@ -451,10 +460,12 @@ class FalkorDBExecutor:
             if self._last_restart is not None and now - self._last_restart < _RESTART_COOLDOWN:
                 return "gave-up"
             self._last_restart = now
+            log.warning("restarting the embedded FalkorDB of %s from its AOF", self.embedded.data_dir)
             try:
                 self.embedded.restart(self.embedded.server_pid)
             except BackendUnavailableError as err:
                 log.error("could not restart the embedded FalkorDB: %s", err)
+                self._restart_failure = str(err)
                 return "failed"
             self._reset_connections()
             return "restarted"

@@ -37,6 +37,7 @@ from neusym.errors import (
     BackendUnavailableError,
     ClosedError,
     InvalidInputError,
+    NeuSymError,
     UnsafeQueryError,
 )
 from neusym.symbolic.dialects import Dialect
@@ -335,6 +336,8 @@ class Neo4jExecutor:
                                       default_access_mode=access_mode or neo4j.WRITE_ACCESS) as session:
                 rows: list[Row] = session.execute_write(work) if write else session.execute_read(work)
                 return rows
+        except NeuSymError:  # our own verdict from inside the transaction function (e.g. the plan check)
+            raise
         except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, TypeError, ValueError, OverflowError) as err:
             if self._closed:
                 raise ClosedError("Neo4j executor was closed while a query ran") from err
