@@ -13,7 +13,7 @@ import math
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Hashable
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -61,11 +61,18 @@ class LexicalIndex:
     def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1 = k1
         self.b = b
-        # term -> positions / term frequencies: Python lists while written to, numpy slices of the saved arrays
-        # after a load (a million memories' postings as lists cost ~1 GB and seconds to build; a term becomes a
-        # list again only when a write touches it)
-        self._post_pos: dict[str, list[int] | np.ndarray] = {}
-        self._post_tf: dict[str, list[int] | np.ndarray] = {}
+        # Postings live in one of two places. Terms written since the last load: Python lists, cheap to append to.
+        # Terms as loaded from disk: one packed array pair (``_packed_pos``/``_packed_tf``, rows delimited by
+        # ``_packed_offsets``, ``_packed_row`` maps a term to its row). Loading is then a few array reads and one
+        # dict, not a list per term (a million memories' postings as lists cost ~1 GB and seconds to build); a
+        # packed term moves to the lists when a write touches it.
+        self._post_pos: dict[str, list[int]] = {}
+        self._post_tf: dict[str, list[int]] = {}
+        self._packed_row: dict[str, int] = {}
+        self._packed_terms: list[str] = []
+        self._packed_offsets = np.zeros(1, dtype=np.int64)
+        self._packed_pos = np.zeros(0, dtype=np.int64)
+        self._packed_tf = np.zeros(0, dtype=np.int32)
         self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._doc_len = np.zeros(0, dtype=np.float32)
         self._live_docs = 0
@@ -75,20 +82,41 @@ class LexicalIndex:
         self._tail_key: dict[int, Hashable] = {}
 
     def _lists(self, term: str) -> tuple[list[int], list[int]]:
-        """The term's postings as writable lists (converting loaded arrays on first write)."""
+        """The term's postings as writable lists (moving a loaded term out of the packed arrays)."""
         pos = self._post_pos.get(term)
-        if pos is None:
+        if pos is not None:
+            return pos, self._post_tf[term]
+        row = self._packed_row.pop(term, None)
+        if row is None:
             pos_l: list[int] = []
             tf_l: list[int] = []
-        elif isinstance(pos, list):
-            tf = self._post_tf[term]
-            assert isinstance(tf, list)
-            return pos, tf
         else:
-            pos_l, tf_l = pos.tolist(), np.asarray(self._post_tf[term]).tolist()
+            lo, hi = int(self._packed_offsets[row]), int(self._packed_offsets[row + 1])
+            pos_l, tf_l = self._packed_pos[lo:hi].tolist(), self._packed_tf[lo:hi].tolist()
         self._post_pos[term] = pos_l
         self._post_tf[term] = tf_l
         return pos_l, tf_l
+
+    def _compact_packed(self) -> None:
+        """Drop the packed rows no longer in use (their terms moved to the lists, or emptied by :meth:`prune`)."""
+        lengths = np.diff(self._packed_offsets)
+        live_rows = np.zeros(len(lengths), dtype=bool)
+        if self._packed_row:
+            live_rows[np.fromiter(self._packed_row.values(), dtype=np.int64, count=len(self._packed_row))] = True
+        live_rows &= lengths > 0
+        if live_rows.all():
+            return
+        in_row = np.repeat(live_rows, lengths)
+        self._packed_terms = [self._packed_terms[r] for r in np.flatnonzero(live_rows).tolist()]
+        self._packed_pos, self._packed_tf = self._packed_pos[in_row], self._packed_tf[in_row]
+        self._packed_offsets = np.concatenate([[0], np.cumsum(lengths[live_rows])]).astype(np.int64)
+        self._packed_row = dict(zip(self._packed_terms, range(len(self._packed_terms)), strict=True))
+
+    def postings(self, term: str) -> np.ndarray:
+        """Positions whose document holds ``term`` (alive or not): the raw index contents, e.g. to audit that
+        forgotten words are gone."""
+        found = self._postings(term)
+        return found[0].copy() if found is not None else np.zeros(0, dtype=np.int64)
 
     def add(self, position: int, text: str, *, context_key: Hashable | None = None, order: int | None = None) -> None:
         """Index ``text`` at ``position``. With ``context_key``, chain it to the previous memory of that sequence
@@ -118,16 +146,19 @@ class LexicalIndex:
         self._doc_len[position] = len(doc)
         self._live_docs += 1
         self._live_len += len(doc)
-        post_pos, post_tf, cache = self._post_pos, self._post_tf, self._cache
+        post_pos, post_tf, cache, packed = self._post_pos, self._post_tf, self._cache, self._packed_row
         for term, tf in Counter(doc).items():
             pos = post_pos.get(term)
-            if pos is None:
-                post_pos[term] = [position]
-                post_tf[term] = [tf]
-            else:
-                pos_l, tf_l = (pos, cast(list[int], post_tf[term])) if isinstance(pos, list) else self._lists(term)
+            if pos is not None:
+                pos.append(position)
+                post_tf[term].append(tf)
+            elif term in packed:
+                pos_l, tf_l = self._lists(term)
                 pos_l.append(position)
                 tf_l.append(tf)
+            else:
+                post_pos[term] = [position]
+                post_tf[term] = [tf]
             cache.pop(term, None)
 
     def _extend(self, position: int, toks: list[str]) -> None:
@@ -161,22 +192,36 @@ class LexicalIndex:
         if cached is not None:
             return cached
         pos = self._post_pos.get(term)
-        if pos is None or not len(pos):
-            return None
-        arrays = (np.asarray(pos, dtype=np.int64), np.asarray(self._post_tf[term], dtype=np.float32))
+        if pos is not None:
+            if not pos:
+                return None
+            arrays = (np.asarray(pos, dtype=np.int64), np.asarray(self._post_tf[term], dtype=np.float32))
+        else:
+            row = self._packed_row.get(term)
+            if row is None:
+                return None
+            lo, hi = int(self._packed_offsets[row]), int(self._packed_offsets[row + 1])
+            if hi == lo:
+                return None
+            arrays = (self._packed_pos[lo:hi].astype(np.int64), self._packed_tf[lo:hi].astype(np.float32))
         self._cache[term] = arrays
         return arrays
 
     def prune(self, alive: np.ndarray) -> int:
         """Drop the postings of positions that are not ``alive`` (deleted memories, superseded versions) and zero
         their lengths, so the words of forgotten text leave the index and its file. Returns postings removed."""
-        removed = 0
         n = len(alive)
-        for term in list(self._post_pos):
-            pos = np.asarray(self._post_pos[term], dtype=np.int64)
+
+        def keep_of(pos: np.ndarray) -> np.ndarray:
             keep = np.zeros(len(pos), dtype=bool)
             inside = pos < n
             keep[inside] = alive[pos[inside]]
+            return keep
+
+        removed = 0
+        for term in list(self._post_pos):
+            pos = np.asarray(self._post_pos[term], dtype=np.int64)
+            keep = keep_of(pos)
             if keep.all():
                 continue
             removed += int(len(pos) - keep.sum())
@@ -186,6 +231,18 @@ class LexicalIndex:
             else:
                 del self._post_pos[term], self._post_tf[term]
             self._cache.pop(term, None)
+        self._compact_packed()
+        if len(self._packed_pos):
+            keep = keep_of(self._packed_pos)
+            if not keep.all():
+                removed += int(len(keep) - keep.sum())
+                rows = np.repeat(np.arange(len(self._packed_offsets) - 1), np.diff(self._packed_offsets))
+                kept_per_row = np.bincount(rows[keep], minlength=len(self._packed_offsets) - 1)
+                self._packed_pos, self._packed_tf = self._packed_pos[keep], self._packed_tf[keep]
+                self._packed_offsets = np.concatenate([[0], np.cumsum(kept_per_row)]).astype(np.int64)
+                for row in np.flatnonzero(kept_per_row == 0).tolist():  # no posting left: the word is gone
+                    self._packed_row.pop(self._packed_terms[row], None)
+                self._cache.clear()
         dead = np.flatnonzero(~alive[: len(self._doc_len)]) if len(self._doc_len) else np.zeros(0, dtype=np.int64)
         self._doc_len[dead] = 0.0
         return removed
@@ -194,21 +251,23 @@ class LexicalIndex:
     def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """The index as numpy arrays plus a JSON-able dict (see :meth:`from_arrays`): every term's postings
         concatenated (``offsets`` delimit them) and the terms as one NUL-separated UTF-8 blob (tokens are runs of
-        word characters, so they hold no NUL)."""
-        lists = [t for t, p in self._post_pos.items() if isinstance(p, list)]
-        arrays = [t for t, p in self._post_pos.items() if not isinstance(p, list)]
-        terms = lists + arrays
-        lengths = np.fromiter((len(self._post_pos[t]) for t in terms), dtype=np.int64, count=len(terms))
+        word characters, so they hold no NUL). Terms without postings are left out."""
+        written = list(self._post_pos)
+        written_len = np.fromiter(map(len, self._post_pos.values()), dtype=np.int64, count=len(written))
+        n_written = int(written_len.sum())
+        written_pos = np.fromiter(itertools.chain.from_iterable(self._post_pos.values()), dtype=np.int64,
+                                  count=n_written)
+        written_tf = np.fromiter(itertools.chain.from_iterable(map(self._post_tf.__getitem__, written)),
+                                 dtype=np.int64, count=n_written)
+        if not written_len.all():  # emptied by prune(): the word is gone, its term too
+            written = [t for t, n in zip(written, written_len.tolist(), strict=True) if n]
+            written_len = written_len[written_len > 0]
+        self._compact_packed()
+        terms = written + self._packed_terms
         offsets = np.zeros(len(terms) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        n_lists = int(offsets[len(lists)])
-
-        def flat(table: dict[str, list[int] | np.ndarray]) -> np.ndarray:
-            head = np.fromiter(itertools.chain.from_iterable(table[t] for t in lists), dtype=np.int64,  # type: ignore[arg-type]
-                               count=n_lists)
-            return np.concatenate([head, *(np.asarray(table[t], dtype=np.int64) for t in arrays)])
-
-        pos, tf = flat(self._post_pos), flat(self._post_tf)
+        np.cumsum(np.concatenate([written_len, np.diff(self._packed_offsets)]), out=offsets[1:])
+        pos = np.concatenate([written_pos, self._packed_pos.astype(np.int64)])
+        tf = np.concatenate([written_tf, self._packed_tf.astype(np.int64)])
         narrow = np.int32 if (not len(pos) or int(pos.max()) < 2**31) else np.int64
         tails = [[list(key) if isinstance(key, tuple) else key, p, toks, rank]
                  for key, (p, toks, rank) in self._tails.items()]
@@ -219,8 +278,8 @@ class LexicalIndex:
             "lex_tf": tf.astype(np.int32),
             "lex_doc_len": np.ascontiguousarray(self._doc_len, dtype=np.float32),
         }
-        meta: dict[str, Any] = {"k1": self.k1, "b": self.b, "live_docs": self._live_docs, "live_len": self._live_len,
-                "tails": json.dumps(tails)}
+        meta: dict[str, Any] = {"k1": self.k1, "b": self.b, "live_docs": self._live_docs,
+                                "live_len": self._live_len, "tails": json.dumps(tails)}
         return out, meta
 
     @classmethod
@@ -233,7 +292,8 @@ class LexicalIndex:
                                                arrays["lex_tf"], arrays["lex_doc_len"])
             terms = blob.tobytes().decode("utf-8").split("\0") if blob.size else []
             if (blob.dtype != np.uint8 or offsets.dtype != np.int64 or pos.dtype.kind != "i" or tf.dtype.kind != "i"
-                    or doc_len.dtype != np.float32 or offsets.ndim != 1 or len(offsets) != len(terms) + 1):
+                    or doc_len.dtype != np.float32 or offsets.ndim != 1 or len(offsets) != len(terms) + 1
+                    or pos.ndim != 1 or tf.ndim != 1 or doc_len.ndim != 1):
                 raise IndexCorruptionError("lexical index arrays have the wrong types or sizes")
             if (offsets[0] != 0 or (len(offsets) > 1 and bool((np.diff(offsets) < 0).any()))
                     or int(offsets[-1]) != len(pos) or len(pos) != len(tf)):
@@ -242,12 +302,11 @@ class LexicalIndex:
                 raise IndexCorruptionError("lexical index postings point outside the index")
             if not bool(np.isfinite(doc_len).all()) or (len(doc_len) and float(doc_len.min()) < 0):
                 raise IndexCorruptionError("lexical index document lengths are invalid")
-            bounds = offsets.tolist()
-            ix._post_pos = {t: pos[a:b] for t, a, b in zip(terms, bounds[:-1], bounds[1:], strict=True)}
-            ix._post_tf = {t: tf[a:b] for t, a, b in zip(terms, bounds[:-1], bounds[1:], strict=True)}
-            if len(ix._post_pos) != len(terms):
+            ix._packed_row = dict(zip(terms, range(len(terms)), strict=True))
+            if len(ix._packed_row) != len(terms):
                 raise IndexCorruptionError("lexical index lists a term twice")
-            ix._doc_len = doc_len
+            ix._packed_terms, ix._packed_offsets, ix._packed_pos, ix._packed_tf = terms, offsets, pos, tf
+            ix._doc_len = doc_len.copy()  # written to in place by later adds
             ix._live_docs = int(meta["live_docs"])
             ix._live_len = float(meta["live_len"])
             for key, p, toks, rank in json.loads(meta["tails"]):
