@@ -397,7 +397,7 @@ class DerivedIndexes:
             # lexical first, FAISS last: load() refuses a pair whose watermarks differ, so a crash in between is a
             # catch-up, never a silently inconsistent pair.
             with _gc_paused():
-                lex_arrays, lex_meta = self.lexical.to_arrays()
+                lex_arrays, lex_meta = self.lexical.to_arrays(repack=True)
                 cat_arrays, cat_meta = self.catalog.to_arrays()
             header = {"format": _FORMAT, "watermark": self.watermark, "lexical": lex_meta, "catalog": cat_meta}
             arrays = {**lex_arrays, **cat_arrays,

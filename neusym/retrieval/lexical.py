@@ -248,10 +248,13 @@ class LexicalIndex:
         return removed
 
     # ------------------------------------------------------------------ persistence (no pickle: plain arrays)
-    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    def to_arrays(self, *, repack: bool = False) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """The index as numpy arrays plus a JSON-able dict (see :meth:`from_arrays`): every term's postings
         concatenated (``offsets`` delimit them) and the terms as one NUL-separated UTF-8 blob (tokens are runs of
-        word characters, so they hold no NUL). Terms without postings are left out."""
+        word characters, so they hold no NUL). Terms without postings are left out.
+
+        ``repack``: afterwards the index itself uses these arrays as its packed postings (the lists are dropped),
+        so the next call only has to serialise what was written since, and the lists' memory is returned."""
         written = list(self._post_pos)
         written_len = np.fromiter(map(len, self._post_pos.values()), dtype=np.int64, count=len(written))
         n_written = int(written_len.sum())
@@ -269,13 +272,18 @@ class LexicalIndex:
         pos = np.concatenate([written_pos, self._packed_pos.astype(np.int64)])
         tf = np.concatenate([written_tf, self._packed_tf.astype(np.int64)])
         narrow = np.int32 if (not len(pos) or int(pos.max()) < 2**31) else np.int64
+        pos, tf = pos.astype(narrow), tf.astype(np.int32)
+        if repack:
+            self._packed_terms, self._packed_offsets, self._packed_pos, self._packed_tf = terms, offsets, pos, tf
+            self._packed_row = dict(zip(terms, range(len(terms)), strict=True))
+            self._post_pos, self._post_tf = {}, {}
         tails = [[list(key) if isinstance(key, tuple) else key, p, toks, rank]
                  for key, (p, toks, rank) in self._tails.items()]
         out: dict[str, np.ndarray] = {
             "lex_terms": np.frombuffer("\0".join(terms).encode("utf-8"), dtype=np.uint8),
             "lex_offsets": offsets,
-            "lex_pos": pos.astype(narrow),
-            "lex_tf": tf.astype(np.int32),
+            "lex_pos": pos,
+            "lex_tf": tf,
             "lex_doc_len": np.ascontiguousarray(self._doc_len, dtype=np.float32),
         }
         meta: dict[str, Any] = {"k1": self.k1, "b": self.b, "live_docs": self._live_docs,

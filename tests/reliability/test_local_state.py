@@ -337,3 +337,22 @@ def test_deleting_the_data_dir_stops_its_server_at_once(data_dir: Path) -> None:
         assert not data_dir.exists()  # not recreated as an empty store
     finally:
         mem.close()
+
+
+def test_hard_forget_after_a_reopen_removes_the_words_from_the_index_file(data_dir: Path) -> None:
+    """After a reopen the BM25 postings are the loaded arrays, not lists: a hard forget must still take the
+    forgotten words out of them and out of ``lexical.npz``."""
+    mem = _open(data_dir)
+    secret = mem.add("My locker code is quokkazebra 4417.", user_id="u", infer=False)[0]
+    mem.add("I like quiet trains.", user_id="u", infer=False)
+    mem.close()
+    mem = _open(data_dir)
+    try:
+        report = mem.forget(secret.id, user_id="u", hard=True, confirm=True)
+        assert report.applied
+        assert mem.derived.lexical.postings("quokkazebra").size == 0
+        mem.derived.save()
+        assert b"quokkazebra" not in (data_dir / "indexes" / "g" / "lexical.npz").read_bytes()
+        assert mem.search("quiet trains", user_id="u", k=1)
+    finally:
+        mem.close()

@@ -59,6 +59,14 @@ def test_loaded_lexical_index_matches_the_original_through_writes_and_pruning(se
             loaded.retire(victim)
         n += 1
     _same(original, loaded, n, rng)
+    loaded.to_arrays(repack=True)  # what every save does: the written lists become the packed arrays
+    _same(original, loaded, n, rng)
+    for _ in range(20):
+        text = _doc(rng)
+        for ix in (original, loaded):
+            ix.add(n, text, context_key=("u", None, "s1"), order=n)
+        n += 1
+    _same(original, loaded, n, rng)
     alive = np.array([rng.random() < 0.7 for _ in range(n)])
     assert original.prune(alive) == loaded.prune(alive)
     _same(original, loaded, n, rng)
