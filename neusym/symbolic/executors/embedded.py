@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import logging
 import os
 import shutil
@@ -224,15 +223,14 @@ class EmbeddedFalkorDB:
             "IMPORT_FOLDER", str(self.data_dir / _NO_IMPORT),
         ]
         self._remove_rewrite_leftovers()
-        spec = {"dir": str(self.data_dir), "socket": str(sock), "argv": args, "grace": self.idle_grace,
-                "rewrite_timeout": max(self._load_timeout(), 120.0)}
+        watchdog = [sys.executable, "-I", "-S", str(Path(wd.__file__)), str(self.data_dir), str(sock),
+                    repr(self.idle_grace), repr(max(self._load_timeout(), 120.0)), "--", *args]
         logfd = open_private(self.data_dir / wd.LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         try:
             # -I -S: the watchdog needs the standard library only; start_new_session: the server must outlive a
             # crashed or killed client, and not get its Ctrl-C.
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(Path(wd.__file__)), json.dumps(spec)],
-                stdout=logfd, stderr=logfd, stdin=subprocess.DEVNULL, start_new_session=True, umask=0o077,
+                watchdog, stdout=logfd, stderr=logfd, stdin=subprocess.DEVNULL, start_new_session=True, umask=0o077,
             )
         except OSError as err:
             raise BackendUnavailableError(f"cannot start embedded FalkorDB ({redis_server}): {err}") from err

@@ -23,6 +23,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -216,7 +217,8 @@ class _CallWatch:
     waiting for more than ``after`` seconds. Entering and leaving a call is a dict insert and pop under a lock."""
 
     def __init__(self, probe: Any, after: float) -> None:
-        self._probe = probe
+        # a weak reference: an executor dropped without close() is still collected, and its watcher then ends
+        self._probe = weakref.WeakMethod(probe)
         self._after = after
         self._lock = threading.Lock()
         self._inflight: dict[int, float] = {}
@@ -243,12 +245,18 @@ class _CallWatch:
 
     def _loop(self) -> None:
         while not self._stop.wait(min(1.0, self._after / 2)):
+            if self._probe() is None:  # the executor was collected
+                return
             oldest = self._oldest()
             if oldest is not None and time.monotonic() - oldest >= self._after:
+                probe = self._probe()
+                if probe is None:
+                    return
                 try:
-                    self._probe()
+                    probe()
                 except Exception:  # noqa: BLE001 - the watcher must survive; callers still have their timeout
                     log.exception("graph watcher: probe failed")
+                del probe  # no strong reference to the executor while sleeping
 
     def close(self) -> None:
         self._stop.set()

@@ -23,17 +23,17 @@ protocol, the AOF compaction and the "is this pid really our server" check.
 
 from __future__ import annotations
 
+# Only what the watchdog needs before it has started the server: everything else is imported where used (the
+# launching client has those modules loaded already; the watchdog loads them after the server is on its way).
 import contextlib
 import fcntl
-import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 import time
-from collections.abc import Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 SOCKET = "falkordb.sock"
 LOCK = "falkordb.lock"
@@ -54,6 +54,8 @@ def command(sock_path: str | os.PathLike[str], *args: str, timeout: float = 5.0)
         ReplyError: the server answered with an error.
         OSError: no server on the socket, it closed the connection, or it did not answer within ``timeout``.
     """
+    import socket
+
     request = f"*{len(args)}\r\n" + "".join(f"${len(a.encode())}\r\n{a}\r\n" for a in args)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(timeout)
@@ -162,7 +164,8 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return True
 
@@ -174,13 +177,16 @@ def process_title(pid: int) -> str | None:
     ``/proc/PID/cmdline`` and ``ps`` show. Only used to recognise our own processes, never parsed further.
     """
     try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            raw = fh.read()
         return " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
     except FileNotFoundError:
-        if Path("/proc/self").exists():
+        if os.path.exists("/proc/self"):
             return None
     except OSError:
         pass
+    import subprocess
+
     try:  # no procfs (macOS)
         out = subprocess.run(["ps", "-ww", "-o", "args=", "-p", str(pid)], capture_output=True, text=True,
                              timeout=5, check=False)
@@ -217,12 +223,14 @@ def is_watchdog(pid: int, data_dir: str | os.PathLike[str]) -> bool:
     if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 1 or pid in own_ids() or not pid_alive(pid):
         return False
     title = process_title(pid) or ""
-    return Path(__file__).name in title and json.dumps(os.fspath(data_dir))[1:-1] in title
+    return os.path.basename(__file__) in title and os.fspath(data_dir) in title
 
 
 def signal_verified(pid: int, sig: int, verify: Callable[[int], bool]) -> bool:
     """Send ``sig`` to ``pid`` only if ``verify(pid)`` holds. Where the OS has pidfds, the process is pinned first
     and checked through the pin, so the pid cannot be recycled between the check and the signal."""
+    import signal
+
     pidfd = getattr(os, "pidfd_open", None)
     if pidfd is not None:
         try:
@@ -249,16 +257,19 @@ def signal_verified(pid: int, sig: int, verify: Callable[[int], bool]) -> bool:
 
 
 def read_lock(data_dir: str | os.PathLike[str]) -> dict[str, object]:
+    import json
+
     try:
-        data = json.loads((Path(data_dir) / LOCK).read_text())
+        with open(os.path.join(data_dir, LOCK)) as fh:
+            data = json.load(fh)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def write_private(path: Path, text: str) -> None:
+def write_private(path: str, text: str) -> None:
     """Atomically replace ``path`` with ``text``, readable by the owner only."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         os.write(fd, text.encode())
@@ -275,7 +286,7 @@ class Lease:
     """
 
     def __init__(self, data_dir: str | os.PathLike[str]) -> None:
-        self.path = Path(data_dir) / LEASES
+        self.path = os.path.join(data_dir, LEASES)
         self.fd = -1
 
     def _open(self) -> None:
@@ -314,35 +325,56 @@ class Lease:
 
 
 # ---------------------------------------------------------------------------------------------- main
-def _die_with_parent(parent: int) -> Callable[[], None]:
-    """``preexec_fn`` of the server: the kernel sends it SIGTERM (a clean Redis shutdown) when the watchdog dies."""
-
+def _spawn(argv: list[str]) -> int:
+    """Fork and exec the server (no ``subprocess``: it is not imported yet). The child inherits the watchdog's
+    stdout/stderr (the server log, opened by the launcher) and stdin (/dev/null); on Linux the kernel sends it
+    SIGTERM, a clean Redis shutdown, should the watchdog die."""
     prctl: Callable[..., int] | None = None
     if sys.platform.startswith("linux"):
-        import ctypes
+        try:
+            import ctypes
 
-        with contextlib.suppress(OSError, AttributeError):
-            prctl = ctypes.CDLL(None).prctl  # looked up here: the child only calls it
+            prctl = ctypes.CDLL(None).prctl
+        except (ImportError, OSError, AttributeError):
+            prctl = None
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # the child: nothing but syscalls until exec
+        try:
+            if prctl is not None:
+                prctl(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
+            if os.getppid() != parent:  # the watchdog died before prctl took effect
+                os._exit(1)
+            os.execv(argv[0], argv)
+        finally:
+            os._exit(127)
+    return pid
 
-    def setup() -> None:
-        if prctl is not None:
-            prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-        if os.getppid() != parent:  # the watchdog died before prctl took effect
-            os._exit(1)
 
-    return setup
-
-
-def _terminate(child: subprocess.Popen[bytes]) -> None:
-    """SIGTERM (Redis flushes its AOF and exits), SIGCONT in case it is stopped, SIGKILL if it does not go."""
-    with contextlib.suppress(OSError):
-        child.send_signal(signal.SIGTERM)
-        child.send_signal(signal.SIGCONT)
+def _exited(pid: int) -> bool:
+    """Reap the server if it has exited."""
     try:
-        child.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.wait()
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return done == pid
+
+
+def _terminate(pid: int) -> None:
+    """SIGTERM (Redis flushes its AOF and exits), SIGCONT in case it is stopped, SIGKILL if it does not go."""
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGCONT):
+        with contextlib.suppress(OSError):
+            os.kill(pid, sig)
+    deadline = time.monotonic() + 15.0
+    while not _exited(pid):
+        if time.monotonic() > deadline:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return
+        time.sleep(0.02)
 
 
 def _same_dir(data_dir: str, ident: tuple[int, int]) -> bool:
@@ -358,52 +390,58 @@ def _log(message: str) -> None:
     sys.stderr.flush()
 
 
-def main(spec: dict[str, object]) -> int:
-    """Run redis-server (``spec["argv"]``) for ``spec["dir"]`` until nobody needs it. See the module docstring."""
+def main(argv: list[str]) -> int:
+    """``watchdog.py DATA_DIR SOCKET GRACE REWRITE_TIMEOUT -- REDIS_ARGV...``: run the server for DATA_DIR until
+    nobody needs it (see the module docstring)."""
     os.umask(0o077)  # every file the server writes (AOF, temp files) is the owner's only
-    data_dir = str(spec["dir"])
-    sock = str(spec["socket"])
-    grace = float(spec.get("grace", 30.0))  # type: ignore[arg-type]
-    poll = float(spec.get("poll", 0.5))  # type: ignore[arg-type]
-    rewrite_timeout = float(spec.get("rewrite_timeout", 600.0))  # type: ignore[arg-type]
-    argv = [str(a) for a in spec["argv"]]  # type: ignore[attr-defined]
-    stop_requested: list[int] = []
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, lambda signum, _frame: stop_requested.append(signum))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    data_dir, sock = argv[0], argv[1]
+    grace, rewrite_timeout = float(argv[2]), float(argv[3])
+    if argv[4] != "--":
+        raise SystemExit("usage: watchdog.py DATA_DIR SOCKET GRACE REWRITE_TIMEOUT -- REDIS_ARGV...")
     st = os.stat(data_dir)
     ident = (st.st_dev, st.st_ino)
-    log_fd = os.open(os.path.join(data_dir, LOG), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        child = subprocess.Popen(argv, stdout=log_fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 preexec_fn=_die_with_parent(os.getpid()))  # single-threaded: preexec_fn is safe
-    finally:
-        os.close(log_fd)
-    lock_path = Path(data_dir) / LOCK
-    write_private(lock_path, json.dumps({"pid": child.pid, "watchdog": os.getpid(), "socket": sock,
-                                         "dir": data_dir}))
+    server = _spawn(argv[5:])
+    # The server is starting: from here on nothing delays the launcher, which waits for the server's PING.
+    import json
+    import signal
+
+    watched = {signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP}
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    wait_signal = getattr(signal, "sigtimedwait", None)
+    stop_requested: list[int] = []
+    if wait_signal is not None:  # sleep until the poll interval passes or a watched signal arrives
+        signal.pthread_sigmask(signal.SIG_BLOCK, watched)
+    else:  # pragma: no cover - no sigtimedwait (macOS): poll more often
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, lambda signum, _frame: stop_requested.append(signum))
+    poll = 0.5 if wait_signal is not None else 0.05
+    lock_path = os.path.join(data_dir, LOCK)
+    write_private(lock_path, json.dumps({"pid": server, "watchdog": os.getpid(), "socket": sock, "dir": data_dir}))
     lease = Lease(data_dir)
     idle_since: float | None = None
     seen_socket = False
     try:
         while True:
-            try:
-                child.wait(timeout=poll)
+            if wait_signal is not None:
+                got = wait_signal(watched, poll)
+                if got is not None and got.si_signo in (signal.SIGTERM, signal.SIGHUP):
+                    stop_requested.append(got.si_signo)
+            else:
+                time.sleep(poll)
+            if _exited(server):
                 break  # the server exited: SHUTDOWN by the last client, a crash or a kill
-            except subprocess.TimeoutExpired:
-                pass
             if stop_requested:
-                _terminate(child)
+                _terminate(server)
                 break
             if not _same_dir(data_dir, ident):
                 _log(f"data directory {data_dir} is gone: stopping the server")
-                _terminate(child)
+                _terminate(server)
                 break
             if os.path.exists(sock):
                 seen_socket = True
             elif seen_socket:
                 _log(f"socket {sock} was removed: stopping the server nobody can reach")
-                _terminate(child)
+                _terminate(server)
                 break
             try:
                 idle = lease.acquire(exclusive=True, timeout=0)
@@ -424,18 +462,20 @@ def main(spec: dict[str, object]) -> int:
             if why:
                 _log(f"AOF not compacted before the idle stop ({why}); the AOF stays valid")
             shutdown(sock)
-            try:
-                child.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                _terminate(child)
+            deadline = time.monotonic() + 60.0
+            while not _exited(server):
+                if time.monotonic() > deadline:
+                    _terminate(server)
+                    break
+                time.sleep(0.02)
             break
     finally:
         if read_lock(data_dir).get("watchdog") == os.getpid():
             with contextlib.suppress(OSError):
-                lock_path.unlink()
+                os.unlink(lock_path)
         lease.close()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(json.loads(sys.argv[1])))
+    sys.exit(main(sys.argv[1:]))
