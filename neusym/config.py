@@ -9,10 +9,26 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["DEFAULT_DATA_DIR", "NeuSymConfig"]
+__all__ = ["DEFAULT_DATA_DIR", "DEFAULT_GRAPH_TIMEOUT", "DEFAULT_IDLE_GRACE", "DEFAULT_STALL_TIMEOUT", "NeuSymConfig"]
 
 DEFAULT_DATA_DIR = Path("~/.neusym")
 """Where ``NeuSymMemory()`` keeps its embedded graph and indexes unless told otherwise (``NEUSYM_DATA_DIR``)."""
+
+DEFAULT_GRAPH_TIMEOUT = 300.0
+"""Seconds one graph call may take (``NEUSYM_GRAPH_TIMEOUT``). Generous on purpose: it bounds a *working* server's
+slowest statement, and the largest ones NeuSym sends (a ``max_batch`` create, a catch-up page of 5,000 memories, a
+janitor sweep or a bulk load's batch at a million memories) take seconds; a server that stops answering is caught
+much sooner by ``graph_stall_timeout``."""
+
+DEFAULT_STALL_TIMEOUT = 20.0
+"""Seconds the embedded server may leave a PING unanswered, while a call is waiting on it, before it is declared
+stuck and restarted once from its AOF (``NEUSYM_GRAPH_STALL_TIMEOUT``). PING is answered by Redis' main thread while
+FalkorDB runs queries on worker threads, so a long query does not delay it; the longest stall measured was ~1.4 s,
+while a 3-million-node write committed."""
+
+DEFAULT_IDLE_GRACE = 30.0
+"""Seconds an embedded server may run with no NeuSym process using it before its watchdog stops it
+(``NEUSYM_EMBEDDED_IDLE_GRACE``). Only a crashed client leaves a server idle: the last clean ``close()`` stops it."""
 
 
 class NeuSymConfig(BaseModel):
@@ -47,6 +63,9 @@ class NeuSymConfig(BaseModel):
     save_every: int = Field(default=500, ge=1)  # persist derived indexes after this many changes (and on close)
     max_batch: int = Field(default=1000, ge=1)  # memories per graph statement on the write path
     index_path: Path | None = None  # where the derived indexes live (default: data_dir/indexes/graph_name)
+    graph_timeout: float = Field(default=DEFAULT_GRAPH_TIMEOUT, gt=0)  # max seconds of one graph call
+    graph_stall_timeout: float = Field(default=DEFAULT_STALL_TIMEOUT, gt=0)  # embedded: unanswered PING -> restart
+    embedded_idle_grace: float = Field(default=DEFAULT_IDLE_GRACE, ge=0)  # embedded: stop a server nobody uses
 
     @property
     def index_dir(self) -> Path:
@@ -84,6 +103,10 @@ class NeuSymConfig(BaseModel):
                 data[key] = v
         if v := env.get("FALKORDB_PORT"):
             data["falkordb_port"] = int(v)
+        for key, var in (("graph_timeout", "NEUSYM_GRAPH_TIMEOUT"), ("graph_stall_timeout", "NEUSYM_GRAPH_STALL_TIMEOUT"),
+                         ("embedded_idle_grace", "NEUSYM_EMBEDDED_IDLE_GRACE")):
+            if v := env.get(var):
+                data[key] = float(v)
         if data.get("falkordb_host") and "backend" not in data:
             data["backend"] = "falkordb"
         data.update({k: v for k, v in overrides.items() if v is not None})

@@ -92,13 +92,15 @@ def _open_executor(cfg: NeuSymConfig) -> Executor:
         from neusym.symbolic.executors.neo4j import Neo4jExecutor
 
         return Neo4jExecutor(url=cfg.neo4j_url, username=cfg.neo4j_username, password=cfg.neo4j_password,
-                             database=cfg.neo4j_database)
+                             database=cfg.neo4j_database, timeout=cfg.graph_timeout)
     from neusym.symbolic.executors.falkordb import FalkorDBExecutor
 
     if cfg.backend == "falkordb":
         return FalkorDBExecutor(cfg.graph_name, host=cfg.falkordb_host or "localhost", port=cfg.falkordb_port,
-                                password=cfg.falkordb_password)
-    return FalkorDBExecutor(cfg.graph_name, data_dir=cfg.data_dir.expanduser(), appendfsync=cfg.appendfsync)
+                                password=cfg.falkordb_password, timeout=cfg.graph_timeout)
+    return FalkorDBExecutor(cfg.graph_name, data_dir=cfg.data_dir.expanduser(), appendfsync=cfg.appendfsync,
+                            timeout=cfg.graph_timeout, stall_timeout=cfg.graph_stall_timeout,
+                            idle_grace=cfg.embedded_idle_grace)
 
 
 @contextmanager

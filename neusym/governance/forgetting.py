@@ -23,7 +23,6 @@ from neusym.extraction.vocabulary import topic_predicates
 from neusym.governance.policy import GovernancePolicy
 from neusym.record import MemoryRecord, Scope
 from neusym.retrieval.derived import DerivedIndexes
-from neusym.retrieval.lexical import LexicalIndex
 from neusym.retrieval.pipeline import query_entity_uids
 from neusym.symbolic.governance_store import GovernanceQueries
 from neusym.symbolic.store import SymbolicStore
@@ -231,27 +230,9 @@ def compact_lexical(derived: DerivedIndexes) -> int:
     """Drop BM25 postings of positions that are no longer alive (deleted memories and superseded versions).
 
     ``LexicalIndex.retire`` only stops counting a position, so the terms of deleted or edited text would survive
-    in the postings (and in ``lexical.pkl``) forever. Returns the number of postings removed.
+    in the postings (and in ``lexical.npz``) forever. Returns the number of postings removed.
     """
-    lex: LexicalIndex = derived.lexical
-    alive = derived.catalog.alive[: derived.catalog.size]
-    removed = 0
-    for term in list(lex._post_pos):
-        pos = lex._post_pos[term]
-        keep = [i for i, p in enumerate(pos) if p < len(alive) and alive[p]]
-        if len(keep) == len(pos):
-            continue
-        removed += len(pos) - len(keep)
-        if keep:
-            lex._post_pos[term] = [pos[i] for i in keep]
-            lex._post_tf[term] = [lex._post_tf[term][i] for i in keep]
-        else:
-            del lex._post_pos[term]
-            del lex._post_tf[term]
-        lex._cache.pop(term, None)
-    dead = np.flatnonzero(~alive[: len(lex._doc_len)]) if len(lex._doc_len) else np.zeros(0, dtype=np.int64)
-    lex._doc_len[dead] = 0.0
-    return removed
+    return derived.lexical.prune(derived.catalog.alive[: derived.catalog.size])
 
 
 def _caches(embedder: Any) -> list[CachedEmbedder]:

@@ -512,7 +512,8 @@ class FaissIndex:
                 raise InvalidInputError(f"meta must be JSON-serialisable: {err}") from err
             tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
             try:
-                with open(tmp, "xb") as raw:
+                # 0600: the vectors are derived from users' memories (see neusym.private_files)
+                with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as raw:
                     out = _HashingWriter(raw)
                     out.write(_PREFIX.pack(_MAGIC, _FORMAT_VERSION, len(header_bytes)))
                     out.write(header_bytes)

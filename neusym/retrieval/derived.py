@@ -4,15 +4,25 @@ The graph is the source of truth. These structures are a cache of it with a wate
 they reflect). ``catch_up`` applies every change with ``seq > watermark`` (and tombstones); ``rebuild`` starts from
 zero. They are saved together (atomic replace) so a crash between a graph write and a save only costs a catch-up.
 Several processes sharing one graph stay consistent the same way.
+
+On disk: ``vectors.faiss`` (:meth:`FaissIndex.save`) and ``lexical.npz`` (BM25 + catalog + watermark as plain
+numpy arrays and a JSON header, read with ``allow_pickle=False``). Nothing is ever unpickled: a file is data, so a
+planted or damaged one can only fail validation, and then the indexes are rebuilt from the graph. Both files are
+0600 in a 0700 directory (:mod:`neusym.private_files`). A ``lexical.pkl`` left by an older version is deleted
+unread (one rebuild from the graph).
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import json
 import logging
 import os
-import pickle
 import tempfile
 import threading
+import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +30,7 @@ import numpy as np
 
 from neusym.errors import DimensionMismatchError, IndexCorruptionError, IndexPersistenceError
 from neusym.neural import FaissIndex
+from neusym.private_files import private_dir
 from neusym.record import Scope
 from neusym.retrieval.graph_vectors import GraphBackedIndex, GraphVectorSearch
 from neusym.retrieval.lexical import LexicalIndex
@@ -32,6 +43,10 @@ log = logging.getLogger(__name__)
 
 _SCOPE_CACHE = 16  # (scope, statuses) masks kept between writes
 _INDEXED_STATUSES = ("active", "pending", "superseded", "archived", "quarantined")
+_STATE_FILE = "lexical.npz"
+_LEGACY_FILES = ("lexical.pkl",)  # pickles written by older versions: deleted, never read
+_FORMAT = 1
+_ZIP_MAGIC = b"PK\x03\x04"
 
 
 class _Codes:
@@ -82,12 +97,71 @@ class Catalog:
         self.statuses = _Codes()
         self.live = 0
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        if "key" not in state:  # a catalog saved before ids were kept: stage 2 looks its candidates up by nid
-            self.key = None
-            self.key_extra = {}
-        self.__dict__.setdefault("version", 0)
+    _ARRAYS = ("nid", "user", "agent", "session", "status", "alive")
+
+    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """The catalog as arrays (its first ``size`` positions) plus a JSON-able dict; see :meth:`from_arrays`."""
+        n = self.size
+        arrays = {f"cat_{name}": getattr(self, name)[:n] for name in self._ARRAYS}
+        if self.key is not None:
+            arrays["cat_key"] = self.key[:n]
+        meta = {"size": n, "ids": list(self.ids.codes), "statuses": list(self.statuses.codes),
+                "key_extra": [[p, k] for p, k in self.key_extra.items()], "has_key": self.key is not None}
+        return arrays, meta
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> Catalog:
+        """Rebuild a catalog saved by :meth:`to_arrays`. Every invariant the scope masks and stage 2 rely on is
+        checked (sizes, types, codes within their tables, one live position per nid): anything else raises
+        :class:`IndexCorruptionError`."""
+        try:
+            cat = cls()
+            n = int(meta["size"])
+            ids, statuses = list(meta["ids"]), list(meta["statuses"])
+            if n < 0 or not all(isinstance(v, str) for v in ids + statuses):
+                raise IndexCorruptionError("catalog header is malformed")
+            cap = max(1024, n)
+            for name in cls._ARRAYS:
+                src = arrays[f"cat_{name}"]
+                if src.dtype != getattr(cat, name).dtype or src.shape != (n,):
+                    raise IndexCorruptionError(f"catalog array {name} has the wrong type or size")
+                out = np.zeros(cap, dtype=src.dtype) if name in ("nid", "alive") else np.full(cap, -1, src.dtype)
+                out[:n] = src
+                setattr(cat, name, out)
+            for name, table in (("user", ids), ("agent", ids), ("session", ids), ("status", statuses)):
+                col = getattr(cat, name)[:n]
+                if n and (int(col.min()) < -1 or int(col.max()) >= len(table)):
+                    raise IndexCorruptionError(f"catalog column {name} refers to unknown codes")
+            if meta["has_key"]:
+                key = arrays["cat_key"]
+                if key.dtype != np.dtype(f"S{_KEY_WIDTH}") or key.shape != (n,):
+                    raise IndexCorruptionError("catalog ids have the wrong type or size")
+                cat.key = np.zeros(cap, dtype=key.dtype)
+                cat.key[:n] = key
+            else:
+                cat.key = None
+            extra: dict[int, str | None] = {}
+            for p, k in meta["key_extra"]:
+                if not (isinstance(p, int) and 0 <= p < n and (k is None or isinstance(k, str))):
+                    raise IndexCorruptionError("catalog id table is malformed")
+                extra[p] = k
+            cat.key_extra = extra
+            alive_pos = np.flatnonzero(cat.alive[:n])
+            nids = cat.nid[alive_pos]
+            if len(nids) and (int(nids.min()) < 0 or len(np.unique(nids)) != len(nids)):
+                raise IndexCorruptionError("catalog lists a memory twice")
+            cat.size = n
+            cat.pos_of = dict(zip(nids.tolist(), alive_pos.tolist(), strict=True))
+            cat.live = len(alive_pos)
+            cat.ids.codes = {v: i for i, v in enumerate(ids)}
+            cat.statuses.codes = {v: i for i, v in enumerate(statuses)}
+            if len(cat.ids.codes) != len(ids) or len(cat.statuses.codes) != len(statuses):
+                raise IndexCorruptionError("catalog code table lists a value twice")
+        except IndexCorruptionError:
+            raise
+        except (KeyError, TypeError, ValueError) as err:
+            raise IndexCorruptionError(f"catalog is unreadable ({type(err).__name__}: {err})") from err
+        return cat
 
     def _grow(self) -> None:
         cap = len(self.nid) * 2
@@ -188,6 +262,7 @@ class DerivedIndexes:
         self.graph_vectors = graph_vectors
         self.background_upgrade = background_upgrade
         self.lock = threading.RLock()
+        self._dir_known = False  # the index directory existed for this object (loaded from or saved to)
         self._reset()
 
     @property
@@ -222,7 +297,7 @@ class DerivedIndexes:
     # ------------------------------------------------------------------ persistence
     def _files(self) -> tuple[Path, Path]:
         assert self.path is not None
-        return self.path / "vectors.faiss", self.path / "lexical.pkl"
+        return self.path / "vectors.faiss", self.path / _STATE_FILE
 
     def _sweep_temp_files(self) -> None:
         """Delete temp files of saves that died half-way (a crash leaves a whole FAISS copy behind otherwise).
@@ -242,19 +317,34 @@ class DerivedIndexes:
             except OSError:
                 continue
 
+    def _remove_legacy_files(self) -> None:
+        """Pickled state of older versions is never read (unpickling runs code): delete it; the state it held is
+        rebuilt from the graph."""
+        assert self.path is not None
+        for name in _LEGACY_FILES:
+            legacy = self.path / name
+            if legacy.exists() or legacy.is_symlink():
+                try:
+                    legacy.unlink()
+                    log.warning("deleted %s unread (pickle is no longer used); the index is rebuilt from the graph",
+                                legacy)
+                except OSError as err:
+                    log.warning("could not delete the legacy pickle %s (%s); it is ignored", legacy, err)
+
     def load(self) -> bool:
         """Load the persisted state; on any corruption start empty (the caller catches up from the graph)."""
         if self.path is None:
             return False
         self._sweep_temp_files()
-        faiss_file, lex_file = self._files()
-        if not faiss_file.exists() or not lex_file.exists():
+        self._remove_legacy_files()
+        faiss_file, state_file = self._files()
+        self._dir_known = self.path.is_dir()
+        if not faiss_file.exists() or not state_file.exists():
             return False
         try:
             index, watermark, meta = FaissIndex.load(str(faiss_file))
-            with open(lex_file, "rb") as fh:
-                lex_state = pickle.load(fh)  # noqa: S301 - our own file in our own data directory
-            if lex_state.get("watermark") != watermark:
+            state_watermark, lexical, catalog = _read_state(state_file)
+            if state_watermark != watermark:
                 raise IndexCorruptionError("FAISS and lexical index watermarks differ")
             if meta.get("model") != self.model or meta.get("dimension") != self.dimension:
                 log.warning("embedding model changed (%s -> %s): rebuilding the index from the graph",
@@ -266,15 +356,14 @@ class DerivedIndexes:
                 return False
             if self.graph_vectors is not None:
                 index = self._new_vector_index()
-        except (IndexCorruptionError, OSError, EOFError, pickle.UnpicklingError, KeyError, ValueError,
-                AttributeError, TypeError) as err:
+        except (IndexCorruptionError, OSError) as err:
             log.warning("derived index at %s is unreadable (%s); rebuilding from the graph", self.path, err)
             self._reset()
             return False
         self.faiss = index
         self._maybe_upgrade()  # a flat "auto" index saved past the threshold (e.g. before the upgrade finished)
-        self.lexical = lex_state["lexical"]
-        self.catalog = lex_state["catalog"]
+        self.lexical = lexical
+        self.catalog = catalog
         self._scope_cache = {}
         self.watermark = int(watermark)
         self._verify_pending = True
@@ -296,18 +385,30 @@ class DerivedIndexes:
     def _save(self) -> None:
         assert self.path is not None
         with self.lock:
-            self.path.mkdir(parents=True, exist_ok=True)
-            faiss_file, lex_file = self._files()
+            if self._dir_known and not self.path.is_dir():
+                # deleted under an open memory (a test's tmp dir, a worker's scratch space): recreating it would
+                # litter a removed tree, and the next open rebuilds these caches from the graph anyway
+                log.warning("index directory %s was deleted while open: not saving the derived indexes", self.path)
+                self.dirty = 0
+                return
+            private_dir(self.path)
+            self._dir_known = True
+            faiss_file, state_file = self._files()
             # lexical first, FAISS last: load() refuses a pair whose watermarks differ, so a crash in between is a
             # catch-up, never a silently inconsistent pair.
-            fd, tmp = tempfile.mkstemp(dir=self.path, prefix=f".lexical.{os.getpid()}.")
+            with _gc_paused():
+                lex_arrays, lex_meta = self.lexical.to_arrays(repack=True)
+                cat_arrays, cat_meta = self.catalog.to_arrays()
+            header = {"format": _FORMAT, "watermark": self.watermark, "lexical": lex_meta, "catalog": cat_meta}
+            arrays = {**lex_arrays, **cat_arrays,
+                      "header": np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)}
+            fd, tmp = tempfile.mkstemp(dir=self.path, prefix=f".lexical.{os.getpid()}.")  # created 0600
             try:
                 with os.fdopen(fd, "wb") as fh:
-                    pickle.dump({"watermark": self.watermark, "lexical": self.lexical, "catalog": self.catalog}, fh,
-                                protocol=pickle.HIGHEST_PROTOCOL)
+                    np.savez(fh, allow_pickle=False, **arrays)
                     fh.flush()
                     os.fsync(fh.fileno())
-                os.replace(tmp, lex_file)
+                os.replace(tmp, state_file)
             finally:
                 if os.path.exists(tmp):
                     os.unlink(tmp)
@@ -458,3 +559,42 @@ class DerivedIndexes:
                 self._scope_cache.pop(next(iter(self._scope_cache)))
             self._scope_cache[key] = (state, mask, allow, count)
             return mask, allow, count
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Converting between arrays and the index's dicts creates hundreds of thousands of small objects; with a
+    large index already in memory each automatic full collection walks all of it (measured: over half of a
+    100k-memory save/load). The objects made here form no cycles, so collection can wait until the end."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _read_state(path: Path) -> tuple[int, LexicalIndex, Catalog]:
+    """Read ``lexical.npz``: a zip of plain ``.npy`` arrays, loaded with ``allow_pickle=False`` (numpy then refuses
+    object arrays and pickles outright). Anything unexpected raises :class:`IndexCorruptionError`."""
+    with open(path, "rb") as fh:
+        if fh.read(len(_ZIP_MAGIC)) != _ZIP_MAGIC:
+            raise IndexCorruptionError(f"{path.name} is not a NeuSym index file")
+    try:
+        with np.load(path, allow_pickle=False) as bundle:
+            arrays = {name: bundle[name] for name in bundle.files}
+        header = json.loads(arrays.pop("header").tobytes().decode("utf-8"))
+        if not isinstance(header, dict) or header.get("format") != _FORMAT:
+            raise IndexCorruptionError(f"{path.name} has an unknown format")
+        watermark = header["watermark"]
+        if isinstance(watermark, bool) or not isinstance(watermark, int) or watermark < 0:
+            raise IndexCorruptionError(f"{path.name} has a bad watermark")
+        with _gc_paused():
+            lexical = LexicalIndex.from_arrays(arrays, header["lexical"])
+            catalog = Catalog.from_arrays(arrays, header["catalog"])
+    except IndexCorruptionError:
+        raise
+    except (ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, UnicodeDecodeError) as err:
+        raise IndexCorruptionError(f"{path.name} is unreadable ({type(err).__name__}: {err})") from err
+    return watermark, lexical, catalog

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -41,19 +40,17 @@ from neusym.symbolic.dialects import (
     vector_query_call,
     vector_similarity_expr,
 )
-from neusym.symbolic.executors.base import Executor, Row
+from neusym.symbolic.executors.base import Executor, ReadOnlyRunner, Row
+from neusym.symbolic.guard import check_read_only
 
-__all__ = ["RELATIONS", "SymbolicStore"]
+__all__ = ["GUARDED_TIMEOUT", "RELATIONS", "SymbolicStore"]
 
 log = logging.getLogger(__name__)
 
 RELATIONS = frozenset({"SUPERSEDES", "DERIVED_FROM", "CONFLICTS_WITH", "NEXT", "DUPLICATE_OF"})
 
-_WRITE_CLAUSES = re.compile(
-    r"\b(CREATE|MERGE|SET|DELETE|DETACH|REMOVE|DROP|FOREACH|LOAD\s+CSV|CALL\s*\{)\b", re.IGNORECASE
-)
-_ALLOWED_CALLS = re.compile(r"\bCALL\s+(db\.idx\.fulltext\.queryNodes|db\.index\.fulltext\.queryNodes|db\.labels|"
-                            r"db\.relationshipTypes|db\.propertyKeys)\b", re.IGNORECASE)
+GUARDED_TIMEOUT = 30.0
+"""Default seconds a guarded raw Cypher statement (:meth:`SymbolicStore.read_only`) may run."""
 
 
 def _floats(vector: np.ndarray) -> list[float]:
@@ -427,27 +424,30 @@ class SymbolicStore:
         )
         return {r["h"]: r["id"] for r in rows}
 
-    def read_only(self, cypher: str, params: Mapping[str, Any] | None = None, *, limit: int = 1000) -> list[Row]:
-        """Guarded raw Cypher: read clauses only, run through the backend's read-only path.
+    def read_only(self, cypher: str, params: Mapping[str, Any] | None = None, *, limit: int = 1000,
+                  timeout: float = GUARDED_TIMEOUT) -> list[Row]:
+        """Guarded raw Cypher: at most ``limit`` rows of one read-only statement, within ``timeout`` seconds.
 
-        The guard is lexical (no write clauses, no procedures beyond index lookups) *and* the executor runs it
-        with ``write=False`` (FalkorDB ``GRAPH.RO_QUERY``, Neo4j read transaction), so a write slipping past the
-        regex still fails in the database.
+        Enforced in layers (see :mod:`neusym.symbolic.guard`): a lexical check (no write/admin clauses, no LOAD
+        CSV, only allowlisted procedures), then the database's own plan is checked and the statement runs in the
+        backend's read-only mode (FalkorDB ``GRAPH.RO_QUERY``, Neo4j READ transaction) with a server-side timeout.
         """
-        if not isinstance(cypher, str) or not cypher.strip():
-            raise InvalidInputError("cypher must be a non-empty string")
-        stripped = re.sub(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"", "''", cypher)  # ignore string literals
-        if _WRITE_CLAUSES.search(stripped):
-            raise UnsafeQueryError("only read-only Cypher is allowed here (found a write clause)")
-        if re.search(r"\bCALL\b", stripped, re.IGNORECASE) and not _ALLOWED_CALLS.search(stripped):
-            raise UnsafeQueryError("procedure calls are not allowed in read-only Cypher")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise InvalidInputError(f"limit must be a non-negative int, got {limit!r}")
+        if not isinstance(timeout, int | float) or not timeout > 0:
+            raise InvalidInputError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        checked = check_read_only(cypher)
         try:
-            rows = self.executor.run(cypher, dict(params or {}), write=False)
+            if isinstance(self.executor, ReadOnlyRunner):
+                rows = self.executor.run_read_only(checked, dict(params or {}), timeout=float(timeout),
+                                                   max_rows=limit)
+            else:  # a custom executor: its read-only path is all we can ask for
+                rows = self.executor.run(cypher, dict(params or {}), write=False)
         except BackendError as err:
             msg = str(err).lower()
             # FalkorDB: "... executed only on read-only queries"; Neo4j: "[Neo.ClientError.Statement.AccessMode]
             # Writing in read access mode not allowed"
-            if "read-only" in msg or "write" in msg or "accessmode" in msg or "read access mode" in msg:
+            if "read-only" in msg or "accessmode" in msg or "read access mode" in msg:
                 raise UnsafeQueryError(str(err)) from err
             raise
         return rows[:limit]

@@ -27,7 +27,7 @@ def lexical_hits(mem: NeuSymMemory, text: str) -> list[int]:
     lex = mem.derived.lexical
     out: set[int] = set()
     for term in tokenize(text):
-        out.update(lex._post_pos.get(term, []))
+        out.update(lex.postings(term).tolist())
     return sorted(out)
 
 

@@ -84,7 +84,7 @@ def test_forget_by_meaning_preview_then_hard_forget_leaves_no_trace(mem: NeuSymM
 
     # --- persisted derived files hold none of it either
     index_dir = falkordb_dir / "indexes" / graph_name
-    lexical_file = (index_dir / "lexical.pkl").read_bytes().lower()
+    lexical_file = (index_dir / "lexical.npz").read_bytes().lower()
     assert not [w for w in ADDRESS_WORDS if w.lower().encode() in lexical_file]
 
     # --- everything else is intact

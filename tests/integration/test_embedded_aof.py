@@ -87,8 +87,8 @@ def test_server_killed_in_the_middle_of_a_rewrite_loses_nothing(tmp_path: Path) 
     data_dir = tmp_path / "fk"
     server = EmbeddedFalkorDB(data_dir, appendfsync="always")
     server.start()
-    assert server.process is not None
-    pid = server.process.pid
+    assert server.process is not None and server.server_pid is not None
+    group = os.getpgid(server.server_pid)  # the watchdog's session: watchdog, server and the rewriting child
     mem = _open(data_dir)
     try:
         expected = _fill(mem, 80, "kept")
@@ -101,7 +101,7 @@ def test_server_killed_in_the_middle_of_a_rewrite_loses_nothing(tmp_path: Path) 
         deadline = time.monotonic() + 60  # a sync point, not a timing assertion: the child has begun writing
         while not list(data_dir.glob("temp-rewriteaof-*.aof")) and time.monotonic() < deadline:
             time.sleep(0.01)
-        os.killpg(pid, signal.SIGKILL)  # the server and its rewriting child (same process group)
+        os.killpg(group, signal.SIGKILL)  # the server and its rewriting child (same process group)
         server.process.wait(timeout=30)
     finally:
         mem.close()

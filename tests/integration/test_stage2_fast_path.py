@@ -3,7 +3,7 @@ parallel-list parameters, the hub test on the hop's middle entity, and stage 1's
 
 from __future__ import annotations
 
-import pickle
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -98,12 +98,13 @@ def test_a_stale_id_is_dropped_not_scored_as_another_memory(talk: NeuSymMemory) 
     assert [r.id for r in after].count(other.id) == 1
 
 
-def test_catalog_ids_survive_pickling_and_odd_ids(talk: NeuSymMemory) -> None:
+def test_catalog_ids_survive_saving_and_odd_ids(talk: NeuSymMemory) -> None:
     cat = talk.derived.catalog
     nids = list(cat.pos_of)
     keys = cat.keys_of(nids)
     assert keys is not None and len(set(keys)) == len(nids)
-    again: Catalog = pickle.loads(pickle.dumps(cat))
+    arrays, meta = cat.to_arrays()
+    again = Catalog.from_arrays(arrays, json.loads(json.dumps(meta)))
     assert again.keys_of(nids) == keys
     odd = Catalog()
     odd.put(1, "u", None, None, "active", "x" * 40)
@@ -112,21 +113,22 @@ def test_catalog_ids_survive_pickling_and_odd_ids(talk: NeuSymMemory) -> None:
     odd.put(4, "u", None, None, "active", None)
     assert odd.keys_of([1, 2, 3]) == ["x" * 40, "ünï", "plain"]
     assert odd.keys_of([4]) is None and odd.keys_of([99]) is None
+    arrays, meta = odd.to_arrays()
+    again = Catalog.from_arrays(arrays, json.loads(json.dumps(meta)))
+    assert again.keys_of([1, 2, 3]) == ["x" * 40, "ünï", "plain"] and again.keys_of([4]) is None
     odd.retire(1)
     assert 0 not in odd.key_extra and odd.keys_of([1]) is None
 
 
-def test_legacy_catalog_pickle_falls_back_to_nids() -> None:
+def test_catalog_without_ids_falls_back_to_nids() -> None:
     cat = Catalog()
+    cat.key = None  # a catalog that keeps no ids: stage 2 looks its candidates up by nid
     cat.put(7, "u", None, None, "active", "m7")
-    state = dict(cat.__dict__)
-    for name in ("key", "key_extra", "version"):
-        state.pop(name)
-    legacy = Catalog.__new__(Catalog)
-    legacy.__setstate__(state)
-    assert legacy.key is None and legacy.keys_of([7]) is None and legacy.version == 0
-    legacy.put(8, "u", None, None, "active", "m8")  # still writable, still no ids
-    assert legacy.keys_of([8]) is None
+    arrays, meta = cat.to_arrays()
+    again = Catalog.from_arrays(arrays, meta)
+    assert again.key is None and again.keys_of([7]) is None and again.pos_of == {7: 0}
+    again.put(8, "u", None, None, "active", "m8")  # still writable, still no ids
+    assert again.keys_of([8]) is None
 
 
 def test_scope_masks_are_cached_until_a_change(make_memory: Callable[..., NeuSymMemory]) -> None:

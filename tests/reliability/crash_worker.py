@@ -115,7 +115,7 @@ class Killer:
 
         def faiss_save(self: Any, *args: Any, **kwargs: Any) -> None:
             if state["hit"] and killer.stage == "faiss":
-                die()  # lexical.pkl already replaced, vectors.faiss not: the watermarks now differ
+                die()  # lexical.npz already replaced, vectors.faiss not: the watermarks now differ
             orig_faiss_save(self, *args, **kwargs)
 
         real_replace, real_fsync = os.replace, os.fsync

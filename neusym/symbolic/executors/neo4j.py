@@ -7,6 +7,13 @@ committed); only a connection lost between commit and acknowledgement replays a 
 constraints on ``Memory.id``/``nid`` turn a replayed create into a constraint error instead of a duplicate. Statements
 Neo4j refuses inside an explicit transaction (``CALL { ... } IN TRANSACTIONS``, ``USE``) are not supported here.
 
+Timeouts: every transaction carries a server-enforced timeout (``timeout``, :data:`~neusym.config.DEFAULT_GRAPH_TIMEOUT`),
+connecting and acquiring a pooled connection are bounded, and so is the driver's retrying of transient errors. The
+driver has no client-side read timeout of its own: it applies the one the server announces
+(``connection.recv_timeout_seconds``: Aura does; a self-hosted server does with
+``server.bolt.connection_keep_alive_for_requests=ALL``), which is what bounds a server that stops answering
+altogether.
+
 Why a bookmark manager of our own: each ``run`` opens its own session, so without shared bookmarks a read routed to a
 cluster follower could miss the write made by the previous call. On a single server it costs nothing.
 
@@ -24,9 +31,18 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from neusym.errors import BackendError, BackendUnavailableError, ClosedError, InvalidInputError
+from neusym.config import DEFAULT_GRAPH_TIMEOUT
+from neusym.errors import (
+    BackendError,
+    BackendUnavailableError,
+    ClosedError,
+    InvalidInputError,
+    NeuSymError,
+    UnsafeQueryError,
+)
 from neusym.symbolic.dialects import Dialect
 from neusym.symbolic.executors.base import Row
+from neusym.symbolic.guard import ALLOWED_PROCEDURES, CheckedQuery, procedure_name
 
 if TYPE_CHECKING:
     from neo4j import BookmarkManager, Driver, ManagedTransaction
@@ -129,6 +145,24 @@ def _duration(value: Any) -> _dt.timedelta | str:
     return _dt.timedelta(days=value.days, seconds=value.seconds, microseconds=value.nanoseconds // 1000)
 
 
+def _check_plan(query_type: str | None, plan: Any) -> None:
+    """Layer 2 of :mod:`neusym.symbolic.guard` on Neo4j: the plan the server would run, not the text we read."""
+    if query_type != "r":
+        raise UnsafeQueryError(f"only read-only Cypher is allowed here (Neo4j classifies it as {query_type!r})")
+    stack = [plan] if isinstance(plan, Mapping) else []
+    while stack:
+        op = stack.pop()
+        kind = str(op.get("operatorType", "")).split("@", 1)[0]
+        if kind == "LoadCSV":
+            raise UnsafeQueryError("LOAD CSV is not allowed in read-only Cypher (found in the query plan)")
+        if kind == "ProcedureCall":
+            args = op.get("args") or {}
+            name = procedure_name(str(args.get("Details") or args.get("Signature") or ""))
+            if name not in ALLOWED_PROCEDURES:
+                raise UnsafeQueryError(f"procedure {name or '?'} is not allowed in read-only Cypher")
+        stack.extend(c for c in op.get("children") or [] if isinstance(c, Mapping))
+
+
 def _env(*names: str) -> str | None:
     for name in names:
         found = os.environ.get(name)
@@ -172,6 +206,8 @@ class Neo4jExecutor:
         driver_config: extra keyword arguments for ``neo4j.GraphDatabase.driver`` (pool size, timeouts, TLS).
         verify: check at construction that the server answers, accepts the credentials and has the database, so a
             misconfiguration fails here with a clear :class:`BackendUnavailableError` rather than at the first query.
+        timeout: seconds one transaction may run (enforced by the server); also caps the driver's connection
+            timeout (30 s), pool acquisition (60 s) and transient-error retrying (30 s). ``driver_config`` wins.
     """
 
     dialect = Dialect.NEO4J
@@ -186,11 +222,15 @@ class Neo4jExecutor:
         driver: Driver | None = None,
         driver_config: Mapping[str, Any] | None = None,
         verify: bool = True,
+        timeout: float = DEFAULT_GRAPH_TIMEOUT,
     ) -> None:
         try:
             import neo4j
         except ImportError as err:  # pragma: no cover - a declared dependency
             raise BackendUnavailableError("Neo4j support needs the 'neo4j' package: pip install neo4j") from err
+        if not timeout > 0:
+            raise InvalidInputError("timeout must be positive")
+        self.timeout = float(timeout)
         self.database: str = database or _env("NEO4J_DATABASE") or _DEFAULT_DATABASE
         self._owns_driver = driver is None
         if driver is not None:
@@ -212,8 +252,11 @@ class Neo4jExecutor:
             user = username or _env("NEO4J_USERNAME") or "neo4j"
             secret = password if password is not None else _env("NEO4J_PASSWORD")
             auth = (user, secret) if secret else None
+            config = {"connection_timeout": min(30.0, self.timeout),
+                      "connection_acquisition_timeout": min(60.0, self.timeout),
+                      "max_transaction_retry_time": min(30.0, self.timeout), **dict(driver_config or {})}
             try:
-                self._driver = neo4j.GraphDatabase.driver(resolved, auth=auth, **dict(driver_config or {}))
+                self._driver = neo4j.GraphDatabase.driver(resolved, auth=auth, **config)
             except (ValueError, neo4j.exceptions.ConfigurationError) as err:
                 raise BackendUnavailableError(f"invalid Neo4j URL or driver configuration {resolved!r}: {err}") from err
         self._bookmarks: BookmarkManager = neo4j.GraphDatabase.bookmark_manager()
@@ -242,7 +285,7 @@ class Neo4jExecutor:
         self._check_open()
         try:
             with self._driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS) as session:
-                session.run("RETURN 1").consume()
+                session.run(neo4j.Query("RETURN 1", timeout=min(30.0, self.timeout))).consume()
         except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as err:
             raise _unavailable(err, self.url, self.database) from err
         except ValueError as err:  # the driver's verdict on an address it cannot even resolve (e.g. a bad port)
@@ -256,14 +299,45 @@ class Neo4jExecutor:
 
         clean: dict[str, Any] = _clean(dict(params or {}))
 
+        @neo4j.unit_of_work(timeout=self.timeout)
         def work(tx: ManagedTransaction) -> list[Row]:
             # Records must be read inside the transaction function: the result is gone once it returns.
             return [dict(zip(record.keys(), map(_plain, record), strict=True)) for record in tx.run(cypher, clean)]
 
+        return self._session_call(work, cypher, write=write)
+
+    def run_read_only(self, query: CheckedQuery, params: Mapping[str, Any] | None, *, timeout: float,
+                      max_rows: int) -> list[Row]:
+        """Guarded raw Cypher (see :mod:`neusym.symbolic.guard`), in one read transaction of a READ-mode session:
+        Neo4j's own plan (EXPLAIN) must be read-only, free of ``LoadCSV`` and call only allowlisted procedures;
+        then at most ``max_rows`` records are pulled. The transaction timeout is enforced by the server."""
+        self._check_open()
+        import neo4j
+
+        clean: dict[str, Any] = _clean(dict(params or {}))
+
+        @neo4j.unit_of_work(timeout=min(timeout, self.timeout))
+        def work(tx: ManagedTransaction) -> list[Row]:
+            summary = tx.run("EXPLAIN " + query.text, clean).consume()
+            _check_plan(summary.query_type, summary.plan)
+            result = tx.run(query.text, clean)
+            rows = [dict(zip(record.keys(), map(_plain, record), strict=True)) for record in result.fetch(max_rows)]
+            result.consume()  # the rest is discarded by the server, not sent
+            return rows
+
+        return self._session_call(work, query.text, write=False, access_mode=neo4j.READ_ACCESS)
+
+    def _session_call(self, work: Any, cypher: str, *, write: bool, access_mode: str | None = None) -> list[Row]:
+        import neo4j
+
         try:
             with self._driver.session(database=self.database, bookmark_manager=self._bookmarks,
-                                      notifications_disabled_classifications=_QUIET_NOTIFICATIONS) as session:
-                return session.execute_write(work) if write else session.execute_read(work)
+                                      notifications_disabled_classifications=_QUIET_NOTIFICATIONS,
+                                      default_access_mode=access_mode or neo4j.WRITE_ACCESS) as session:
+                rows: list[Row] = session.execute_write(work) if write else session.execute_read(work)
+                return rows
+        except NeuSymError:  # our own verdict from inside the transaction function (e.g. the plan check)
+            raise
         except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, TypeError, ValueError, OverflowError) as err:
             if self._closed:
                 raise ClosedError("Neo4j executor was closed while a query ran") from err

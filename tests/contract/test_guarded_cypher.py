@@ -1,0 +1,99 @@
+"""Guarded read-only Cypher on both backends: the database itself enforces what the lexical check promises.
+
+Each database layer is tested on its own by handing the executor a statement the lexical check never approved
+(``CheckedQuery`` built by hand, as if the tokenizer had been fooled): the plan check must refuse LOAD CSV and
+unapproved procedures, read-only execution must refuse writes, and the timeout must end a long read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+
+from neusym import BackendError, NeuSymMemory, ScopeError, UnsafeQueryError
+from neusym.symbolic.executors.base import Executor, ReadOnlyRunner
+from neusym.symbolic.guard import CheckedQuery
+from neusym.symbolic.store import SymbolicStore
+
+BYPASS = "WITH 1 AS `'` LOAD CSV FROM 'file:///etc/passwd' AS row RETURN row"
+# ~10^9 rows from two small lists: long-running without allocating much (a huge range() list would be built
+# whole before any timeout check)
+LONG_READ = "UNWIND range(1, 40000) AS a UNWIND range(1, 40000) AS b WITH a, b WHERE (a * b) % 7 = 3 RETURN count(*) AS n"
+
+
+def _runner(executor: Executor) -> ReadOnlyRunner:
+    assert isinstance(executor, ReadOnlyRunner)
+    return executor
+
+
+def _count(executor: Executor) -> int:
+    return int(executor.run("MATCH (n) RETURN count(n) AS n", write=False)[0]["n"])
+
+
+def test_the_backtick_bypass_is_refused(store: SymbolicStore) -> None:
+    with pytest.raises(UnsafeQueryError, match="LOAD CSV"):
+        store.read_only(BYPASS)
+
+
+def test_the_database_refuses_load_csv_the_tokenizer_missed(store: SymbolicStore, executor: Executor) -> None:
+    """Layer 2: the plan the server built holds LOAD CSV, whatever the text looked like to us."""
+    with pytest.raises(UnsafeQueryError, match="LOAD CSV"):
+        _runner(executor).run_read_only(CheckedQuery(BYPASS, ()), None, timeout=10, max_rows=10)
+
+
+def test_the_database_refuses_writes_the_tokenizer_missed(store: SymbolicStore, executor: Executor) -> None:
+    """Layers 2 and 3: a write reaching the database is refused by its read-only mode, and nothing is written."""
+    before = _count(executor)
+    for write in ("CREATE (:Planted {x: 1})", "MATCH (n) SET n.planted = 1 RETURN count(n)",
+                  "UNWIND [1] AS i CALL { WITH i CREATE (:Planted) } RETURN i"):
+        with pytest.raises((UnsafeQueryError, BackendError)):
+            _runner(executor).run_read_only(CheckedQuery(write, ()), None, timeout=10, max_rows=10)
+    assert _count(executor) == before
+
+
+def test_the_database_refuses_procedures_the_tokenizer_did_not_approve(backend: str, store: SymbolicStore,
+                                                                     executor: Executor) -> None:
+    """FalkorDB's plan does not name procedures, so it may hold no more calls than were approved; Neo4j's does,
+    so every one must be on the allowlist."""
+    unapproved = ("CALL dbms.components() YIELD name RETURN name" if backend == "neo4j"
+                  else "CALL dbms.procedures() YIELD name RETURN name")
+    with pytest.raises(UnsafeQueryError):
+        _runner(executor).run_read_only(CheckedQuery(unapproved, ()), None, timeout=10, max_rows=10)
+    if backend == "falkordb":  # two calls in the plan, one approved
+        two = ("CALL db.labels() YIELD label WITH collect(label) AS a "
+               "CALL db.propertyKeys() YIELD propertyKey RETURN a, propertyKey")
+        with pytest.raises(UnsafeQueryError):
+            _runner(executor).run_read_only(CheckedQuery(two, ("db.labels",)), None, timeout=10, max_rows=10)
+
+
+def test_allowed_reads_run(store: SymbolicStore, executor: Executor) -> None:
+    executor.run("CREATE (:Memory {id: 'a', content: 'green tea'}), (:Memory {id: 'b', content: 'coffee'})")
+    rows = store.read_only("MATCH (m:Memory) WHERE m.content CONTAINS $w RETURN m.id AS id", {"w": "tea"})
+    assert rows == [{"id": "a"}]
+    labels = {r["label"] for r in store.read_only("CALL db.labels() YIELD label RETURN label")}
+    assert "Memory" in labels
+    sub = store.read_only("CALL { MATCH (m:Memory) RETURN count(m) AS c } RETURN c")
+    assert sub == [{"c": 2}]
+    assert len(store.read_only("UNWIND range(1, 50) AS i RETURN i", limit=7)) == 7
+
+
+def test_guarded_reads_have_a_timeout(store: SymbolicStore) -> None:
+    """Layer 4: the server ends a long read (FalkorDB TIMEOUT, Neo4j transaction timeout)."""
+    started = time.monotonic()
+    with pytest.raises(BackendError):
+        store.read_only(LONG_READ, timeout=0.5)
+    assert time.monotonic() - started < 120  # generous: only "it ended", the timing itself is not the test
+
+
+def test_facade_cypher_refuses_the_bypass_and_needs_all_tenants(make_memory: Callable[..., NeuSymMemory]) -> None:
+    mem = make_memory()
+    mem.add("Alice likes green tea.", user_id="alice", infer=False)
+    with pytest.raises(ScopeError):
+        mem.cypher("MATCH (m:Memory) RETURN m.id AS id")
+    with pytest.raises(UnsafeQueryError):
+        mem.cypher(BYPASS, all_tenants=True)
+    with pytest.raises(UnsafeQueryError):
+        mem.cypher("MATCH (m:Memory) DETACH DELETE m", all_tenants=True)
+    assert mem.cypher("MATCH (m:Memory) RETURN count(m) AS n", all_tenants=True) == [{"n": 1}]
