@@ -143,8 +143,8 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         reflection: ``True`` or a :class:`ReflectionPolicy` starts background reflection (off by default);
             ``close()`` drains or persists its pending jobs.
         reembed: re-embed every stored memory with ``embedder`` when the store was embedded by another model
-            (otherwise refused with :class:`EmbedderMismatchError`) or a re-embed was interrupted; see
-            :mod:`neusym.reembed`.
+            (otherwise refused with :class:`EmbedderMismatchError`) or a re-embed was interrupted; ``True`` or a
+            ``progress(done, total)`` callback. See :mod:`neusym.reembed`; the report is ``last_reembed``.
     """
 
     def __init__(
@@ -161,7 +161,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         reranker: Reranker | Any = None,
         reflection: ReflectionPolicy | bool | None = None,
         governance: GovernancePolicy | None = None,
-        reembed: bool = False,
+        reembed: bool | Callable[[int, int], None] = False,
     ) -> None:
         cfg = config or NeuSymConfig.from_env(**({"data_dir": Path(data_dir)} if data_dir is not None else {}))
         if config is not None and data_dir is not None:
@@ -190,7 +190,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         in_graph = cfg.neural_backend == "neo4j_vector"
         try:
             self.store.setup()
-            self.embedder_identity = ensure_embedder(self.store, self.embedder, reembed=reembed)
+            self.embedder_identity, self.last_reembed = ensure_embedder(self.store, self.embedder, reembed=reembed)
             self.store.enable_vectors(self.embedder.dimension, create=in_graph)
         except BaseException:
             if executor is None:  # ours: do not leak the connection (or an embedded server) on a failed open
@@ -876,7 +876,7 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
         self._check_open()
         with self._write_lock:
             report = reembed_store(self.store, self.embedder, batch_size=batch_size, progress=progress)
-            self.embedder_identity = report.target
+            self.embedder_identity, self.last_reembed = report.target, report
             if self.derived.catch_up(self.store):
                 self.derived.save()
         return report

@@ -62,13 +62,21 @@ def _parse(raw: str | None) -> EmbedderIdentity | None:
         return EmbedderIdentity(name="unknown", model="unknown", dimension=0)
 
 
-def ensure_embedder(store: SymbolicStore, embedder: Any, *, reembed: bool = False,
-                    batch_size: int = 256, progress: Progress | None = None) -> EmbedderIdentity:
-    """Check (or first record) the store's embedder identity; returns the identity now recorded.
+def ensure_embedder(store: SymbolicStore, embedder: Any, *, reembed: bool | Progress = False,
+                    batch_size: int = 256) -> tuple[EmbedderIdentity, ReembedReport | None]:
+    """Check (or first record) the store's embedder identity; returns the identity now recorded, and the report
+    of the re-embed this call ran (if any).
 
-    With ``reembed=True`` a store of another model (or an interrupted re-embed) is re-embedded with ``embedder``
+    With ``reembed`` true (or a ``progress(done, total)`` callback) a store of another model, of the same model on
+    another runtime, from before identities, or with an interrupted re-embed is re-embedded with ``embedder``
     before returning instead of refused; the caller then loads its derived indexes as usual.
     """
+    progress = reembed if callable(reembed) else None
+
+    def convert() -> tuple[EmbedderIdentity, ReembedReport]:
+        report = reembed_store(store, embedder, batch_size=batch_size, progress=progress)
+        return report.target, report
+
     meta = MetaStore(store.executor)
     current = identity_of(embedder)
     state = meta.read()
@@ -80,11 +88,11 @@ def ensure_embedder(store: SymbolicStore, embedder: Any, *, reembed: bool = Fals
                 f"a re-embed of this store to {target.describe() if target else state.reembed_to} did not finish"
                 f"{done}; resume it with `neusym reindex --reembed` or NeuSymMemory(..., reembed=True) "
                 "using that embedder", stored=_parse(state.identity), current=current)
-        return reembed_store(store, embedder, batch_size=batch_size, progress=progress).target
+        return convert()
     if state is None or not state.identity:
         stored_dim = meta.sample_dimension()
         if reembed and stored_dim is not None:  # whatever wrote it, asked to re-embed: do it
-            return reembed_store(store, embedder, batch_size=batch_size, progress=progress).target
+            return convert()
         if stored_dim is not None and stored_dim != current.dimension:
             legacy = EmbedderIdentity(name="unknown", model="unknown", dimension=stored_dim)
             raise EmbedderMismatchError(
@@ -100,16 +108,16 @@ def ensure_embedder(store: SymbolicStore, embedder: Any, *, reembed: bool = Fals
     assert stored is not None
     verdict = stored.compare(current)
     if verdict == "same":
-        return stored
+        return stored, None
     if verdict == "compatible":
         if reembed:
-            return reembed_store(store, embedder, batch_size=batch_size, progress=progress).target
+            return convert()
         log.warning("this store was embedded with %s; this process uses %s: the same model on another runtime "
                     "(vectors agree to ~0.999 cosine), so it opens, and new memories get this runtime's vectors. "
                     "To make the store uniform: neusym reindex --reembed", stored.describe(), current.describe())
-        return stored
+        return stored, None
     if reembed:
-        return reembed_store(store, embedder, batch_size=batch_size, progress=progress).target
+        return convert()
     raise EmbedderMismatchError(
         f"this store was embedded with {stored.describe()}, but this process embeds with {current.describe()}: "
         f"{REEMBED_HINT}", stored=stored, current=current)

@@ -6,10 +6,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# torch first and pinned: pip takes a local CPU wheel when the machine provides one (find-links), else PyPI's.
-if ! "$PY" -c "import torch" >/dev/null 2>&1; then
-  "$PY" -m pip install -q "torch==2.13.0"
-fi
+# No torch: the default embedder runs on onnxruntime (pip install -e ".[torch]" adds sentence-transformers).
 "$PY" -m pip install -q -e ".[dev]"
 
 if [ "${1:-}" = "--tests" ]; then

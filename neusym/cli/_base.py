@@ -32,6 +32,7 @@ from rich.console import Console
 from neusym.errors import (
     BackendUnavailableError,
     DimensionMismatchError,
+    EmbedderMismatchError,
     InvalidInputError,
     NeuSymError,
     RecordNotFoundError,
@@ -87,7 +88,9 @@ _CONNECTION_PARAMS = [
              "NEO4J_PASSWORD, NEO4J_DATABASE).")], None),
     _kw("embedder", Annotated[str, typer.Option(
         "--embedder", envvar="NEUSYM_EMBEDDER", show_envvar=True, rich_help_panel=_CONNECTION,
-        help="minilm (the offline default) or hashing[:DIM] (fast, for tests); must match the data.")], "minilm"),
+        help="minilm (the offline default, onnxruntime), minilm-torch or st:MODEL_DIR (sentence-transformers, "
+             "needs neusym[torch]) or hashing[:DIM] (fast, for tests); must match the data (else: reindex "
+             "--reembed).")], "minilm"),
 ]
 _SCOPE_PARAMS = [
     _kw("user", Annotated[str | None, typer.Option(
@@ -149,6 +152,13 @@ class Opts:
         name, _, arg = self.embedder.strip().lower().partition(":")
         if name in ("minilm", "default", ""):
             return None  # the facade's shared default (loaded lazily: commands that never embed stay fast)
+        if name in ("minilm-torch", "st", "sentence-transformers"):
+            from neusym.embeddings import SentenceTransformerEmbedder
+
+            source = self.embedder.strip().partition(":")[2] or None  # the path keeps its case
+            if name == "minilm-torch" and source:
+                raise InvalidInputError("--embedder minilm-torch takes no argument (use st:MODEL_DIR)")
+            return SentenceTransformerEmbedder(source)
         if name == "hashing":
             from neusym.embeddings import HashingEmbedder
 
@@ -156,7 +166,8 @@ class Opts:
                 return HashingEmbedder(int(arg) if arg else 256)
             except ValueError as err:
                 raise InvalidInputError(f"--embedder hashing:DIM needs an integer DIM, got {arg!r}") from err
-        raise InvalidInputError(f"unknown embedder {self.embedder!r}; use minilm or hashing[:DIM]")
+        raise InvalidInputError(
+            f"unknown embedder {self.embedder!r}; use minilm, minilm-torch, st:MODEL_DIR or hashing[:DIM]")
 
     def config(self) -> Any:
         from neusym.config import NeuSymConfig
@@ -167,11 +178,12 @@ class Opts:
         return NeuSymConfig.from_env(**overrides)
 
     @contextmanager
-    def memory(self) -> Iterator[NeuSymMemory]:
-        """Open the memory the options point at (embedded by default) and close it afterwards."""
+    def memory(self, **options: Any) -> Iterator[NeuSymMemory]:
+        """Open the memory the options point at (embedded by default) and close it afterwards; ``options`` go to
+        the constructor (e.g. ``reembed=True``)."""
         from neusym.facade import NeuSymMemory
 
-        mem = NeuSymMemory(config=self.config(), embedder=self.make_embedder())
+        mem = NeuSymMemory(config=self.config(), embedder=self.make_embedder(), **options)
         try:
             yield mem
         finally:
@@ -314,7 +326,7 @@ def _one_line(err: BaseException) -> str:
         msg = f"{err.strerror}: {err.filename}"
     if not isinstance(err, NeuSymError | OSError):
         msg = f"unexpected {type(err).__name__}: {msg}"
-    if isinstance(err, DimensionMismatchError):
+    if isinstance(err, DimensionMismatchError) and not isinstance(err, EmbedderMismatchError):  # that one says
         msg += " -- pass the --embedder the data was written with (or set NEUSYM_EMBEDDER)"
     return msg
 

@@ -368,11 +368,39 @@ def cypher_cmd(
 
 # ---------------------------------------------------------------------------------------------------- reindex
 @command(app, "reindex", scope=False)
-def reindex_cmd(opts: Opts) -> None:
-    """Rebuild FAISS and BM25 from the graph (the source of truth)."""
+def reindex_cmd(
+    opts: Opts,
+    reembed: Annotated[bool, typer.Option(
+        "--reembed", help="Re-embed every memory from its stored content with --embedder first (after a model "
+                          "change; resumes an interrupted run). Otherwise only FAISS/BM25 are rebuilt.")] = False,
+) -> None:
+    """Rebuild FAISS and BM25 from the graph (the source of truth); with --reembed, re-embed the memories too."""
+    if reembed:
+        _reembed(opts)
+        return
     with opts.memory() as mem:
         n = mem.rebuild_index()
     emit(opts, {"reindexed": n}, lambda c: c.print(f"rebuilt the indexes from the graph: {n} memories"))
+
+
+def _reembed(opts: Opts) -> None:
+    """``reindex --reembed``: a store of another model (or an interrupted re-embed) is converted while opening,
+    which would refuse it otherwise; a store already on this model is re-embedded explicitly (e.g. one that mixed
+    two runtimes of one model). Either way batch by batch through the graph's write sequence, resumable."""
+    with _progress(opts, "re-embedding", enabled=not opts.json) as bar:
+        task = bar.add_task("re-embedding", total=None)
+
+        def tick(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        with opts.memory(reembed=tick) as mem:
+            report = mem.last_reembed or mem.reembed(progress=tick)
+            indexed = len(mem.derived.faiss)
+    out = {"reembedded": report.reembedded, "total": report.total, "indexed": indexed,
+           "embedder": report.target.name, "previous": report.source.name if report.source else None,
+           "resumed": report.resumed}
+    emit(opts, out, lambda c: c.print(f"re-embedded {report.reembedded} memories with {report.target.describe()}"
+                                      f"{' (resumed)' if report.resumed else ''}; {indexed} vectors indexed"))
 
 
 # ---------------------------------------------------------------------------------------------------- demo

@@ -191,7 +191,10 @@ class SentenceTransformerEmbedder:
         except Exception as err:  # any loader failure means "no usable model here"
             raise BackendUnavailableError(f"could not load the sentence-transformers model {source}: {err}") from err
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        dim = int(getter())
+        raw_dim: Any = getter()
+        if raw_dim is None:
+            raise BackendUnavailableError(f"the model at {source} does not declare its embedding dimension")
+        dim = int(raw_dim)
         if self._dim is not None and dim != self._dim:
             raise BackendUnavailableError(f"the model at {source} produces {dim}-dimensional vectors, not {self._dim}")
         self._dim = dim

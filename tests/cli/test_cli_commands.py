@@ -272,6 +272,25 @@ def test_stats_cypher_and_reindex(cli: Cli) -> None:
     assert cli.json("reindex")["reindexed"] == 1
 
 
+def test_reindex_reembed_moves_a_store_to_another_embedder(cli: Cli) -> None:
+    """Another model is refused with a one-line error that names the fix; the fix works and loses nothing."""
+    for text in ("I live in Porto.", "My sister Rita is a nurse.", "I drink flat whites."):
+        _add(cli, text, "-u", "ana")
+    refused = cli("stats", "-u", "ana", "--embedder", "hashing:128", ok=False)
+    line = one_line_error(refused)
+    assert refused.exit_code == 1 and "neusym reindex --reembed" in line and "neusym-hashing-v1-256" in line
+    out = cli.json("reindex", "--reembed", "--embedder", "hashing:128")
+    assert out["reembedded"] == 3 and out["total"] == 3 and out["indexed"] == 3
+    assert out["embedder"] == "neusym-hashing-v1-128" and out["previous"] == "neusym-hashing-v1-256"
+    hits = cli.json("search", "Rita nurse", "-u", "ana", "--embedder", "hashing:128")
+    assert hits["results"][0]["memory"]["content"] == "My sister Rita is a nurse."
+    assert cli.json("stats", "-u", "ana", "--embedder", "hashing:128")["memories"] == 3
+    assert cli("stats", "-u", "ana", ok=False).exit_code == 1  # the old model is now the stranger
+    # on a store already on this model it re-embeds explicitly (e.g. to unify two runtimes of one model)
+    again = cli.json("reindex", "--reembed", "--embedder", "hashing:128")
+    assert again["reembedded"] == 3 and again["previous"] == "neusym-hashing-v1-128"
+
+
 def test_errors_are_one_line_with_exit_codes(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     nf = cli("show", "0" * 32, "-u", "ana", ok=False)
     assert nf.exit_code == 3 and "no memory" in one_line_error(nf)

