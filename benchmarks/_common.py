@@ -54,8 +54,10 @@ def machine_info(module: str = "") -> dict[str, Any]:
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
     versions: dict[str, str] = {}
-    for mod in ("numpy", "faiss", "torch", "sentence_transformers", "bm25s", "falkordb", "langchain_community",
-                "mem0"):
+    for mod in ("numpy", "faiss", "onnxruntime", "tokenizers", "torch", "sentence_transformers", "bm25s", "falkordb",
+                "langchain_community", "mem0"):
+        if mod in ("torch", "sentence_transformers") and mod not in sys.modules:
+            continue  # report them when this run used them; importing them here would cost seconds and memory
         try:
             m = __import__(mod)
             versions[mod] = str(getattr(m, "__version__", "?"))
@@ -201,16 +203,23 @@ class QueryCachedEmbedder(DocCachedEmbedder):
 
 
 def build_embedder(kind: str, *, cache_queries: bool = False) -> DocCachedEmbedder:
-    """``minilm`` (offline all-MiniLM-L6-v2, the default everywhere) or ``hashing`` (fast, for smoke tests)."""
+    """``minilm`` (offline all-MiniLM-L6-v2 on onnxruntime, int8: the default everywhere), ``minilm-torch`` (the
+    same model in fp32 on sentence-transformers/torch, needs ``neusym[torch]``: for before/after comparisons) or
+    ``hashing`` (fast, for smoke tests)."""
     if kind == "minilm":
         from neusym.embeddings import MiniLMEmbedder
 
         inner: Any = MiniLMEmbedder()
+        inner.load()
+    elif kind == "minilm-torch":
+        from neusym.embeddings import SentenceTransformerEmbedder
+
+        inner = SentenceTransformerEmbedder()
         inner.load()
     elif kind == "hashing":
         from neusym.embeddings import HashingEmbedder
 
         inner = HashingEmbedder(384)
     else:
-        raise SystemExit(f"unknown embedder {kind!r} (minilm | hashing)")
+        raise SystemExit(f"unknown embedder {kind!r} (minilm | minilm-torch | hashing)")
     return QueryCachedEmbedder(inner) if cache_queries else DocCachedEmbedder(inner)

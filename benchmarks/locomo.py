@@ -469,7 +469,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.locomo", description=__doc__.split("\n")[0])
     ap.add_argument("path", type=Path, help="LoCoMo JSON (e.g. ../shared/data/locomo/locomo_dev.json)")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results"))
-    ap.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])
+    ap.add_argument("--embedder", default="minilm", choices=["minilm", "minilm-torch", "hashing"])
     ap.add_argument("--systems", default="dense,bm25,rrf,langchain,mem0,neusym",
                     help="comma list of dense,bm25,rrf,langchain,mem0,neusym")
     ap.add_argument("--limit-convs", type=int, default=None)

@@ -9,7 +9,11 @@ Two kinds of run, in one process so ratios are against the same machine state:
 * ``minilm`` (every size in ``--minilm-sizes``): the real offline all-MiniLM-L6-v2 embeds queries live (end-to-end
   latency); documents are encoded by MiniLM for real up to ``--minilm-encode-max`` memories (the add-throughput
   ratio against raw MiniLM), above that they reuse precomputed vectors so a 100k store does not take an hour to
-  encode (query latency does not depend on the document vectors' values).
+  encode (query latency does not depend on the document vectors' values). ``--embedder`` picks the query model
+  (``minilm``: the default, onnxruntime int8; ``minilm@N``: with N intra-op threads; ``minilm-torch``: the fp32
+  sentence-transformers model, needs ``neusym[torch]``); ``--compare-embedders`` interleaves more models query by
+  query on the same store (same-process ratios). Each query is also embedded alone right before its search
+  ("embedder alone"), and Python's garbage collections during the query loop are recorded (``gc.callbacks``).
 
 Baselines measured in the same run at the same sizes: LangChain community ``FAISS`` (``from_embeddings`` /
 ``add_embeddings`` / ``similarity_search_by_vector``) and mem0 OSS 2.2.1 with ``infer=False`` (FAISS store; mem0
@@ -80,6 +84,7 @@ class LookupEmbedder:
         self.vectors = vectors
         self.query_model = query_model
         self.query_vectors: dict[str, np.ndarray] = {}
+        self.query_models: dict[str, Any] = {}  # label -> model, interleaved per query by _measure_neusym
         self._name = name
 
     @property
@@ -106,6 +111,58 @@ def _queries(texts: list[str], vectors: np.ndarray, n: int, seed: int) -> tuple[
     qv /= np.linalg.norm(qv, axis=1, keepdims=True)
     qs = [re.sub(r" \(note \d+\)$", "", texts[i]).replace(" the ", " a ") + "?" for i in idx]
     return qs, qv.astype(np.float32)
+
+
+def query_model(spec: str) -> Any:
+    """``minilm`` | ``minilm@THREADS`` | ``minilm-torch`` -> a loaded embedder."""
+    name, _, threads = spec.partition("@")
+    if name == "minilm":
+        from neusym.embeddings import MiniLMEmbedder
+
+        model: Any = MiniLMEmbedder(num_threads=int(threads) if threads else None)
+    elif name == "minilm-torch":
+        from neusym.embeddings import SentenceTransformerEmbedder
+
+        model = SentenceTransformerEmbedder(num_threads=int(threads) if threads else None)
+    else:
+        raise SystemExit(f"unknown embedder {spec!r} (minilm[@N] | minilm-torch[@N])")
+    model.load()
+    return model
+
+
+class GcProbe:
+    """Python garbage collections (generation, pause) while active, via ``gc.callbacks``: a full collection walks
+    every container object the process holds, so at 100k memories it is a candidate for the search tail."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[int, float, float]] = []  # (generation, start perf_counter, ms)
+        self._t0 = 0.0
+
+    def __enter__(self) -> GcProbe:
+        gc.callbacks.append(self._cb)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._cb)
+
+    def _cb(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._t0 = time.perf_counter()
+        else:
+            self.pauses.append((int(info["generation"]), self._t0, (time.perf_counter() - self._t0) * 1000))
+
+    def summary(self, windows: list[tuple[float, float]], slow: set[int]) -> dict[str, Any]:
+        """Collections per generation, their pauses, and how many of the ``slow`` query windows had one."""
+        by_gen: dict[str, dict[str, float]] = {}
+        for gen, _, ms in self.pauses:
+            d = by_gen.setdefault(str(gen), {"n": 0, "total_ms": 0.0, "max_ms": 0.0})
+            d["n"] += 1
+            d["total_ms"] = round(d["total_ms"] + ms, 3)
+            d["max_ms"] = round(max(d["max_ms"], ms), 3)
+        hit = [i for i, (a, b) in enumerate(windows) if any(a <= t <= b for _, t, _ in self.pauses)]
+        return {"by_generation": by_gen, "queries_with_gc": len(hit),
+                "slow_queries_with_gc": len([i for i in hit if i in slow]), "slow_queries": len(slow),
+                "tracked_objects": len(gc.get_objects()), "frozen": gc.get_freeze_count()}
 
 
 def _lat(values: list[float]) -> dict[str, float]:
@@ -158,7 +215,7 @@ def bulk_load(mem: Any, texts: list[str], emb: Any, batch: int) -> float:
 
 
 def bench_neusym(n: int, texts: list[str], emb: Any, queries: list[str], workdir: Path, *, faiss_kind: str,
-                 batch: int, single: int, api_max: int, reuse: bool = False) -> dict[str, Any]:
+                 batch: int, single: int, api_max: int, reuse: bool = False, gc_freeze: bool = False) -> dict[str, Any]:
     """``reuse``: ``workdir`` keeps the filled store between runs (``--store-dir``); a second run skips the fill
     and reports the fill numbers measured by the run that filled it (marked ``fill_from``)."""
     import json
@@ -173,7 +230,7 @@ def bench_neusym(n: int, texts: list[str], emb: Any, queries: list[str], workdir
         out["fill_from"] = out.get("fill_from") or out.get("filled_at")
         owner = _start_server(cfg, out)  # timed replay; the memory attaches to this server
         mem = NeuSymMemory(config=cfg, embedder=emb)
-        return _measure_neusym(mem, out, cfg, emb, queries, n, rss0, persist=True, owner=owner)
+        return _measure_neusym(mem, out, cfg, emb, queries, n, rss0, persist=True, owner=owner, gc_freeze=gc_freeze)
     mem = NeuSymMemory(config=cfg, embedder=emb)
     out = {"system": "neusym", "size": n, "faiss_kind": faiss_kind}
     # single adds first (an empty-ish store), then the batched bulk fill
@@ -207,7 +264,7 @@ def bench_neusym(n: int, texts: list[str], emb: Any, queries: list[str], workdir
     out["filled_at"] = time.strftime("%Y-%m-%d %H:%M")
     if reuse:
         marker.write_text(json.dumps(out))
-    return _measure_neusym(mem, out, cfg, emb, queries, n, rss0, persist=reuse)
+    return _measure_neusym(mem, out, cfg, emb, queries, n, rss0, persist=reuse, gc_freeze=gc_freeze)
 
 
 def _start_server(cfg: Any, out: dict[str, Any]) -> Any:
@@ -222,28 +279,66 @@ def _start_server(cfg: Any, out: dict[str, Any]) -> Any:
 
 
 def _measure_neusym(mem: Any, out: dict[str, Any], cfg: Any, emb: Any, queries: list[str], n: int, rss0: float,
-                    *, persist: bool, owner: Any = None) -> dict[str, Any]:
+                    *, persist: bool, owner: Any = None, gc_freeze: bool = False) -> dict[str, Any]:
     from neusym import NeuSymMemory
     from neusym.retrieval.recipes import get_recipe
 
     workdir = Path(cfg.data_dir)
     recipe = get_recipe("hybrid_graph")
+    live = getattr(emb, "query_models", None) or {}
+    models = list(live.items()) or [("precomputed", None)]
     for q in queries[:20]:  # warm-up
-        mem.search(q, user_id="u0", k=10, recipe=recipe, touch=False)
-    wall, e, s1, s2 = [], [], [], []
-    for q in queries:
-        t0 = time.perf_counter()
-        mem.search(q, user_id="u0", k=10, recipe=recipe, touch=False)
-        wall.append((time.perf_counter() - t0) * 1000)
-        lt = mem.last_timings
-        e.append(lt.embed_ms)
-        s1.append(lt.stage1_ms)
-        s2.append(lt.stage2_ms)
+        for _, model in models:
+            emb.query_model = model
+            mem.search(q, user_id="u0", k=10, recipe=recipe, touch=False)
+    if gc_freeze:
+        gc.collect()
+        gc.freeze()  # everything loaded so far leaves the collector's generations
+    per: dict[str, dict[str, list[float]]] = {label: {k: [] for k in ("wall", "e", "s1", "s2", "alone")}
+                                              for label, _ in models}
+    windows: list[tuple[float, float]] = []
+    with GcProbe() as probe:
+        for i, q in enumerate(queries):
+            for j in range(len(models)):  # rotate the order per query: no model always runs first
+                label, model = models[(i + j) % len(models)]
+                emb.query_model = model
+                m = per[label]
+                if model is not None:
+                    t0 = time.perf_counter()
+                    model.embed_query(q)
+                    m["alone"].append((time.perf_counter() - t0) * 1000)
+                t0 = time.perf_counter()
+                mem.search(q, user_id="u0", k=10, recipe=recipe, touch=False)
+                t1 = time.perf_counter()
+                m["wall"].append((t1 - t0) * 1000)
+                if label == models[0][0]:
+                    windows.append((t0, t1))
+                lt = mem.last_timings
+                m["e"].append(lt.embed_ms)
+                m["s1"].append(lt.stage1_ms)
+                m["s2"].append(lt.stage2_ms)
+    emb.query_model = models[0][1]
+    if gc_freeze:
+        gc.unfreeze()
+    first = per[models[0][0]]
+    wall, e, s1, s2 = first["wall"], first["e"], first["s1"], first["s2"]
     out["search_ms"] = _lat(wall)
     out["embed_ms"] = _lat(e)
     out["stage1_ms"] = _lat(s1)
     out["stage2_ms"] = _lat(s2)
     out["stages12_ms"] = _lat([a + b for a, b in zip(s1, s2, strict=True)])
+    slow_cut = pct(wall, 95)
+    out["gc"] = probe.summary(windows, {i for i, w in enumerate(wall) if w >= slow_cut})
+    out["gc_freeze"] = gc_freeze
+    if models[0][1] is not None:
+        out["query_models"] = {}
+        for label, m in per.items():
+            row = {"search_ms": _lat(m["wall"]), "embed_in_search_ms": _lat(m["e"]), "embed_alone_ms": _lat(m["alone"]),
+                   "stages12_ms": _lat([a + b for a, b in zip(m["s1"], m["s2"], strict=True)])}
+            row["search_over_embed_alone"] = {q: round(row["search_ms"][q] / row["embed_alone_ms"][q], 2)
+                                              for q in ("p50", "p95")}
+            out["query_models"][label] = row
+        out["embed_alone_ms"] = out["query_models"][models[0][0]]["embed_alone_ms"]
     out["rss_mb"] = round(rss_mb() - rss0, 1)
     pid = _server_pid(mem)
     out["graph_server_rss_mb"] = round(pid_rss_mb(pid), 1) if pid else None
@@ -407,7 +502,8 @@ def extraction_cost(texts: list[str]) -> dict[str, float]:
 def run(*, sizes: Sequence[int], minilm_sizes: Sequence[int], out_dir: Path | None, queries: int = 200,
         batch: int = 1000, single: int = 200, mem0_max: int = 10_000, minilm_encode_max: int = 10_000,
         hnsw_from: int = 1_000_000, systems: Sequence[str] = ("neusym", "langchain", "mem0"), api_max: int = 10_000,
-        png: bool = True, store_dir: Path | None = None) -> dict[str, Any]:
+        png: bool = True, store_dir: Path | None = None, embedder: str = "minilm",
+        compare_embedders: Sequence[str] = (), gc_freeze: bool = False) -> dict[str, Any]:
     quiet_logs()
     biggest = max([*sizes, *minilm_sizes])
     texts = synthetic_texts(biggest)
@@ -415,12 +511,15 @@ def run(*, sizes: Sequence[int], minilm_sizes: Sequence[int], out_dir: Path | No
     report: dict[str, Any] = {"benchmark": "scale", "machine": machine_info("benchmarks.scale"), "runs": [], "notes": []}
     report["extraction"] = extraction_cost(texts)
     model: Any = None
+    query_models: dict[str, Any] = {}
     if minilm_sizes:
-        from neusym.embeddings import MiniLMEmbedder
-
-        model = MiniLMEmbedder()
-        model.load()
+        for spec in dict.fromkeys([embedder, *compare_embedders]):
+            query_models[spec] = query_model(spec)
+        model = query_models[embedder]
+        report["query_embedders"] = {spec: m.name for spec, m in query_models.items()}
         report["raw_minilm"] = raw_minilm(model, texts)
+        if len(query_models) > 1:
+            report["raw_query_models"] = {spec: raw_minilm(m, texts) for spec, m in query_models.items()}
     plan = [("precomputed", n) for n in sizes] + [("minilm", n) for n in minilm_sizes]
     for mode, n in plan:
         qs, qv = _queries(texts[:n], vectors[:n], queries, seed=n)
@@ -434,6 +533,7 @@ def run(*, sizes: Sequence[int], minilm_sizes: Sequence[int], out_dir: Path | No
             vecs[:encoded] = model.embed_documents(texts[:encoded])
             report.setdefault("minilm_encode", {})[str(n)] = round(encoded / (time.perf_counter() - t0), 1)
             emb = LookupEmbedder(texts[:n], vecs, query_model=model, name=f"minilm+lookup-{DIM}")
+            emb.query_models = query_models
         kind = "hnsw" if n >= hnsw_from else "auto"
         for system in systems:
             if system == "mem0" and n > mem0_max:
@@ -446,7 +546,7 @@ def run(*, sizes: Sequence[int], minilm_sizes: Sequence[int], out_dir: Path | No
                 gc.collect()
                 if system == "neusym":
                     res = bench_neusym(n, texts[:n], emb, qs, work, faiss_kind=kind, batch=batch, single=single,
-                                       api_max=api_max, reuse=keep)
+                                       api_max=api_max, reuse=keep, gc_freeze=gc_freeze)
                 elif system == "langchain":
                     res = bench_langchain(n, texts[:n], emb, qs, work, batch=batch, single=single)
                 else:
@@ -516,6 +616,20 @@ def markdown(report: dict[str, Any]) -> str:
                      f"{g('embed_ms')} | {g('stage1_ms')} | {g('stage2_ms')} | {g('stages12_ms')} | {rss} | "
                      f"{r.get('disk_bytes_per_memory')} | {r.get('graph_server_start_s', '-')} | {r.get('open_s', '-')} | "
                      f"{r.get('catch_up_s', '-')} |")
+    for r in report["runs"]:
+        for label, qm in (r.get("query_models") or {}).items():
+            lines.append(f"Query model {label} ({report.get('query_embedders', {}).get(label, label)}) at "
+                         f"{r['size']:,}: search p50/p95 {qm['search_ms']['p50']}/{qm['search_ms']['p95']} ms; "
+                         f"embedder alone p50/p95 {qm['embed_alone_ms']['p50']}/{qm['embed_alone_ms']['p95']} ms; "
+                         f"stages 1+2 p95 {qm['stages12_ms']['p95']} ms; search/embedder-alone "
+                         f"{qm['search_over_embed_alone']['p50']}x (p50), {qm['search_over_embed_alone']['p95']}x (p95).")
+        g = r.get("gc")
+        if g:
+            gens = ", ".join(f"gen{k}: {v['n']} (max {v['max_ms']} ms)" for k, v in sorted(g["by_generation"].items()))
+            lines.append(f"GC during the {r['mode']} {r['system']} {r['size']:,} query loop"
+                         f"{' (gc.freeze after load)' if r.get('gc_freeze') else ''}: {gens or 'none'}; "
+                         f"{g['slow_queries_with_gc']} of the {g['slow_queries']} slowest (>= p95) queries overlapped "
+                         f"a collection; {g['tracked_objects']:,} tracked objects.")
     raw = report.get("raw_minilm")
     if raw:
         lines += ["", f"Raw MiniLM in the same run: batch encode {raw['encode_batch_per_s']} sentences/s; one query "
@@ -593,6 +707,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="memories added through the public add/add_batch per store; the rest is bulk-loaded")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     ap.add_argument("--no-png", action="store_true")
+    ap.add_argument("--embedder", default="minilm",
+                    help="live query model: minilm (default, onnxruntime), minilm@N (N threads), minilm-torch")
+    ap.add_argument("--compare-embedders", default="",
+                    help="more query models interleaved per query on the same store, e.g. minilm@1,minilm-torch")
+    ap.add_argument("--gc-freeze", action="store_true", help="gc.freeze() after the store is loaded")
     ap.add_argument("--store-dir", type=Path, default=None,
                     help="keep NeuSym's filled stores here; a later run with the same sizes skips the fill")
     a = ap.parse_args(argv)
@@ -603,7 +722,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = run(sizes=ints(a.sizes), minilm_sizes=ints(a.minilm_sizes), out_dir=a.out, queries=a.queries,
                  batch=a.batch, single=a.single, mem0_max=a.mem0_max, minilm_encode_max=a.minilm_encode_max,
                  hnsw_from=a.hnsw_from, systems=[s for s in a.systems.split(",") if s], api_max=a.api_max,
-                 png=not a.no_png, store_dir=a.store_dir)
+                 png=not a.no_png, store_dir=a.store_dir, embedder=a.embedder,
+                 compare_embedders=[x for x in a.compare_embedders.split(",") if x], gc_freeze=a.gc_freeze)
     print(markdown(report))
     return 0
 
