@@ -17,7 +17,7 @@ import pytest
 
 from neusym import NeuSymMemory, Scope, SearchResult
 from neusym.embeddings import HashingEmbedder
-from neusym.errors import DimensionMismatchError
+from neusym.errors import DimensionMismatchError, EmbedderMismatchError
 from neusym.neural import FaissIndex
 from neusym.retrieval.graph_vectors import GraphBackedIndex
 from neusym.symbolic.convert import decode_embedding
@@ -149,11 +149,17 @@ def test_faiss_mode_processes_join_in_once_the_index_exists(make_memory: Callabl
     assert [h.id for h in hits] == [rec.id]
 
 
-def test_dimension_of_an_existing_index_is_checked(make_memory: Callable[..., NeuSymMemory]) -> None:
+def test_dimension_of_an_existing_index_is_checked(make_memory: Callable[..., NeuSymMemory],
+                                                   executor: Executor) -> None:
     make_memory(config_overrides=VECTOR)  # 256-d index
     with pytest.raises(DimensionMismatchError, match="256-d"):
         make_memory(config_overrides=VECTOR, embedder=HashingEmbedder(64))
-    other = make_memory(embedder=HashingEmbedder(64))  # FAISS mode with another model: does not write vectors
+    with pytest.raises(EmbedderMismatchError):  # the store's recorded embedder refuses it in FAISS mode too
+        make_memory(embedder=HashingEmbedder(64))
+    # a store with no recorded embedder (written before identities) and no memories adopts the 64-d model; a
+    # FAISS-mode process then does not write vectors into the 256-d graph index
+    executor.run("MATCH (x:NeuSymMeta) DELETE x")
+    other = make_memory(embedder=HashingEmbedder(64))
     assert not other.store.vectors
     other.add("a 64-d memory", user_id="u")
 
