@@ -872,7 +872,8 @@ class NeuSymMemory(GovernanceAPI, ReflectionAPI):
 
     def reembed(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> ReembedReport:
         """Re-embed every memory from its stored content with this memory's embedder (see :mod:`neusym.reembed`):
-        e.g. to make a store uniform after moving between runtimes of one model. Resumable; nothing is lost."""
+        e.g. to make a store uniform after moving between runtimes of one model. Resumable; nothing is lost.
+        Writes from this object wait until it is done; searches go on (on the old vectors until the catch-up)."""
         self._check_open()
         with self._write_lock:
             report = reembed_store(self.store, self.embedder, batch_size=batch_size, progress=progress)

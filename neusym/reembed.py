@@ -85,8 +85,8 @@ def ensure_embedder(store: SymbolicStore, embedder: Any, *, reembed: bool | Prog
         if not reembed:
             done = "" if state.reembed_after is None else f" (stopped after memory nid {state.reembed_after})"
             raise EmbedderMismatchError(
-                f"a re-embed of this store to {target.describe() if target else state.reembed_to} did not finish"
-                f"{done}; resume it with `neusym reindex --reembed` or NeuSymMemory(..., reembed=True) "
+                f"a re-embed of this store to {target.describe() if target else state.reembed_to} is running or "
+                f"did not finish{done}; if no process is running it, resume it with `neusym reindex --reembed` or NeuSymMemory(..., reembed=True) "
                 "using that embedder", stored=_parse(state.identity), current=current)
         return convert()
     if state is None or not state.identity:
