@@ -387,15 +387,9 @@ def _reembed(opts: Opts) -> None:
     """``reindex --reembed``: a store of another model (or an interrupted re-embed) is converted while opening,
     which would refuse it otherwise; a store already on this model is re-embedded explicitly (e.g. one that mixed
     two runtimes of one model). Either way batch by batch through the graph's write sequence, resumable."""
-    with _progress(opts, "re-embedding", enabled=not opts.json) as bar:
-        task = bar.add_task("re-embedding", total=None)
-
-        def tick(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        with opts.memory(reembed=tick) as mem:
-            report = mem.last_reembed or mem.reembed(progress=tick)
-            indexed = len(mem.derived.faiss)
+    with progress_bar(opts, "re-embedding") as tick, opts.memory(reembed=tick) as mem:
+        report = mem.last_reembed or mem.reembed(progress=tick)
+        indexed = len(mem.derived.faiss)
     out = {"reembedded": report.reembedded, "total": report.total, "indexed": indexed,
            "embedder": report.target.name, "previous": report.source.name if report.source else None,
            "resumed": report.resumed}
