@@ -91,6 +91,14 @@ SWITCHES: list[tuple[str, RetrievalConfig]] = [
     ("neusym: full without session-context BM25", _recipe("hybrid_graph", lexical_context=False)),
 ]
 BASELINES = ("dense (FAISS)", "BM25 (bm25s)", "RRF (dense+BM25)", "LangChain FAISS", "mem0 OSS (infer=False)")
+# Settings the offline re-scorer is checked on besides the ablation rows (engine vs offline, same questions).
+CHECKS: list[tuple[str, RetrievalConfig]] = [
+    ("check: depth 30, BM25 share 0.8", _recipe("hybrid_graph", candidates=30, lexical_weight=0.8)),
+    ("check: activation 0.2", _recipe("hybrid_graph").with_weights(activation=0.2)),
+    ("check: activation 0.2, depth 100, BM25 share 0.45",
+     _recipe("hybrid_graph", candidates=100, lexical_weight=0.45).with_weights(activation=0.2)),
+]
+SEARCHABLE = ("active", "pending")  # what a default search returns (pending review: found, with a warning)
 CAPTURE_DEPTH = 1000  # the capture's candidate depth: the whole scope of a LoCoMo conversation, so every offline
 # depth is exact (each channel's full ranking is known)
 DEPTHS = (10, 20, 30, 50, 75, 100, 150, 200)
@@ -146,7 +154,7 @@ class NeuSymSystem:
             res = self.memory.search(q.question, user_id=q.conv, k=k, recipe=cfg, touch=False)
             best = float(self.memory.last_timings.extra.get("best_lexical", 1.0))
             s1 = stage1(self.memory.derived, q.question, self.memory.embedder.embed_query(q.question),
-                        Scope(user_id=q.conv), ["active"], cfg)
+                        Scope(user_id=q.conv), list(SEARCHABLE), cfg)
             scored = {r.memory.nid for r in res}
             phantoms = [off.PoolOnly(c.nid, c.dense, c.lex, c.drank, c.lrank) for c in s1.candidates
                         if c.nid not in scored]
@@ -167,8 +175,8 @@ class NeuSymSystem:
     def unfindable(self, convs: Sequence[Conversation], questions: Sequence[Question],
                    units: Sequence[Sequence[str]]) -> dict[str, Any]:
         """Evidence the store holds but no default search can return: every memory covering it was stored, then
-        left the searchable set at ingest (expired TTL, superseded, quarantined, pending). Not stored at all (a
-        governance reject or merge) is counted apart."""
+        left the searchable set at ingest (expired TTL, superseded, quarantined). Not stored at all (a governance
+        reject or merge) is counted apart. Pending review is searchable (returned with a warning)."""
         now = time.time()
         status: dict[tuple[str, str], str] = {}
         for c in convs:
@@ -177,7 +185,7 @@ class NeuSymSystem:
                                       all_tenants=True, limit=1_000_000)
             for r in rows:
                 s = str(r["status"])
-                if s == "active" and r["exp"] is not None and float(r["exp"]) <= now:
+                if s in SEARCHABLE and r["exp"] is not None and float(r["exp"]) <= now:
                     s = "expired"
                 status[(c.sample_id, str(r["ref"]))] = s
         by_reason: dict[str, int] = {}
@@ -195,7 +203,7 @@ class NeuSymSystem:
             for u in us:
                 n_units += 1
                 states = [status.get((q.conv, d.key), "not stored") for d in docs if u in d.refs]
-                if "active" in states:
+                if any(st in SEARCHABLE for st in states):
                     continue
                 reason = "expired" if "expired" in states else (states[0] if states else "not stored")
                 by_reason[reason] = by_reason.get(reason, 0) + 1
@@ -281,7 +289,9 @@ def neusym_report(ns: NeuSymSystem, questions: list[Question], units: list[list[
         print(f"{label:40s} R@10 {res['overall'].get('R@10', 0):5.1f}", file=sys.stderr)
     default = ABLATION[-1][1]
     t0 = time.perf_counter()
-    rows = ns.capture(questions, default.with_(candidates=CAPTURE_DEPTH))
+    # every memory of the scope is a candidate, and the activation is computed whatever its default weight, so
+    # the offline re-scorer can weigh it (its values do not depend on the weight)
+    rows = ns.capture(questions, default.with_(candidates=CAPTURE_DEPTH).with_weights(activation=1.0))
     capture_s = time.perf_counter() - t0
     if dump is not None:
         import pickle
@@ -301,6 +311,9 @@ def neusym_report(ns: NeuSymSystem, questions: list[Question], units: list[list[
     # (rows whose BM25 differs from the capture's, plain BM25 without session context, cannot be re-scored offline)
     report["offline_check"] = {label: off.verify(cap, cfg, keep[label]) for label, cfg in ABLATION
                                if cfg.lexical_context == default.lexical_context}
+    for label, cfg in CHECKS:  # settings the tuning visits: other depth and fusion, activation on
+        fn = ns.system(label, cfg)
+        report["offline_check"][label] = off.verify(cap, cfg, [fn(q.conv, q.question, 10) for q in questions])
     # 2. stage-1 recall at the candidate depth, per row
     for res, (_label, cfg) in zip([r for r in report["results"] if r["system"].startswith("neusym:")], ABLATION,
                                   strict=True):

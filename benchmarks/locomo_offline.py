@@ -248,6 +248,17 @@ def scores(cap: Capture, cfg: RetrievalConfig) -> np.ndarray:
     if not cfg.temporal:
         static[:, :, names.index("temporal")] = 0.0
     expanded = static[:, :, graph] > 0
+    act = names.index("activation")
+    if not (cfg.weights["activation"] > 0 and cfg.activation_seeds > 0):  # the engine does not spread then
+        static[:, :, act] = 0.0
+    elif cfg.activation_limit > 0:
+        # the strongest activated memories stage 1 did not propose join, newest first among equals (rows are
+        # stored newest first: a stable sort keeps that order)
+        spreadable = cap.scorable & ~pool & ~expanded & (static[:, :, act] > 0)
+        order = np.argsort(np.where(spreadable, -static[:, :, act], np.inf), axis=1, kind="stable")
+        spread = np.zeros_like(spreadable)
+        np.put_along_axis(spread, order[:, : cfg.activation_limit], True, axis=1)
+        expanded = expanded | (spread & spreadable)
     scored = (pool | expanded) & cap.scorable
     nb = cap.nbr_idx
     nb_sim = np.where(nb >= 0, np.take_along_axis(np.where(pool, sim, 0.0), np.maximum(nb, 0).reshape(
@@ -255,8 +266,6 @@ def scores(cap: Capture, cfg: RetrievalConfig) -> np.ndarray:
     nbr = nb_sim.max(axis=2) if nb.shape[2] else np.zeros_like(sim)
     if not cfg.neighbours:
         w = w.replace(neighbour=0.0)
-    if not cfg.activation_seeds:
-        static[:, :, names.index("activation")] = 0.0
     # the same sum, in the same order, as the statement (registry order): identical floating-point results
     pool_values = {"similarity": sim, "neighbour": nbr, "dense": dense, "lexical": lexn}
     total = np.zeros_like(sim)
@@ -298,10 +307,9 @@ def evaluate_offline(cap: Capture, cfg: RetrievalConfig, units: Sequence[Sequenc
 
 def pool_recall(cap: Capture, cfg: RetrievalConfig, *, expanded: bool = False) -> np.ndarray:
     """Per-question share of evidence units stage 2 can see at all: in the stage-1 pool (and, with ``expanded``,
-    among the graph-expansion memories). Stage 2 only reorders these: the ceiling of every final figure."""
-    pool, *_ = _stage1(cap, cfg)
-    if expanded and cfg.graph_expand:
-        pool = pool | (cap.static[:, :, [n for n, _ in STATIC_COMPONENTS].index("graph")] > 0)
+    among every memory stage 2 scores: graph expansion, activation). Stage 2 only reorders these: the ceiling of
+    every final figure."""
+    pool = np.isfinite(scores(cap, cfg.with_(min_score=-1.0))) if expanded else _stage1(cap, cfg)[0]
     hit = (cap.rel & pool[:, :, None]).any(axis=1).sum(axis=1)
     return np.asarray(hit / np.maximum(cap.units, 1), dtype=np.float64)
 

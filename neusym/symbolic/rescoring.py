@@ -134,9 +134,10 @@ def stage2_statement(by: Literal["id", "nid"] = "id") -> str:
     candidates and the query's specific entities are the sources; each specific (non-hub) entity a source mentions
     collects activation (a candidate's fused score, ``act_query`` for a query entity) and keeps it only when at
     least ``act_support`` sources share it, weighted by its specificity; the activation flows back to every memory
-    that mentions those entities. A memory's activation is the sum over its entities divided by the strongest
-    entity's, capped at 1; up to ``act_limit`` memories stage 1 did not propose are brought in by it (the multi-hop
-    case: evidence that shares what the best hits name but not the query's words). The walk is bounded by
+    that mentions those entities. A memory's activation is the sum over its entities divided by the most activated
+    memory's (in [0, 1]); up to ``act_limit`` memories stage 1 did not propose are brought in by it, strongest
+    first, newest first among equals (the multi-hop case: evidence that shares what the best hits name but not the
+    query's words). The walk is bounded by
     ``act_seeds`` times the seeds' entities times ``hub_degree``, never by the store size.
 
     Why parallel lists: a candidate's stage-1 scores are read by its position (``$cand_sim[i]``) instead of
@@ -193,18 +194,20 @@ WITH qes, direct, hop, ae,
                                     * {_SPECIFICITY.format(e="ae[j]")}] AS aw0
 WITH qes, direct, hop, [j IN range(0, size(ae) - 1) WHERE sup[j] >= $act_support | ae[j]] AS act_e,
      [j IN range(0, size(ae) - 1) WHERE sup[j] >= $act_support | aw0[j]] AS act_w
-UNWIND CASE WHEN size(act_e) = 0 OR $act_limit = 0 THEN [null] ELSE range(0, size(act_e) - 1) END AS aj
+UNWIND CASE WHEN size(act_e) = 0 THEN [null] ELSE range(0, size(act_e) - 1) END AS aj
 WITH qes, direct, hop, act_e, act_w, aj, act_e[aj] AS ent
 OPTIONAL MATCH (ax:Memory)-[:MENTIONS]->(ent)
-  WHERE ax.status IN $statuses AND {scope_a} AND NOT ax.{by} IN {cand_keys}
-WITH qes, direct, hop, act_e, act_w, ax, sum(act_w[aj]) AS axa
+  WHERE {filter_clause("ax")} AND {_relation_clause("ax")}
+WITH qes, direct, hop, act_e, act_w, ax, sum(CASE WHEN ax IS NULL THEN 0.0 ELSE act_w[aj] END) AS axa
 ORDER BY axa DESC, ax.seq DESC
-WITH qes, direct, hop, [e IN act_e | e.uid] AS act_uids, act_w,
-     [n IN collect(ax.{by}) WHERE NOT n IN direct AND NOT n IN hop][..$act_limit] AS spread
+// a memory's activation is relative to the most activated memory's; the strongest ones stage 1 did not propose
+// join the scored set
+WITH qes, direct, hop, [e IN act_e | e.uid] AS act_uids, act_w, max(axa) AS act_max, collect(ax.{by}) AS reached
+WITH qes, direct, hop, act_uids, act_w, coalesce(act_max, 0.0) AS act_max,
+     [n IN reached WHERE NOT n IN {cand_keys} AND NOT n IN direct AND NOT n IN hop][..$act_limit] AS spread
 // the query entities' weights, once: an entity that most of the scope mentions (the user, the speaker) says
 // little, so each counts 1 - its share of the scope
-WITH direct, hop, spread, act_uids, act_w,
-     reduce(mx = 0.0, x IN act_w | CASE WHEN x > mx THEN x ELSE mx END) AS act_max,
+WITH direct, hop, spread, act_uids, act_w, act_max,
      [e IN qes | e.uid] AS qe_uids, [e IN qes | e.name] AS qe_names,
      [e IN qes | CASE WHEN toFloat(coalesce(e.mentions, 1)) >= $scope_size THEN 0.0
                       ELSE 1.0 - toFloat(coalesce(e.mentions, 1)) / $scope_size END] AS qe_w

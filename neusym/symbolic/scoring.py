@@ -12,7 +12,7 @@ position among the stage-1 candidates, -1 for a memory only graph expansion brou
 ``is_hop`` (expansion reached it through a query entity / through one RELATES hop), ``hits`` (indexes of the
 query entities it mentions), ``qe_w`` / ``ent_all`` (the query entities' specificity weights and their sum),
 ``nb_sims`` (fused scores of its conversation neighbours among the candidates), ``act0`` (the entity activation
-it collects, relative to the strongest activated entity; see the statement), and every statement parameter.
+it collects, relative to the most activated memory's; see the statement), and every statement parameter.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ COMPONENTS: tuple[ScoreComponent, ...] = (
         "graph", 0.05, "CASE WHEN is_direct THEN 1.0 WHEN is_hop THEN $hop_discount ELSE 0.0 END", "graph",
         "reached from a (non-hub) query entity: directly (1), or through one RELATES hop (hop_discount)"),
     ScoreComponent(
-        "activation", 0.0, "CASE WHEN act0 > 1.0 THEN 1.0 ELSE act0 END", "activation",
+        "activation", 0.0, "act0", "activation",
         "entity-centric spreading activation: the memory shares specific (non-hub) entities with the "
         "query and the best candidates; multi-hop evidence that names what the top hits name"),
     ScoreComponent(
