@@ -157,7 +157,6 @@ def stage2_statement(by: Literal["id", "nid"] = "id") -> str:
     same_nid = "(i >= size($cand_nids) OR m.nid = $cand_nids[i]) AND " if by == "id" else ""
     scope_x = _scope_on("x")
     scope_y = _scope_on("y")
-    scope_a = _scope_on("ax")
     columns = ",\n     ".join(f"{c.cypher} AS {c.column}" for c in COMPONENTS)
     names = ", ".join(c.column for c in COMPONENTS)
     total = "\n      + ".join(f"$w.{c.name} * {c.column}" for c in COMPONENTS)
