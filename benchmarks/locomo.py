@@ -65,6 +65,7 @@ from benchmarks.locomo_data import (
 )
 from neusym.retrieval.config import RetrievalConfig
 from neusym.retrieval.recipes import get_recipe
+from neusym.symbolic.scoring import COMPONENTS
 
 __all__ = ["ABLATION", "BASELINES", "CATEGORIES", "KS", "load_locomo", "main", "parse_when", "run", "score"]
 
@@ -297,7 +298,8 @@ def neusym_report(ns: NeuSymSystem, questions: list[Question], units: list[list[
         import pickle
 
         with open(dump, "wb") as fh:
-            pickle.dump({"questions": questions, "units": units, "refs_of": refs_of, "captured": rows,
+            pickle.dump({"store": ns.store, "capture_depth": CAPTURE_DEPTH,
+                         "questions": questions, "units": units, "refs_of": refs_of, "captured": rows,
                          "next_of": {c.sample_id: ns.next_of(c.sample_id) for c in convs},
                          "graph": {c.sample_id: ns.graph_dump(c.sample_id) for c in convs},
                          "keep": keep}, fh)
@@ -328,11 +330,13 @@ def neusym_report(ns: NeuSymSystem, questions: list[Question], units: list[list[
         report["depth"].append({"candidates": d, "stage1_recall": _mean(main, off.pool_recall(cap, cfg)),
                                 "R@10": _mean(main, r10)})
     # 4. in-sample component effects: the default with one weight (or switch) at 0
-    comps = [n for n, _ in off.STATIC_COMPONENTS] + ["neighbour", "dense", "lexical"]
+    comps = [c.name for c in COMPONENTS if c.name != "similarity"]
     base10 = off.recall_at(cap, off.rank(cap, default, 10))
     effects: dict[str, dict[str, Any]] = {}
     for c in comps:
-        if not default.weights.get(c):
+        if not default.weights[c]:
+            if c in off.DEFAULT_SPACE.weights:  # off by default: only its cross-validated effect (below)
+                effects[c] = {"in_sample": None}
             continue
         r10 = off.recall_at(cap, off.rank(cap, default.with_weights(**{c: 0.0}), 10))
         effects[c] = {"in_sample": {"overall": round(_mean(main, base10) - _mean(main, r10), 2),
@@ -349,7 +353,8 @@ def neusym_report(ns: NeuSymSystem, questions: list[Question], units: list[list[
     folds = off.cross_validate(cap, default)
     held_rows: list[dict[str, Any]] = []
     fold_info = []
-    for ci, (conv, cfg, train) in enumerate(folds):
+    for conv, cfg, train in folds:
+        ci = cap.conv_names.index(conv)
         sel = [i for i, q in enumerate(questions) if q.conv == conv]
         label = f"cv:{conv}"
         res_rows: list[dict[str, Any]] = []
@@ -374,26 +379,15 @@ def neusym_report(ns: NeuSymSystem, questions: list[Question], units: list[list[
     if not component_cv:
         return
     # 6. cross-validated effect of each component: re-tune with it held at 0; the held-out difference
-    cv_full = _cv_offline(cap, folds)
+    cv_full = off.held_out_recall(cap, folds)
     for c in effects:
         folds_c = off.cross_validate(cap, default.with_weights(**{c: 0.0}), frozen=[c])
-        without = _cv_offline(cap, folds_c)
+        without = off.held_out_recall(cap, folds_c)
         effects[c]["cv"] = {"overall": round(_mean(main, cv_full) - _mean(main, without), 2),
                             **{str(k): round(_mean(main & (cap.category == k), cv_full)
                                           - _mean(main & (cap.category == k), without), 2)
                                for k in (1, 2, 3, 4)}}
-        print(f"component {c:12s} in-sample {effects[c]['in_sample']['overall']:+.2f}  "
-              f"CV {effects[c]['cv']['overall']:+.2f}", file=sys.stderr)
-
-
-def _cv_offline(cap: off.Capture, folds: list[tuple[str, RetrievalConfig, float]]) -> np.ndarray:
-    """Per-question held-out R@10 of a cross-validation (each question scored by its fold's config)."""
-    out = np.zeros(len(cap.questions))
-    for ci, (_conv, cfg, _t) in enumerate(folds):
-        r10 = off.recall_at(cap, off.rank(cap, cfg, 10))
-        sel = cap.conv == ci
-        out[sel] = r10[sel]
-    return out
+        print(f"component {c:12s} CV {effects[c]['cv']['overall']:+.2f}", file=sys.stderr)
 
 
 def _loadavg() -> list[float] | None:
@@ -553,8 +547,9 @@ def markdown(report: dict[str, Any]) -> str:
                   "CV cat2 | CV cat3 | CV cat4 |", "|---|" + "---:|" * 11]
         for c, e in eff.items():
             i, v = e["in_sample"], e.get("cv") or {}
-            lines.append(f"| {c} | {i['overall']:+.2f} | " + " | ".join(f"{i[str(k)]:+.2f}" for k in (1, 2, 3, 4))
-                         + f" | +{e['questions_better']}/-{e['questions_worse']} | "
+            ins = (f"{i['overall']:+.2f} | " + " | ".join(f"{i[str(k)]:+.2f}" for k in (1, 2, 3, 4))
+                   + f" | +{e['questions_better']}/-{e['questions_worse']}") if i else "(off) | - | - | - | - | -"
+            lines.append(f"| {c} | {ins} | "
                          + (" | ".join(f"{v[x]:+.2f}" for x in ("overall", "1", "2", "3", "4")) if v
                             else "- | - | - | - | -") + " |")
     if report.get("depth"):

@@ -22,7 +22,6 @@ drift between this file and the Cypher shows up in the report instead of in a wr
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -341,8 +340,8 @@ class SearchSpace:
 
 WEIGHT_GRID = (0.0, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5)
 DEFAULT_SPACE = SearchSpace(weights={n: WEIGHT_GRID for n in (
-    "entity", "graph", "neighbour", "temporal", "speaker", "predicate", "dense", "lexical", "importance",
-    "confidence")})
+    "entity", "graph", "activation", "neighbour", "temporal", "speaker", "predicate", "dense", "lexical",
+    "importance", "confidence")})
 
 
 def _objective(cap: Capture, cfg: RetrievalConfig, mask: np.ndarray) -> float:
@@ -352,46 +351,58 @@ def _objective(cap: Capture, cfg: RetrievalConfig, mask: np.ndarray) -> float:
     return 100.0 * float(recall_at(cap.subset(main), rank(cap.subset(main), cfg, 10)).mean())
 
 
-def tune(cap: Capture, start: RetrievalConfig, space: SearchSpace = DEFAULT_SPACE,
-         mask: np.ndarray | None = None, frozen: Sequence[str] = ()) -> tuple[RetrievalConfig, float]:
-    """Coordinate ascent on the questions in ``mask`` (categories 1-4 R@10). ``frozen`` weights keep their value
+def _caps(cap: Capture | Sequence[Capture]) -> list[Capture]:
+    return [cap] if isinstance(cap, Capture) else list(cap)
+
+
+def tune(cap: Capture | Sequence[Capture], start: RetrievalConfig, space: SearchSpace = DEFAULT_SPACE,
+         held_out: str | None = None, frozen: Sequence[str] = ()) -> tuple[RetrievalConfig, float]:
+    """Coordinate ascent on categories 1-4 R@10, averaged over the captures given (one per store shape: one recipe
+    must serve both), leaving out the questions of conversation ``held_out``. ``frozen`` weights keep their value
     (an ablation holds a component at 0 while the rest is re-tuned)."""
-    mask = np.ones(len(cap.questions), bool) if mask is None else mask
-    sub = cap.subset(mask)
-    all_q = np.ones(len(sub.questions), bool)
-    best_cfg = start.with_(candidates=min(start.candidates, cap.depth))
-    best = _objective(sub, best_cfg, all_q)
+    subs = []
+    for c in _caps(cap):
+        keep = np.asarray([q.conv != held_out for q in c.questions], dtype=bool)
+        subs.append(c.subset(keep))
+    depth = min(c.depth for c in subs)
+
+    def objective(cfg: RetrievalConfig) -> float:
+        return float(np.mean([_objective(c, cfg, np.ones(len(c.questions), bool)) for c in subs]))
+
+    best_cfg = start.with_(candidates=min(start.candidates, depth))
+    best = objective(best_cfg)
     moves: list[tuple[str, Sequence[Any], Callable[[RetrievalConfig, Any], RetrievalConfig]]] = []
     moves.append(("lexical_weight", space.lexical_weight, lambda c, v: c.with_(lexical_weight=float(v))))
-    moves.append(("depth", [d for d in space.depth if d <= cap.depth], lambda c, v: c.with_(candidates=int(v))))
-    for name, grid in space.weights.items():
+    moves.append(("depth", [d for d in space.depth if d <= depth], lambda c, v: c.with_(candidates=int(v))))
+    for name, values in space.weights.items():
         if name in frozen:
             continue
-        moves.append((name, grid, lambda c, v, n=name: c.with_weights(**{n: float(v)})))
+        moves.append((name, values, lambda c, v, n=name: c.with_weights(**{n: float(v)})))
     for _ in range(space.sweeps):
         changed = False
-        for _name, grid, apply in moves:
-            trials = [(v, apply(best_cfg, v)) for v in grid]
-            results = [(_objective(sub, c, all_q), v, c) for v, c in trials]
+        for _name, values, apply in moves:
+            results = [(objective(c), c) for c in (apply(best_cfg, v) for v in values)]
             top = max(results, key=lambda x: x[0])
             if top[0] > best + space.min_gain:
-                best, best_cfg, changed = top[0], top[2], True
+                best, best_cfg, changed = top[0], top[1], True
         if not changed:
             break
     return best_cfg, best
 
 
-def cross_validate(cap: Capture, start: RetrievalConfig, space: SearchSpace = DEFAULT_SPACE,
+def cross_validate(cap: Capture | Sequence[Capture], start: RetrievalConfig, space: SearchSpace = DEFAULT_SPACE,
                    frozen: Sequence[str] = ()) -> list[tuple[str, RetrievalConfig, float]]:
-    """Leave one conversation out: for each conversation, tune on the others. Returns (held-out conversation,
-    the config tuned without it, its training objective)."""
-    out = []
-    for ci, name in enumerate(cap.conv_names):
-        cfg, train = tune(cap, start, space, mask=cap.conv != ci, frozen=frozen)
-        out.append((name, cfg, train))
+    """Leave one conversation out: for each conversation, tune on the others (on every capture given). Returns
+    (held-out conversation, the config tuned without it, its training objective)."""
+    names = list(dict.fromkeys(n for c in _caps(cap) for n in c.conv_names))
+    return [(name, *tune(cap, start, space, held_out=name, frozen=frozen)) for name in names]
+
+
+def held_out_recall(cap: Capture, folds: Sequence[tuple[str, RetrievalConfig, float]]) -> np.ndarray:
+    """Per-question held-out R@10 of a cross-validation (each question scored by its own fold's config)."""
+    out = np.zeros(len(cap.questions))
+    for conv, cfg, _train in folds:
+        sel = np.asarray([q.conv == conv for q in cap.questions], dtype=bool)
+        if sel.any():
+            out[sel] = recall_at(cap.subset(sel), rank(cap.subset(sel), cfg, 10))
     return out
-
-
-def grid(values: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
-    keys = list(values)
-    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(values[k] for k in keys))]

@@ -154,7 +154,7 @@ class RetrievalConfig(BaseModel):
     hub_degree: int = Field(default=50, ge=0)  # entities mentioned more often do not seed expansion
     hub_fraction: float = Field(default=0.2, ge=0)  # ... nor entities that this share of the scope mentions
     hub_slack: float = Field(default=2.0, ge=0)  # ... plus this many mentions (a tiny scope has no hubs)
-    activation_seeds: int = Field(default=10, ge=0)  # best candidates whose entities spread activation
+    activation_seeds: int = Field(default=5, ge=0)  # candidates in either channel's top this many spread activation
     activation_limit: int = Field(default=10, ge=0)  # memories activation may bring in beyond stage 1's
     activation_support: int = Field(default=2, ge=1)  # sources (seeds + the query) that must share an entity
     activation_query: float = Field(default=1.0, ge=0)  # activation a query entity starts with

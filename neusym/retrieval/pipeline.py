@@ -227,6 +227,8 @@ def run_search(
         "cand_sim": [c.sim for c in cands],
         "cand_dense": [c.dense for c in cands],
         "cand_lexn": [c.lexn for c in cands],
+        "cand_drank": [c.drank for c in cands],
+        "cand_lrank": [c.lrank for c in cands],
         "cand_sim_by_nid": {str(c.nid): c.sim for c in cands},
         "q_keys": q_keys,
         "q_preds": topic_predicates(query) if w["predicate"] else [],

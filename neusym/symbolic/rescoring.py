@@ -119,7 +119,7 @@ def stage2_statement(by: Literal["id", "nid"] = "id") -> str:
     """The stage-2 statement, generated from the score-component registry (:mod:`neusym.symbolic.scoring`).
 
     Parameters: the candidates as parallel lists ``cand_nids``, ``cand_ids`` (memory ids; only with ``by="id"``),
-    ``cand_sim`` (fused stage-1 similarity, best first),
+    ``cand_sim`` (fused stage-1 similarity, best first), ``cand_drank``/``cand_lrank`` (channel ranks or null),
     ``cand_dense``, ``cand_lexn`` (null where a channel has no score) and ``cand_sim_by_nid`` (``{str(nid): sim}``,
     for conversation neighbours); ``q_keys``/``q_uids`` (keys and uids of query n-grams; those that exist are the
     query entities; a memory whose speaker's lower-cased name is among the keys gets the speaker component),
@@ -130,9 +130,10 @@ def stage2_statement(by: Literal["id", "nid"] = "id") -> str:
     the query asks about), ``min_score``, ``k``. Returns :data:`neusym.symbolic.cypher.RETURN_MEMORY` and
     :func:`stage2_columns`, best first.
 
-    Spreading activation (the ``activation`` component, on when ``act_seeds > 0``): the best ``act_seeds``
-    candidates and the query's specific entities are the sources; each specific (non-hub) entity a source mentions
-    collects activation (a candidate's fused score, ``act_query`` for a query entity) and keeps it only when at
+    Spreading activation (the ``activation`` component, on when ``act_seeds > 0``): the candidates in the top
+    ``act_seeds`` of either channel (``cand_drank``/``cand_lrank``: each channel's rank, null when it did not rank
+    the candidate) and the query's specific entities are the sources; each specific (non-hub) entity a source
+    mentions collects activation (1 per candidate, ``act_query`` for a query entity) and keeps it only when at
     least ``act_support`` sources share it, weighted by its specificity; the activation flows back to every memory
     that mentions those entities. A memory's activation is the sum over its entities divided by the most activated
     memory's (in [0, 1]); up to ``act_limit`` memories stage 1 did not propose are brought in by it, strongest
@@ -160,7 +161,6 @@ def stage2_statement(by: Literal["id", "nid"] = "id") -> str:
     columns = ",\n     ".join(f"{c.cypher} AS {c.column}" for c in COMPONENTS)
     names = ", ".join(c.column for c in COMPONENTS)
     total = "\n      + ".join(f"$w.{c.name} * {c.column}" for c in COMPONENTS)
-    n_seeds = f"CASE WHEN size({cand_keys}) < $act_seeds THEN size({cand_keys}) ELSE $act_seeds END"
     return f"""
 // Every lookup starts from indexed keys or from the seeds, never from the scope: the cost is bounded by the
 // candidate count and the seeds' degree, not by the store size.
@@ -175,13 +175,16 @@ UNWIND CASE WHEN size(seeds) = 0 OR $hop_limit = 0 THEN [null] ELSE seeds END AS
 OPTIONAL MATCH (y:Memory)-[:MENTIONS]->(mid:Entity)-[:RELATES]-(sy)
   WHERE {_HUB_OK.format(e="mid")} AND y.status IN $statuses AND {scope_y}
 WITH qes, seeds, direct, collect(DISTINCT y.{by})[..$hop_limit] AS hop
-// spreading activation: the specific entities the best candidates (and the query) share
-UNWIND CASE WHEN $act_seeds = 0 OR size({cand_keys}) = 0 THEN [null] ELSE range(0, {n_seeds} - 1) END AS si
+// spreading activation: the specific entities the best hits of either channel (and the query) share
+WITH qes, seeds, direct, hop,
+     [i IN range(0, size({cand_keys}) - 1) WHERE $act_seeds > 0
+        AND (coalesce($cand_drank[i], $act_seeds) < $act_seeds OR coalesce($cand_lrank[i], $act_seeds) < $act_seeds)]
+     AS src
+UNWIND CASE WHEN size(src) = 0 THEN [null] ELSE src END AS si
 OPTIONAL MATCH (s:Memory {{{by}: {cand_keys}[si]}})-[:MENTIONS]->(se:Entity)
   WHERE {_HUB_OK.format(e="se")}
-WITH qes, seeds, direct, hop, se, sum(CASE WHEN se IS NULL THEN 0.0 ELSE $cand_sim[si] END) AS sa,
-     count(DISTINCT CASE WHEN se IS NULL THEN null ELSE si END) AS sn
-WITH qes, seeds, direct, hop, collect(se) AS ce, collect(CASE WHEN se IS NULL THEN null ELSE sa END) AS ca,
+WITH qes, seeds, direct, hop, se, count(DISTINCT si) AS sn
+WITH qes, seeds, direct, hop, collect(se) AS ce, collect(CASE WHEN se IS NULL THEN null ELSE toFloat(sn) END) AS ca,
      collect(CASE WHEN se IS NULL THEN null ELSE sn END) AS cn
 WITH qes, direct, hop, ce, ca, cn, [e IN seeds | e.uid] AS su,
      ce + [e IN seeds WHERE NOT e.uid IN [c IN ce | c.uid]] AS ae
