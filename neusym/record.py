@@ -262,11 +262,17 @@ class MemoryRecord(BaseModel):
 
 
 class ScoreExplanation(BaseModel):
-    """Why a memory scored what it did: every weighted component, and the graph path that promoted it."""
+    """Why a memory scored what it did: every weighted component, and the graph path that promoted it.
+
+    ``score = type_weight * sum(weights[c] * components[c])`` over the registered components
+    (:mod:`neusym.symbolic.scoring`); the named fields below repeat the components for convenience, and carry
+    what stage 1 measured (raw cosine, raw BM25, each channel's rank).
+    """
 
     similarity: float = 0.0  # fused stage-1 score, normalised to [0, 1]
     dense: float | None = None  # raw cosine similarity when the dense channel found it
     lexical: float | None = None  # raw BM25 when the lexical channel found it
+    lexical_norm: float = 0.0  # BM25 / the query's best BM25 in scope
     dense_rank: int | None = None
     lexical_rank: int | None = None
     recency: float = 0.0
@@ -276,29 +282,36 @@ class ScoreExplanation(BaseModel):
     type_weight: float = 1.0
     entity_match: float = 0.0
     graph: float = 0.0
+    activation: float = 0.0  # entity activation spread from the best hits (multi-hop)
     neighbour: float = 0.0
     temporal: float = 0.0
     speaker: float = 0.0
     predicate: float = 0.0
     rerank: float | None = None
+    components: dict[str, float] = Field(default_factory=dict)  # every component's value, by name
     weights: dict[str, float] = Field(default_factory=dict)
     path: list[str] = Field(default_factory=list)  # e.g. ["query entity 'paris'", "MENTIONS", "memory"]
     via: str = "neural"  # neural | lexical | graph | symbolic
     warnings: list[str] = Field(default_factory=list)
 
     def summary(self) -> str:
-        parts = [f"sim={self.similarity:.3f}", f"rec={self.recency:.2f}", f"imp={self.importance:.2f}"]
-        if self.entity_match:
-            parts.append(f"ent={self.entity_match:.2f}")
-        if self.graph:
-            parts.append(f"graph={self.graph:.2f}")
-        if self.neighbour:
-            parts.append(f"nbr={self.neighbour:.2f}")
-        if self.predicate:
-            parts.append(f"fact={self.predicate:.0f}")
+        """``sim=0.412 rec=0.00 ...``: the similarity, then every other component that counted (non-zero value
+        with a non-zero weight), then the graph path."""
+        parts = [f"sim={self.similarity:.3f}"]
+        shown = {"similarity", "dense", "lexical"}
+        for name, value in self.components.items():
+            if name in shown or not value or not self.weights.get(name):
+                continue
+            parts.append(f"{_SHORT.get(name, name)}={value:.2f}")
+        if not self.components:  # an explanation built by hand, without the registry's values
+            parts += [f"rec={self.recency:.2f}", f"imp={self.importance:.2f}"]
         if self.path:
             parts.append("path=" + " -> ".join(self.path))
         return " ".join(parts)
+
+
+_SHORT = {"recency": "rec", "importance": "imp", "confidence": "conf", "strength": "str", "entity": "ent",
+          "activation": "act", "neighbour": "nbr", "temporal": "time", "speaker": "spk", "predicate": "fact"}
 
 
 class SearchResult(BaseModel):

@@ -2,31 +2,54 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
-__all__ = ["DEFAULT_TYPE_WEIGHTS", "DEFAULT_WEIGHTS", "RetrievalConfig"]
+from neusym.symbolic.scoring import COMPONENTS, default_weights
 
-# Tuned on the LoCoMo dev half only (benchmarks/RESULTS.md); every component is general, none is per question.
-DEFAULT_WEIGHTS: dict[str, float] = {
-    "similarity": 1.0,
-    "recency": 0.05,
-    "importance": 0.05,
-    "confidence": 0.05,
-    "strength": 0.05,
-    "entity": 0.05,
-    "graph": 0.05,
-    "neighbour": 0.25,  # best fused score among the memory's conversation neighbours (NEXT)
-    "temporal": 0.1,
-    "dense": 0.0,  # extra weight on the raw cosine (linear fusion already puts it in the similarity)
-    "lexical": 0.0,  # BM25 / best BM25 of the query
-    "speaker": 0.2,  # the memory's speaker is named in the query
-    "predicate": 0.3,  # the memory states the kind of fact the query asks about (lives_in for "where ... live")
-}
+__all__ = ["DEFAULT_TYPE_WEIGHTS", "DEFAULT_WEIGHTS", "FrozenMap", "RetrievalConfig", "ScoreWeights"]
+
+class FrozenMap(Mapping[str, float]):
+    """A read-only name -> number mapping that pickles (``MappingProxyType`` does not): recipes are shared
+    process-wide, so their maps must not be changed in place."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, float] | None = None) -> None:
+        self._data = dict(data or {})
+
+    def __getitem__(self, key: str) -> float:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._data!r})"
+
+    def __reduce__(self) -> tuple[type[FrozenMap], tuple[dict[str, float]]]:
+        return type(self), (self._data,)
+
+
+DEFAULT_WEIGHTS: Mapping[str, float] = FrozenMap(default_weights())
+"""The full recipe's weights, from the component registry (:mod:`neusym.symbolic.scoring`). Read-only."""
 
 # Durable statements outrank passing ones at equal similarity; reflections summarise many memories.
-DEFAULT_TYPE_WEIGHTS: dict[str, float] = {
+DEFAULT_TYPE_WEIGHTS: Mapping[str, float] = FrozenMap({
     "fact": 1.0,
     "preference": 1.0,
     "instruction": 1.0,
@@ -35,7 +58,78 @@ DEFAULT_TYPE_WEIGHTS: dict[str, float] = {
     "observation": 1.0,
     "reflection": 1.05,
     "emotion": 0.9,
-}
+})
+
+
+class ScoreWeights(BaseModel):
+    """One weight per registered score component (:data:`neusym.symbolic.scoring.COMPONENTS`), frozen.
+
+    ``ScoreWeights(recency=0.2)`` keeps every other weight at its default; an unknown name (``recencey``) is an
+    error instead of a silently ignored key; ``ScoreWeights.only(similarity=1.0)`` sets every unnamed weight to 0
+    (a recipe without boosts). Instances cannot be changed in place: a recipe's weights are shared by every search
+    that uses the recipe, so ``RECIPE.weights["x"] = 0`` must not change them for the whole process; derive a
+    new recipe with :meth:`RetrievalConfig.with_weights` instead.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    values: Mapping[str, float] = Field(default_factory=lambda: FrozenMap(default_weights()))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_names(cls, data: Any) -> Any:
+        """``ScoreWeights(recency=0.2)`` or ``ScoreWeights(values={...})``: names are checked against the registry
+        and the unnamed weights take their defaults."""
+        if isinstance(data, ScoreWeights):
+            return {"values": dict(data.values)}
+        if not isinstance(data, Mapping):
+            return data
+        given = data["values"] if set(data) == {"values"} and isinstance(data["values"], Mapping) else data
+        known = {c.name for c in COMPONENTS}
+        unknown = sorted(str(k) for k in given if k not in known)
+        if unknown:
+            raise ValueError(f"unknown score component(s) {unknown}; known: {sorted(known)}")
+        return {"values": {**default_weights(), **given}}
+
+    @field_validator("values", mode="after")
+    @classmethod
+    def _check(cls, v: Mapping[str, float]) -> Mapping[str, float]:
+        for name, w in v.items():
+            if not math.isfinite(w) or w < 0:
+                raise ValueError(f"weight {name!r} must be a finite number >= 0, got {w!r}")
+        return FrozenMap(dict(v))
+
+    @model_serializer
+    def _dump(self) -> dict[str, float]:
+        """Serialised flat (``{"recency": 0.05, ...}``), which the constructor reads back."""
+        return dict(self.values)
+
+    @classmethod
+    def only(cls, **weights: float) -> ScoreWeights:
+        """Every weight not named is 0: ``ScoreWeights.only(similarity=1.0)`` scores by stage 1 alone."""
+        return cls.model_validate({**{c.name: 0.0 for c in COMPONENTS}, **weights})
+
+    def replace(self, **changes: float) -> ScoreWeights:
+        """A validated copy with ``changes`` applied (names checked like the constructor)."""
+        return ScoreWeights.model_validate({**self.values, **changes})
+
+    def __getitem__(self, name: str) -> float:
+        return self.values[name]
+
+    def __iter__(self) -> Iterator[str]:  # type: ignore[override]  # iterate names like a mapping
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def get(self, name: str, default: float = 0.0) -> float:
+        return self.values.get(name, default)
+
+    def items(self) -> Iterator[tuple[str, float]]:
+        return iter(self.values.items())
+
+    def as_dict(self) -> dict[str, float]:
+        return dict(self.values)
 
 
 class RetrievalConfig(BaseModel):
@@ -47,6 +141,7 @@ class RetrievalConfig(BaseModel):
     name: str = "custom"
     dense: bool = True
     lexical: bool = True
+    lexical_context: bool = True  # BM25 also matches a conversation turn's session neighbours' words (see lexical)
     candidates: int = Field(default=50, ge=1, le=10_000)  # stage-1 depth per channel
     rrf_k: int = Field(default=20, ge=1)
     fusion: Literal["linear", "rrf"] = "linear"  # how stage 1 fuses dense and BM25 (see pipeline.stage1)
@@ -55,14 +150,43 @@ class RetrievalConfig(BaseModel):
     neighbours: bool = True
     expand_limit: int = Field(default=20, ge=0)
     hop_limit: int = Field(default=10, ge=0)
+    hop_discount: float = Field(default=0.5, ge=0, le=1)  # graph component of a memory reached through one hop
     hub_degree: int = Field(default=50, ge=0)  # entities mentioned more often do not seed expansion
     hub_fraction: float = Field(default=0.2, ge=0)  # ... nor entities that this share of the scope mentions
+    hub_slack: float = Field(default=2.0, ge=0)  # ... plus this many mentions (a tiny scope has no hubs)
+    activation_seeds: int = Field(default=5, ge=0)  # candidates in either channel's top this many spread activation
+    activation_limit: int = Field(default=10, ge=0)  # memories activation may bring in beyond stage 1's
+    activation_support: int = Field(default=2, ge=1)  # sources (seeds + the query) that must share an entity
+    activation_query: float = Field(default=1.0, ge=0)  # activation a query entity starts with
+    strength_max: float = Field(default=5.0, gt=0)  # strength where the strength component saturates (policy max)
     temporal: bool = True  # parse time expressions in the query into an event-time boost
     half_life_days: float = Field(default=90.0, gt=0)
-    weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
-    type_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_TYPE_WEIGHTS))
+    weights: ScoreWeights = Field(default_factory=ScoreWeights)
+    type_weights: Mapping[str, float] = Field(default_factory=lambda: DEFAULT_TYPE_WEIGHTS)
     min_score: float = 0.0
     catch_up_on_search: bool = True  # check the graph's write sequence first (multi-process sharing)
 
+    @field_validator("weights", mode="before")
+    @classmethod
+    def _weights(cls, v: Any) -> Any:
+        return v if isinstance(v, ScoreWeights) else ScoreWeights.model_validate(v)
+
+    @field_validator("type_weights", mode="after")
+    @classmethod
+    def _type_weights(cls, v: Mapping[str, float]) -> Mapping[str, float]:
+        return FrozenMap(dict(v))
+
+    @field_serializer("type_weights")
+    def _dump_types(self, v: Mapping[str, float]) -> dict[str, float]:
+        return dict(v)
+
     def with_(self, **changes: Any) -> RetrievalConfig:
-        return self.model_copy(update=changes)
+        """A validated copy with ``changes`` (a ``weights`` mapping replaces the weights: unnamed ones take their
+        defaults; use :meth:`with_weights` to change some and keep the rest)."""
+        data = {name: getattr(self, name) for name in type(self).model_fields}
+        data.update(changes)
+        return type(self).model_validate(data)
+
+    def with_weights(self, **weights: float) -> RetrievalConfig:
+        """A copy with these weights changed and the recipe's others kept."""
+        return self.with_(weights=self.weights.replace(**weights))

@@ -45,7 +45,7 @@ _SCOPE_CACHE = 16  # (scope, statuses) masks kept between writes
 _INDEXED_STATUSES = ("active", "pending", "superseded", "archived", "quarantined")
 _STATE_FILE = "lexical.npz"
 _LEGACY_FILES = ("lexical.pkl",)  # pickles written by older versions: deleted, never read
-_FORMAT = 1
+_FORMAT = 2  # 2: BM25 context words have postings of their own (1 merged them: rebuilt from the graph on open)
 _ZIP_MAGIC = b"PK\x03\x04"
 
 
@@ -585,6 +585,9 @@ def _read_state(path: Path) -> tuple[int, LexicalIndex, Catalog]:
         with np.load(path, allow_pickle=False) as bundle:
             arrays = {name: bundle[name] for name in bundle.files}
         header = json.loads(arrays.pop("header").tobytes().decode("utf-8"))
+        if isinstance(header, dict) and header.get("format") == 1:
+            raise IndexCorruptionError(f"{path.name} was written by an older version (BM25 context merged into the "
+                                       "postings)")
         if not isinstance(header, dict) or header.get("format") != _FORMAT:
             raise IndexCorruptionError(f"{path.name} has an unknown format")
         watermark = header["watermark"]

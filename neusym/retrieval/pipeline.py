@@ -25,9 +25,10 @@ from neusym.retrieval.lexical import STOPWORDS
 from neusym.retrieval.temporal import parse_time_window
 from neusym.symbolic.convert import entity_namespace, entity_uid, props_to_record
 from neusym.symbolic.rescoring import SymbolicFilters, stage2_statement
+from neusym.symbolic.scoring import COMPONENTS
 from neusym.symbolic.store import SymbolicStore
 
-__all__ = ["Candidate", "DenseSearch", "Reranker", "StageTimings", "query_entity_keys", "query_entity_uids",
+__all__ = ["Candidate", "DenseSearch", "Reranker", "Stage1", "StageTimings", "query_entity_keys", "query_entity_uids",
            "run_search", "stage1"]
 
 Reranker = Callable[[str, list[SearchResult]], list[SearchResult]]
@@ -43,6 +44,7 @@ class DenseSearch(Protocol):
                  total: int) -> tuple[list[int], list[float]]: ...
 
 _STAGE2 = {"id": stage2_statement("id"), "nid": stage2_statement("nid")}
+_STAGE1_FIELDS = frozenset({"similarity", "dense", "lexical", "dense_rank", "lexical_rank"})
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
 
@@ -55,6 +57,16 @@ class Candidate:
     lexn: float | None = None  # BM25 divided by the query's best BM25 in scope
     drank: int | None = None
     lrank: int | None = None
+
+
+@dataclass
+class Stage1:
+    """Stage 1's output: the fused candidates (best first), how many memories the scope holds (stage 2 uses it to
+    discount hub entities), and the query's best BM25 in scope (the lexical normaliser; 1.0 without BM25 hits)."""
+
+    candidates: list[Candidate]
+    eligible: int
+    best_lexical: float = 1.0
 
 
 @dataclass
@@ -100,8 +112,8 @@ def stage1(
     statuses: list[str],
     cfg: RetrievalConfig,
     dense: DenseSearch | None = None,
-) -> tuple[list[Candidate], int]:
-    """Fused candidates, and how many memories the scope holds (stage 2 uses it to discount hub entities).
+) -> Stage1:
+    """Fused candidates (see :class:`Stage1`).
 
     Fusion ``linear`` (default) scores every candidate of either channel on BOTH channels (the raw cosine of a
     BM25-only hit is computed from its stored vector, the BM25 of a dense-only hit is read from the same scoring
@@ -126,7 +138,7 @@ def stage1(
     lex_all: np.ndarray | None = None
     top = 1.0
     if cfg.lexical:
-        lex_all = derived.lexical.score_all(query, mask)
+        lex_all = derived.lexical.score_all(query, mask, context=cfg.lexical_context)
         positions, scores = derived.lexical.top(lex_all, n)
         nids = derived.catalog.nid[positions] if len(positions) else np.zeros(0, dtype=np.int64)
         top = float(scores[0]) if len(scores) else 1.0
@@ -151,7 +163,7 @@ def stage1(
                 rrf += 1.0 / (cfg.rrf_k + 1.0 + c.lrank)
             c.sim = rrf / best if best else 0.0
     ordered = sorted(cands.values(), key=lambda c: -c.sim)
-    return ordered[: max(n, 1)], eligible
+    return Stage1(ordered[: max(n, 1)], eligible, top)
 
 
 def _fill_missing_channels(derived: DerivedIndexes, cands: dict[int, Candidate], qvec: np.ndarray | None,
@@ -192,15 +204,20 @@ def run_search(
     now = time.time() if now is None else now
     t0 = time.perf_counter()
     with derived.lock:  # one consistent snapshot: a concurrent write grows the catalog, BM25 and FAISS under us
-        cands, scope_size = stage1(derived, query, qvec, scope, filters.statuses, cfg, dense)
+        s1 = stage1(derived, query, qvec, scope, filters.statuses, cfg, dense)
+        cands, scope_size = s1.candidates, s1.eligible
         cand_ids = derived.catalog.keys_of([c.nid for c in cands])
     t1 = time.perf_counter()
     timings.stage1_ms = (t1 - t0) * 1000
     timings.candidates = len(cands)
+    timings.extra["best_lexical"] = s1.best_lexical
     window = parse_time_window(query, datetime.fromtimestamp(now, UTC)) if cfg.temporal else None
     expand = cfg.graph_expand
-    q_keys = (query_entity_keys(query)
-              if (expand or cfg.weights.get("entity", 0) or cfg.weights.get("speaker", 0)) else [])
+    w = cfg.weights.as_dict()
+    if not cfg.neighbours:
+        w["neighbour"] = 0.0
+    act = cfg.activation_seeds if w["activation"] > 0 else 0
+    q_keys = query_entity_keys(query) if (expand or act or w["entity"] or w["speaker"]) else []
     params: dict[str, Any] = {
         **scope.as_params(),
         **filters.params(),
@@ -210,22 +227,28 @@ def run_search(
         "cand_sim": [c.sim for c in cands],
         "cand_dense": [c.dense for c in cands],
         "cand_lexn": [c.lexn for c in cands],
+        "cand_drank": [c.drank for c in cands],
+        "cand_lrank": [c.lrank for c in cands],
         "cand_sim_by_nid": {str(c.nid): c.sim for c in cands},
         "q_keys": q_keys,
-        "q_preds": topic_predicates(query) if cfg.weights.get("predicate", 0) else [],
+        "q_preds": topic_predicates(query) if w["predicate"] else [],
         "q_uids": [entity_uid(entity_namespace(scope), k_) for k_ in q_keys],
         "hub_degree": cfg.hub_degree,
         "hub_fraction": cfg.hub_fraction,
+        "hub_slack": cfg.hub_slack,
         "scope_size": float(max(scope_size, 1)),
         "expand_limit": cfg.expand_limit if expand else 0,
         "hop_limit": cfg.hop_limit if expand else 0,
+        "hop_discount": cfg.hop_discount,
+        "act_seeds": act,
+        "act_limit": cfg.activation_limit if act else 0,
+        "act_support": cfg.activation_support,
+        "act_query": cfg.activation_query,
         "now": now,
         "half_life": cfg.half_life_days * 86400.0,
-        "w": {**{k_: 0.0 for k_ in ("similarity", "recency", "importance", "confidence", "strength", "entity",
-                                     "graph", "neighbour", "temporal", "dense", "lexical",
-                                     "speaker", "predicate")},
-              **cfg.weights, **({} if cfg.neighbours else {"neighbour": 0.0})},
-        "type_weights": cfg.type_weights,
+        "strength_max": cfg.strength_max,
+        "w": w,
+        "type_weights": dict(cfg.type_weights),
         "t_from": window[0] if window else None,
         "t_to": window[1] if window else None,
         "min_score": cfg.min_score,
@@ -235,7 +258,7 @@ def run_search(
     t2 = time.perf_counter()
     timings.stage2_ms = (t2 - t1) * 1000
     by_nid = {c.nid: c for c in cands}
-    results = [_to_result(r, params["w"], cfg, by_nid.get(r["nid"])) for r in rows]
+    results = [_to_result(r, w, cfg, by_nid.get(r["nid"])) for r in rows]
     if reranker is not None and results:
         results = reranker(query, results)[:k]
         timings.rerank_ms = (time.perf_counter() - t2) * 1000
@@ -245,12 +268,14 @@ def run_search(
 def _to_result(row: dict[str, Any], weights: dict[str, float], cfg: RetrievalConfig,
                cand: Candidate | None) -> SearchResult:
     """A stage-2 row as a result; the stage-1 numbers (similarity, channel scores, ranks) come from ``cand``
-    (None for a memory that only graph expansion brought in)."""
+    (None for a memory that only graph expansion or activation brought in)."""
     record = props_to_record(row)
+    values = {c.name: float(row.get(c.column) or 0.0) for c in COMPONENTS}
     matched: Sequence[str] = row.get("matched") or []
-    graph = float(row.get("graph") or 0.0)
+    graph = values["graph"]
     dense, lex = (cand.dense, cand.lex) if cand is not None else (None, None)
-    via = "neural" if dense is not None else ("lexical" if lex is not None else ("graph" if graph else "symbolic"))
+    via = "neural" if dense is not None else ("lexical" if lex is not None else (
+        "graph" if graph or values["activation"] else "symbolic"))
     path: list[str] = []
     if matched:
         path = [f"query entity {', '.join(repr(m) for m in matched)}", "MENTIONS", "memory"]
@@ -258,11 +283,13 @@ def _to_result(row: dict[str, Any], weights: dict[str, float], cfg: RetrievalCon
         path = ["query entity", "MENTIONS", "memory"]
     elif graph > 0:
         path = ["query entity", "RELATES", "entity", "MENTIONS", "memory"]
-    if float(row.get("nbr") or 0.0) > 0:
+    if values["activation"] > 0:
+        path = path + ["shares specific entities with the best hits"]
+    if values["neighbour"] > 0:
         path = path + ["NEXT-neighbour of a candidate"]
-    if float(row.get("spk") or 0.0) > 0:
+    if values["speaker"] > 0:
         path = path + [f"said by {record.source.speaker}, named in the query"]
-    if float(row.get("prd") or 0.0) > 0:
+    if values["predicate"] > 0:
         path = path + ["states the fact the query asks about"]
     warnings_extra = ["contradicts another memory"] if "contradiction" in record.flags else []
     if "suspicious" in record.flags:
@@ -275,23 +302,18 @@ def _to_result(row: dict[str, Any], weights: dict[str, float], cfg: RetrievalCon
     if record.status.value == "superseded" or record.valid_to is not None:
         warnings.append("historical (superseded)")
     warnings.extend(warnings_extra)
+    # each component's value goes to the explanation field the registry names; what stage 1 measured (the fused
+    # similarity, raw cosine and BM25, the channel ranks) comes from the candidate itself
+    fields = {c.field: values[c.name] for c in COMPONENTS if c.field and c.field not in _STAGE1_FIELDS}
     expl = ScoreExplanation(
+        **fields,
         similarity=cand.sim if cand is not None else 0.0,
         dense=float(dense) if dense is not None else None,
         lexical=float(lex) if lex is not None else None,
         dense_rank=cand.drank if cand is not None else None,
         lexical_rank=cand.lrank if cand is not None else None,
-        recency=float(row.get("rec") or 0.0),
-        importance=record.importance,
-        confidence=record.confidence,
-        strength=float(row.get("str") or 0.0),
         type_weight=float(row.get("tw") or 1.0),
-        entity_match=float(row.get("ent") or 0.0),
-        graph=graph,
-        neighbour=float(row.get("nbr") or 0.0),
-        temporal=float(row.get("tmp") or 0.0),
-        speaker=float(row.get("spk") or 0.0),
-        predicate=float(row.get("prd") or 0.0),
+        components=values,
         weights=dict(weights),
         path=path,
         via=via,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from neusym.retrieval.config import RetrievalConfig
+from neusym.retrieval.config import RetrievalConfig, ScoreWeights
 
 __all__ = [
     "DENSE_ONLY",
@@ -15,14 +15,13 @@ __all__ = [
     "get_recipe",
 ]
 
-_NO_BOOSTS = {"similarity": 1.0, "recency": 0.0, "importance": 0.0, "confidence": 0.0, "strength": 0.0,
-              "entity": 0.0, "graph": 0.0, "neighbour": 0.0, "temporal": 0.0, "dense": 0.0, "lexical": 0.0,
-              "speaker": 0.0, "predicate": 0.0}
+_NO_BOOSTS = ScoreWeights.only(similarity=1.0)
 
 DENSE_ONLY = RetrievalConfig(name="dense_only", lexical=False, graph_expand=False, neighbours=False,
                              temporal=False, weights=_NO_BOOSTS)
-LEXICAL_ONLY = RetrievalConfig(name="lexical_only", dense=False, graph_expand=False, neighbours=False,
-                               temporal=False, weights=_NO_BOOSTS)
+LEXICAL_ONLY = RetrievalConfig(name="lexical_only", dense=False, lexical_context=False, graph_expand=False,
+                               neighbours=False, temporal=False, weights=_NO_BOOSTS)
+"""Plain BM25 over each memory's own words (no session context): the classic lexical baseline."""
 HYBRID_RRF = RetrievalConfig(name="hybrid_rrf", fusion="rrf", graph_expand=False, neighbours=False, temporal=False,
                              weights=_NO_BOOSTS)
 """Stage 1 only, classic: dense + BM25 fused by reciprocal rank."""

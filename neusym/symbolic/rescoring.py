@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from neusym.symbolic.cypher import RETURN_MEMORY, SCOPE_FILTER
+from neusym.symbolic.scoring import COMPONENTS
 
-__all__ = ["STAGE2_COMPONENTS", "SymbolicFilters", "filter_clause", "stage2_statement", "symbolic_query_statement"]
+__all__ = ["SymbolicFilters", "filter_clause", "stage2_columns", "stage2_statement", "symbolic_query_statement"]
 
 
 def _scope_on(var: str) -> str:
@@ -31,6 +32,9 @@ class SymbolicFilters:
     predicate: str | None = None  # memory must carry a triple with this predicate
     object_uids: list[str] | None = None  # ... whose object is one of these
     valid_at: float | None = None  # point in time: valid_from <= t < valid_to
+    # ... and written by then, give or take this many seconds: a statement recorded the evening after the fact it
+    # describes (a diary, a late import of the day's chat) still counts as known at that point in time
+    valid_at_grace: float = 86400.0
     time_from: float | None = None  # event time (valid_from, else created_at) range
     time_to: float | None = None
     due_from: float | None = None  # plan due date range (plan_due metadata -> valid_to)
@@ -50,6 +54,7 @@ class SymbolicFilters:
             "f_po_keys": [f"{self.predicate}\x1f{o}" for o in self.object_uids] if self.predicate and self.object_uids
             else None,
             "valid_at": self.valid_at,
+            "valid_at_grace": float(self.valid_at_grace),
             "time_from": self.time_from,
             "time_to": self.time_to,
             "due_from": self.due_from,
@@ -71,7 +76,7 @@ def filter_clause(var: str = "m") -> str:
             f"($plan_states IS NULL OR {v}.plan_state IN $plan_states)",
             f"($tags IS NULL OR any(t IN coalesce({v}.tags, []) WHERE t IN $tags))",
             f"($valid_at IS NULL OR (({v}.valid_from IS NULL OR {v}.valid_from <= $valid_at) "
-            f"AND ({v}.valid_to IS NULL OR {v}.valid_to > $valid_at) AND {v}.created_at <= $valid_at + 86400.0))",
+            f"AND ({v}.valid_to IS NULL OR {v}.valid_to > $valid_at) AND {v}.created_at <= $valid_at + $valid_at_grace))",
             f"($time_from IS NULL OR {event} >= $time_from)",
             f"($time_to IS NULL OR {event} <= $time_to)",
             f"($due_from IS NULL OR {v}.plan_due >= $due_from)",
@@ -96,25 +101,45 @@ def _relation_clause(var: str = "m") -> str:
 
 
 _HUB_OK = ("coalesce({e}.mentions, 0) <= $hub_degree "
-           "AND toFloat(coalesce({e}.mentions, 0)) <= $hub_fraction * $scope_size + 2.0")
+           "AND toFloat(coalesce({e}.mentions, 0)) <= $hub_fraction * $scope_size + $hub_slack")
 
-# Columns stage 2 returns besides the memory: the components computed in the database. What stage 1 already knows
-# (the fused similarity, raw cosine, BM25 and the ranks) is not sent back; the caller fills it in by nid.
-STAGE2_COMPONENTS = ("score", "rec", "ent", "graph", "str", "tw", "nbr", "tmp", "spk", "prd", "matched")
+# An entity's specificity in [0, 1]: log(1 + N / mentions) / log(1 + N) over the N memories of the scope; 1 for an
+# entity one memory mentions, near 0 for one every memory mentions (an idf, scaled so weights stay comparable).
+_SPECIFICITY = ("log(1.0 + $scope_size / toFloat(CASE WHEN coalesce({e}.mentions, 1) < 1 THEN 1 "
+                "ELSE coalesce({e}.mentions, 1) END)) / log(1.0 + $scope_size)")
+
+
+def stage2_columns() -> tuple[str, ...]:
+    """Columns stage 2 returns besides the memory: ``score``, ``matched`` (names of the query entities the memory
+    mentions), ``tw`` (type weight) and one ``c_<name>`` per registered score component."""
+    return ("score", "matched", "tw", *(c.column for c in COMPONENTS))
 
 
 def stage2_statement(by: Literal["id", "nid"] = "id") -> str:
-    """The stage-2 statement.
+    """The stage-2 statement, generated from the score-component registry (:mod:`neusym.symbolic.scoring`).
 
     Parameters: the candidates as parallel lists ``cand_nids``, ``cand_ids`` (memory ids; only with ``by="id"``),
-    ``cand_sim`` (fused stage-1 similarity),
+    ``cand_sim`` (fused stage-1 similarity, best first), ``cand_drank``/``cand_lrank`` (channel ranks or null),
     ``cand_dense``, ``cand_lexn`` (null where a channel has no score) and ``cand_sim_by_nid`` (``{str(nid): sim}``,
     for conversation neighbours); ``q_keys``/``q_uids`` (keys and uids of query n-grams; those that exist are the
     query entities; a memory whose speaker's lower-cased name is among the keys gets the speaker component),
-    ``hub_degree``, ``hub_fraction``, ``scope_size`` (memories visible in the scope), ``expand_limit``,
-    ``hop_limit``, scope ids, filter params, ``now``, ``half_life``, ``w`` (weights map), ``type_weights`` (map),
-    ``t_from``/``t_to`` (query time window or null), ``q_preds`` (predicates the query asks about), ``min_score``,
-    ``k``. Returns :data:`neusym.symbolic.cypher.RETURN_MEMORY` and :data:`STAGE2_COMPONENTS`, best first.
+    ``hub_degree``, ``hub_fraction``, ``hub_slack``, ``scope_size`` (memories visible in the scope),
+    ``expand_limit``, ``hop_limit``, ``act_seeds``, ``act_limit``, ``act_support``, ``act_query``, scope ids,
+    filter params, ``now``, ``half_life``, ``strength_max``, ``hop_discount``, ``w`` (weights map, one entry per
+    component), ``type_weights`` (map), ``t_from``/``t_to`` (query time window or null), ``q_preds`` (predicates
+    the query asks about), ``min_score``, ``k``. Returns :data:`neusym.symbolic.cypher.RETURN_MEMORY` and
+    :func:`stage2_columns`, best first.
+
+    Spreading activation (the ``activation`` component, on when ``act_seeds > 0``): the candidates in the top
+    ``act_seeds`` of either channel (``cand_drank``/``cand_lrank``: each channel's rank, null when it did not rank
+    the candidate) and the query's specific entities are the sources; each specific (non-hub) entity a source
+    mentions collects activation (1 per candidate, ``act_query`` for a query entity) and keeps it only when at
+    least ``act_support`` sources share it, weighted by its specificity; the activation flows back to every memory
+    that mentions those entities. A memory's activation is the sum over its entities divided by the most activated
+    memory's (in [0, 1]); up to ``act_limit`` memories stage 1 did not propose are brought in by it, strongest
+    first, newest first among equals (the multi-hop case: evidence that shares what the best hits name but not the
+    query's words). The walk is bounded by
+    ``act_seeds`` times the seeds' entities times ``hub_degree``, never by the store size.
 
     Why parallel lists: a candidate's stage-1 scores are read by its position (``$cand_sim[i]``) instead of
     scanning a list of maps per row (``[c IN $cands WHERE c.nid = m.nid]``), and the parameter header is a
@@ -133,6 +158,9 @@ def stage2_statement(by: Literal["id", "nid"] = "id") -> str:
     same_nid = "(i >= size($cand_nids) OR m.nid = $cand_nids[i]) AND " if by == "id" else ""
     scope_x = _scope_on("x")
     scope_y = _scope_on("y")
+    columns = ",\n     ".join(f"{c.cypher} AS {c.column}" for c in COMPONENTS)
+    names = ", ".join(c.column for c in COMPONENTS)
+    total = "\n      + ".join(f"$w.{c.name} * {c.column}" for c in COMPONENTS)
     return f"""
 // Every lookup starts from indexed keys or from the seeds, never from the scope: the cost is bounded by the
 // candidate count and the seeds' degree, not by the store size.
@@ -146,52 +174,69 @@ WITH qes, seeds, collect(DISTINCT x.{by})[..$expand_limit] AS direct
 UNWIND CASE WHEN size(seeds) = 0 OR $hop_limit = 0 THEN [null] ELSE seeds END AS sy
 OPTIONAL MATCH (y:Memory)-[:MENTIONS]->(mid:Entity)-[:RELATES]-(sy)
   WHERE {_HUB_OK.format(e="mid")} AND y.status IN $statuses AND {scope_y}
-WITH qes, direct, collect(DISTINCT y.{by})[..$hop_limit] AS hop
+WITH qes, seeds, direct, collect(DISTINCT y.{by})[..$hop_limit] AS hop
+// spreading activation: the specific entities the best hits of either channel (and the query) share
+WITH qes, seeds, direct, hop,
+     [i IN range(0, size({cand_keys}) - 1) WHERE $act_seeds > 0
+        AND (coalesce($cand_drank[i], $act_seeds) < $act_seeds OR coalesce($cand_lrank[i], $act_seeds) < $act_seeds)]
+     AS src
+UNWIND CASE WHEN size(src) = 0 THEN [null] ELSE src END AS si
+OPTIONAL MATCH (s:Memory {{{by}: {cand_keys}[si]}})-[:MENTIONS]->(se:Entity)
+  WHERE {_HUB_OK.format(e="se")}
+WITH qes, seeds, direct, hop, se, count(DISTINCT si) AS sn
+WITH qes, seeds, direct, hop, collect(se) AS ce, collect(CASE WHEN se IS NULL THEN null ELSE toFloat(sn) END) AS ca,
+     collect(CASE WHEN se IS NULL THEN null ELSE sn END) AS cn
+WITH qes, direct, hop, ce, ca, cn, [e IN seeds | e.uid] AS su,
+     ce + [e IN seeds WHERE NOT e.uid IN [c IN ce | c.uid]] AS ae
+WITH qes, direct, hop, ae,
+     [j IN range(0, size(ae) - 1) | (CASE WHEN j < size(ce) THEN cn[j] ELSE 0 END)
+                                    + CASE WHEN ae[j].uid IN su THEN 1 ELSE 0 END] AS sup,
+     [j IN range(0, size(ae) - 1) | ((CASE WHEN j < size(ce) THEN ca[j] ELSE 0.0 END)
+                                     + CASE WHEN ae[j].uid IN su THEN $act_query ELSE 0.0 END)
+                                    * {_SPECIFICITY.format(e="ae[j]")}] AS aw0
+WITH qes, direct, hop, [j IN range(0, size(ae) - 1) WHERE sup[j] >= $act_support | ae[j]] AS act_e,
+     [j IN range(0, size(ae) - 1) WHERE sup[j] >= $act_support | aw0[j]] AS act_w
+UNWIND CASE WHEN size(act_e) = 0 THEN [null] ELSE range(0, size(act_e) - 1) END AS aj
+WITH qes, direct, hop, act_e, act_w, aj, act_e[aj] AS ent
+OPTIONAL MATCH (ax:Memory)-[:MENTIONS]->(ent)
+  WHERE {filter_clause("ax")} AND {_relation_clause("ax")}
+WITH qes, direct, hop, act_e, act_w, ax, sum(CASE WHEN ax IS NULL THEN 0.0 ELSE act_w[aj] END) AS axa
+ORDER BY axa DESC, ax.seq DESC
+// a memory's activation is relative to the most activated memory's; the strongest ones stage 1 did not propose
+// join the scored set
+WITH qes, direct, hop, [e IN act_e | e.uid] AS act_uids, act_w, max(axa) AS act_max, collect(ax.{by}) AS reached
+WITH qes, direct, hop, act_uids, act_w, coalesce(act_max, 0.0) AS act_max,
+     [n IN reached WHERE NOT n IN {cand_keys} AND NOT n IN direct AND NOT n IN hop][..$act_limit] AS spread
 // the query entities' weights, once: an entity that most of the scope mentions (the user, the speaker) says
 // little, so each counts 1 - its share of the scope
-WITH direct, hop, [e IN qes | e.uid] AS qe_uids, [e IN qes | e.name] AS qe_names,
+WITH direct, hop, spread, act_uids, act_w, act_max,
+     [e IN qes | e.uid] AS qe_uids, [e IN qes | e.name] AS qe_names,
      [e IN qes | CASE WHEN toFloat(coalesce(e.mentions, 1)) >= $scope_size THEN 0.0
                       ELSE 1.0 - toFloat(coalesce(e.mentions, 1)) / $scope_size END] AS qe_w
-WITH direct, hop, qe_uids, qe_names, qe_w, reduce(s = 0.0, wq IN qe_w | s + wq) AS ent_all,
+WITH direct, hop, act_uids, act_w, act_max, qe_uids, qe_names, qe_w,
+     reduce(s = 0.0, wq IN qe_w | s + wq) AS ent_all,
      {cand_keys} + [n IN direct WHERE NOT n IN {cand_keys}]
-     + [n IN hop WHERE NOT n IN {cand_keys} AND NOT n IN direct] AS keys
+     + [n IN hop WHERE NOT n IN {cand_keys} AND NOT n IN direct] + spread AS keys
 UNWIND range(0, size(keys) - 1) AS i
-WITH direct, hop, qe_uids, qe_names, qe_w, ent_all, i, keys[i] AS key
+WITH direct, hop, act_uids, act_w, act_max, qe_uids, qe_names, qe_w, ent_all, i, keys[i] AS key
 MATCH (m:Memory {{{by}: key}})
 WHERE {same_nid}{filter_clause("m")} AND {_relation_clause("m")}
-// the memory's entity uids are denormalised on the node: a list test instead of a traversal per candidate
+// the memory's entity uids are denormalised on the node: list tests instead of a traversal per candidate
 WITH m, i, m.{by} IN direct AS is_direct, m.{by} IN hop AS is_hop, qe_names, qe_w, ent_all,
      [j IN range(0, size(qe_uids) - 1) WHERE qe_uids[j] IN coalesce(m.entity_uids, [])] AS hits,
      [(m)-[:NEXT]-(nb:Memory) WHERE nb.nid IN $cand_nids | $cand_sim_by_nid[toString(nb.nid)]] AS nb_sims,
+     CASE WHEN act_max <= 0.0 THEN 0.0 ELSE reduce(s = 0.0, j IN range(0, size(act_uids) - 1) |
+          s + CASE WHEN act_uids[j] IN coalesce(m.entity_uids, []) THEN act_w[j] ELSE 0.0 END) / act_max END AS act0,
      CASE WHEN i < size($cand_nids) THEN i ELSE -1 END AS ci
-WITH m, [j IN hits | qe_names[j]] AS matched,
-     reduce(mx = 0.0, s IN nb_sims | CASE WHEN s > mx THEN s ELSE mx END) AS nbr,
-     // speaker: the query names who said it ("what did Caroline paint?") -> that speaker's memories
-     CASE WHEN m.speaker IS NOT NULL AND toLower(m.speaker) IN $q_keys THEN 1.0 ELSE 0.0 END AS spk,
-     // the query asks about an attribute ("where does she live?") and the memory states that fact (lives_in)
-     CASE WHEN size($q_preds) > 0 AND any(p IN coalesce(m.predicates, []) WHERE p IN $q_preds)
-          THEN 1.0 ELSE 0.0 END AS prd,
-     CASE WHEN ci >= 0 THEN $cand_sim[ci] ELSE 0.0 END AS sim,
-     CASE WHEN ci >= 0 THEN coalesce($cand_dense[ci], 0.0) ELSE 0.0 END AS dense,
-     CASE WHEN ci >= 0 THEN coalesce($cand_lexn[ci], 0.0) ELSE 0.0 END AS lexn,
-     exp(-0.6931471805599453 * CASE WHEN $now > m.created_at THEN $now - m.created_at ELSE 0.0 END
-         / $half_life) AS rec,
-     CASE WHEN ent_all <= 0.0 THEN 0.0 ELSE reduce(s = 0.0, j IN hits | s + qe_w[j]) / ent_all END AS ent,
-     CASE WHEN is_direct THEN 1.0 WHEN is_hop THEN 0.5 ELSE 0.0 END AS graph,
-     CASE WHEN coalesce(m.strength, 1.0) > 2.0 THEN 1.0 ELSE coalesce(m.strength, 1.0) / 2.0 END AS str,
-     coalesce($type_weights[m.type], 1.0) AS tw,
-     CASE WHEN $t_from IS NOT NULL AND coalesce(m.valid_from, m.created_at) >= $t_from
-          AND coalesce(m.valid_from, m.created_at) <= $t_to THEN 1.0 ELSE 0.0 END AS tmp
-WITH m, matched, nbr, spk, prd, rec, ent, graph, str, tw, tmp,
-     ($w.similarity * sim + $w.recency * rec + $w.importance * coalesce(m.importance, 0.5)
-      + $w.confidence * coalesce(m.confidence, 1.0) + $w.strength * str + $w.entity * ent
-      + $w.graph * graph + $w.neighbour * nbr + $w.temporal * tmp + $w.speaker * spk + $w.predicate * prd
-      + $w.dense * dense + $w.lexical * lexn) * tw AS score
+WITH m, [j IN hits | qe_names[j]] AS matched, coalesce($type_weights[m.type], 1.0) AS tw,
+     {columns}
+WITH m, matched, tw, {names},
+     ({total}) * tw AS score
 WHERE score >= $min_score
-WITH m, matched, nbr, spk, prd, rec, ent, graph, str, tw, tmp, score
+WITH m, matched, tw, {names}, score
 ORDER BY score DESC, m.seq DESC
 LIMIT $k
-RETURN {RETURN_MEMORY}, {", ".join(STAGE2_COMPONENTS)}
+RETURN {RETURN_MEMORY}, {", ".join(stage2_columns())}
 """
 
 

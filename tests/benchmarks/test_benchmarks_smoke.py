@@ -32,6 +32,9 @@ def _tiny_locomo(tmp_path: Path) -> Path:
         data = [{"sample_id": "conv-x", "conversation": {"speaker_a": "Ann", "speaker_b": "Bob",
                                                           "session_1_date_time": "1:56 pm on 8 May, 2023",
                                                           "session_1": turns},
+                 "observation": {"session_1_observation": {
+                     "Ann": [[f"Ann talked about topic {i % 5} in sentence {i}", f"D1:{i + 1}"] for i in range(1, 30, 2)],
+                     "Bob": [[f"Bob mentioned topic {i % 5}", [f"D1:{i + 1}"]] for i in range(0, 30, 2)]}},
                  "qa": [{"question": f"What about topic {i}?", "answer": "x", "evidence": [f"D1:{i + 1}"],
                          "category": 1 + i % 5} for i in range(10)]}]
     path = tmp_path / "tiny_locomo.json"
@@ -39,13 +42,16 @@ def _tiny_locomo(tmp_path: Path) -> Path:
     return path
 
 
-def test_locomo_smoke(tmp_path: Path) -> None:
+@pytest.mark.parametrize("store", ["turns", "observations"])
+def test_locomo_smoke(tmp_path: Path, store: str) -> None:
     src = _tiny_locomo(tmp_path)
     systems = ["dense", "bm25", "rrf", "langchain", "neusym"]  # mem0 loads MiniLM itself: covered by test_scale_smoke
     out = tmp_path / "out"
-    report = locomo.run(src, out_dir=out, embedder="hashing", systems=systems, limit_convs=1)
-    assert (out / "locomo.json").exists() and (out / "locomo.md").exists() and (out / "locomo.png").exists()
-    saved = json.loads((out / "locomo.json").read_text())
+    report = locomo.run(src, out_dir=out, store=store, embedder="hashing", systems=systems, limit_convs=1,
+                        component_cv=False)
+    for ext in ("json", "md", "png"):
+        assert (out / f"locomo_{store}.{ext}").exists()
+    saved = json.loads((out / f"locomo_{store}.json").read_text())
     names = [r["system"] for r in saved["results"]]
     assert {"dense (FAISS)", "BM25 (bm25s)", "RRF (dense+BM25)", "LangChain FAISS"} <= set(names)
     assert sum(n.startswith("neusym:") for n in names) == len(locomo.ABLATION)
@@ -57,15 +63,25 @@ def test_locomo_smoke(tmp_path: Path) -> None:
         recalls = [o[f"R@{k}"] for k in locomo.KS]
         assert recalls == sorted(recalls)  # recall can only grow with k
         assert 0.0 <= o["NDCG@10"] <= 100.0
+        assert r["overall_all"]["R@10"] <= o["R@10"] + 1e-9  # the strict variant counts uncovered evidence
         assert r["latency_ms"]["p50"] >= 0.0
     assert report["ingest"]["neusym"]["stored"] > 0
-    assert "| system |" in (out / "locomo.md").read_text()
+    # the offline re-scorer reproduces the engine on every row it can express
+    assert all(v["identical_top_k"] == v["questions"] for v in report["offline_check"].values())
+    assert report["depth"] and report["component_effects"]
+    assert "| system |" in (out / f"locomo_{store}.md").read_text()
 
 
 def test_locomo_scoring() -> None:
     s = locomo.score(["D1:2", "D1:9", "D1:2", "D1:3"], ["D1:3", "D1:2"])
     assert s["R@1"] == 0.5 and s["R@5"] == 1.0
     assert 0.0 < s["NDCG@10"] < 1.0
+    # observations: a memory covers the dia_ids it cites; one retrieved citation recovers that evidence id
+    refs = {"O1:1": ("D1:2", "D1:3"), "O1:2": ("D1:9",)}
+    obs = locomo.score(["O1:2", "O1:1"], ["D1:2", "D1:3"], refs)
+    assert obs["R@1"] == 0.0 and obs["R@5"] == 1.0
+    strict = locomo.score(["O1:1"], ["D1:2", "D1:3"], refs, total=4)  # two more evidence ids no memory covers
+    assert strict["R@1"] == 0.5
     assert locomo.parse_when("1:56 pm on 8 May, 2023").hour == 13
 
 

@@ -44,3 +44,53 @@ def test_saved_arrays_keep_context_state() -> None:
     ix2.add(1, "second", context_key=("u", None, "s"), order=2)  # chains to the loaded tail
     assert set(_top(ix2, "first", 2)) == {0, 1}
     assert set(_top(ix2, "second", 2)) == {0, 1}  # the loaded tail was extended with its successor's words
+
+
+def test_context_words_can_be_left_out_per_query() -> None:
+    ix = LexicalIndex()
+    ix.add(0, "Did you go to the pottery class?", context_key="s", order=1)
+    ix.add(1, "Yes, last Friday!", context_key="s", order=2)
+    ix.add(2, "I bought new pottery glaze", context_key="t", order=3)
+    mask = np.ones(3, dtype=bool)
+    with_ctx, _ = ix.search("pottery", mask, 3)
+    plain, plain_scores = ix.search("pottery", mask, 3, context=False)
+    assert set(with_ctx.tolist()) == {0, 1, 2}  # the reply matches through its question
+    assert set(plain.tolist()) == {0, 2} and len(plain_scores) == 2  # own words only
+    solo = LexicalIndex()  # plain BM25 equals an index that never had context
+    solo.add(0, "Did you go to the pottery class?")
+    solo.add(1, "Yes, last Friday!")
+    solo.add(2, "I bought new pottery glaze")
+    expect = solo.score_all("pottery glaze", mask)
+    got = ix.score_all("pottery glaze", mask, context=False)
+    assert expect is not None and got is not None
+    assert np.allclose(expect, got)
+    arrays, meta = ix.to_arrays(repack=True)  # the split survives a save and a reload
+    back = LexicalIndex.from_arrays(arrays, json.loads(json.dumps(meta)))
+    assert np.allclose(back.score_all("pottery glaze", mask, context=False), got)  # type: ignore[arg-type]
+    assert np.allclose(back.score_all("pottery friday", mask), ix.score_all("pottery friday", mask))  # type: ignore[arg-type]
+
+
+def test_ties_are_cut_by_position_so_a_top_k_is_a_prefix_of_a_deeper_one() -> None:
+    scores = np.array([0, 1, 1, 1, 2, 0, 1, 3], dtype=np.float32)
+    deep, _ = LexicalIndex.top(scores, 6)
+    assert deep.tolist() == [7, 4, 1, 2, 3, 6]
+    for k in range(1, 7):
+        assert LexicalIndex.top(scores, k)[0].tolist() == deep[:k].tolist()
+
+
+def test_prune_forgets_a_dead_memory_in_its_neighbours_context() -> None:
+    ix = LexicalIndex()
+    ix.add(0, "We adopted a beagle named Pixel", context_key="s", order=1)
+    ix.add(1, "Congratulations!", context_key="s", order=2)
+    ix.add(2, "Lunch was nice", context_key="s", order=3)
+    mask = np.array([True, True, True])
+    assert set(ix.search("beagle", mask, 3)[0].tolist()) == {0, 1}
+    arrays, meta = ix.to_arrays(repack=True)  # loaded postings and context sources are pruned as well
+    ix = LexicalIndex.from_arrays(arrays, json.loads(json.dumps(meta)))
+    alive = np.array([False, True, True])  # memory 0 forgotten
+    ix.retire(0)
+    assert ix.prune(alive) > 0
+    assert ix.search("beagle", alive, 3)[0].tolist() == []  # not even through the reply's context
+    assert ix.postings("beagle").tolist() == [] and ix.postings("pixel").tolist() == []
+    assert set(ix.search("lunch", alive, 3)[0].tolist()) == {1, 2}  # own words, and the live neighbour
+    assert set(ix.search("congratulations", alive, 3)[0].tolist()) == {1, 2}  # live context stays
