@@ -47,8 +47,13 @@ __all__ = ["EmbeddedFalkorDB"]
 log = logging.getLogger(__name__)
 
 _START_LOCK = "falkordb.start.lock"
+# Held (flock) by every process of one running server for its whole life: the watchdog, the redis-server and any
+# AOF-rewrite child it forks inherit one open file description from the launcher. A directory whose lock is held
+# has a server (perhaps still loading, or its rewrite child outliving a killed parent) even when falkordb.lock is
+# stale or PING is slow: a second server there would overwrite the first one's AOF manifest.
+_SERVER_LOCK = "falkordb.server.lock"
 _NO_IMPORT = "load-csv-disabled"  # FalkorDB's IMPORT_FOLDER: a path never created, so LOAD CSV finds no file
-_OURS = (wd.LOG, wd.LOCK, wd.LEASES, wd.SOCKET, _START_LOCK, "appendonlydir", "indexes", "reflection")
+_OURS = (wd.LOG, wd.LOCK, wd.LEASES, wd.SOCKET, _START_LOCK, _SERVER_LOCK, "appendonlydir", "indexes", "reflection")
 
 
 def _binaries() -> tuple[str, str]:
@@ -191,6 +196,31 @@ class EmbeddedFalkorDB:
         finally:
             os.close(fd)
 
+    def _claim_directory(self) -> int | None:
+        """Take the directory's server lock for a new server; ``None`` if a server holding it answers PING (use it).
+
+        Called under the start lock. The lock being held while nothing answers means a server process is still
+        there: loading a large AOF, exiting after a kill (its watchdog cleans up), or an AOF-rewrite child that
+        outlived its parent. Wait for it to answer or to go; launching beside it would give the directory two
+        servers whose manifests overwrite each other (seen after a client was killed while restarting a server:
+        the next opener read the old pid from falkordb.lock and launched a second one)."""
+        fd = open_private(self.data_dir / _SERVER_LOCK, os.O_RDWR | os.O_CREAT)
+        deadline = time.monotonic() + self._load_timeout()
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                if wd.ping(self.socket_path):
+                    os.close(fd)
+                    return None
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise BackendUnavailableError(
+                        f"a server process still holds the embedded FalkorDB directory {self.data_dir} but does "
+                        "not answer; is another NeuSym process stuck? (see falkordb.log)") from None
+                time.sleep(0.05)
+
     def _launch(self) -> None:
         redis_server, module = _binaries()
         if not os.access(redis_server, os.X_OK):
@@ -200,42 +230,51 @@ class EmbeddedFalkorDB:
             raise BackendUnavailableError(
                 f"data directory path is too long for a unix socket ({sock}); choose a shorter data_dir"
             )
-        with contextlib.suppress(FileNotFoundError):
-            sock.unlink()
-        args = [
-            redis_server,
-            "--port", "0",
-            "--unixsocket", str(sock),
-            "--unixsocketperm", "700",
-            "--dir", str(self.data_dir),
-            "--appendonly", "yes",
-            "--appendfsync", self.appendfsync,
-            # rewrite the log (RDB preamble + tail) once it passes a few MB, so a reopen loads a snapshot instead
-            # of replaying every statement ever written
-            "--aof-use-rdb-preamble", "yes",  # the base file is a snapshot, loaded without replaying queries
-            "--auto-aof-rewrite-min-size", "8mb",
-            "--auto-aof-rewrite-percentage", "100",
-            "--save", "",
-            "--daemonize", "no",
-            # the title names the socket: how a pid read from falkordb.lock is recognised as this server
-            "--proc-title-template", "{title} {unixsocket}",
-            "--loadmodule", module,
-            "IMPORT_FOLDER", str(self.data_dir / _NO_IMPORT),
-        ]
-        self._remove_rewrite_leftovers()
-        watchdog = [sys.executable, "-I", "-S", str(Path(wd.__file__)), str(self.data_dir), str(sock),
-                    repr(self.idle_grace), repr(max(self._load_timeout(), 120.0)), "--", *args]
-        logfd = open_private(self.data_dir / wd.LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        claimed = self._claim_directory()
+        if claimed is None:
+            return  # the server that held the directory (it was still loading) answers now
         try:
-            # -I -S: the watchdog needs the standard library only; start_new_session: the server must outlive a
-            # crashed or killed client, and not get its Ctrl-C.
-            self.process = subprocess.Popen(
-                watchdog, stdout=logfd, stderr=logfd, stdin=subprocess.DEVNULL, start_new_session=True, umask=0o077,
-            )
-        except OSError as err:
-            raise BackendUnavailableError(f"cannot start embedded FalkorDB ({redis_server}): {err}") from err
+            with contextlib.suppress(FileNotFoundError):
+                sock.unlink()
+            args = [
+                redis_server,
+                "--port", "0",
+                "--unixsocket", str(sock),
+                "--unixsocketperm", "700",
+                "--dir", str(self.data_dir),
+                "--appendonly", "yes",
+                "--appendfsync", self.appendfsync,
+                # rewrite the log (RDB preamble + tail) once it passes a few MB, so a reopen loads a snapshot instead
+                # of replaying every statement ever written
+                "--aof-use-rdb-preamble", "yes",  # the base file is a snapshot, loaded without replaying queries
+                "--auto-aof-rewrite-min-size", "8mb",
+                "--auto-aof-rewrite-percentage", "100",
+                "--save", "",
+                "--daemonize", "no",
+                # the title names the socket: how a pid read from falkordb.lock is recognised as this server
+                "--proc-title-template", "{title} {unixsocket}",
+                "--loadmodule", module,
+                "IMPORT_FOLDER", str(self.data_dir / _NO_IMPORT),
+            ]
+            self._remove_rewrite_leftovers()
+            watchdog = [sys.executable, "-I", "-S", str(Path(wd.__file__)), str(self.data_dir), str(sock),
+                        repr(self.idle_grace), repr(max(self._load_timeout(), 120.0)), "--", *args]
+            logfd = open_private(self.data_dir / wd.LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            try:
+                # -I -S: the watchdog needs the standard library only; start_new_session: the server must outlive a
+                # crashed or killed client, and not get its Ctrl-C.
+                # pass_fds: the watchdog, and through its fork/exec the server, inherit the claimed server lock; it is
+                # released only when the last of them exits
+                self.process = subprocess.Popen(
+                    watchdog, stdout=logfd, stderr=logfd, stdin=subprocess.DEVNULL, start_new_session=True, umask=0o077,
+                    pass_fds=(claimed,),
+                )
+            except OSError as err:
+                raise BackendUnavailableError(f"cannot start embedded FalkorDB ({redis_server}): {err}") from err
+            finally:
+                os.close(logfd)
         finally:
-            os.close(logfd)
+            os.close(claimed)  # the watchdog and the server hold it now
         self.started_here = True
         if not self._wait_ready(self.process, self._load_timeout()):
             tail = self._log_tail()
@@ -245,9 +284,8 @@ class EmbeddedFalkorDB:
 
     def _remove_rewrite_leftovers(self) -> None:
         """Delete the partial snapshot of an AOF rewrite whose server was killed: Redis never reads it again (the
-        manifest still names the old files) nor removes it, and it can be as large as the whole graph. Called under
-        the start lock when no server answers for this directory; should a hung one still be exiting, its rewrite
-        merely fails (the rename finds no file) and its manifest keeps the previous, complete files."""
+        manifest still names the old files) nor removes it, and it can be as large as the whole graph. Called holding
+        the directory's server lock, so no server process (nor a rewrite child outliving one) is still writing it."""
         for leftover in self.data_dir.glob("temp-rewriteaof-*.aof"):
             with contextlib.suppress(OSError):
                 leftover.unlink()
