@@ -62,11 +62,15 @@ class Candidate:
 @dataclass
 class Stage1:
     """Stage 1's output: the fused candidates (best first), how many memories the scope holds (stage 2 uses it to
-    discount hub entities), and the query's best BM25 in scope (the lexical normaliser; 1.0 without BM25 hits)."""
+    discount hub entities), the query's best BM25 in scope (the lexical normaliser; 1.0 without BM25 hits), and
+    the activation seeds: the nids in either channel's top ``activation_seeds``, taken BEFORE the fused cut to
+    ``candidates`` (a channel's rank-3 hit with a weak other channel can fall out of the fused pool; the seeds,
+    and so the activation, must not depend on the depth or the fusion weights)."""
 
     candidates: list[Candidate]
     eligible: int
     best_lexical: float = 1.0
+    seeds: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -124,6 +128,7 @@ def stage1(
     mask, allow, eligible = derived.scope_view(scope, statuses)
     n = cfg.candidates
     cands: dict[int, Candidate] = {}
+    seeds: list[int] = []
     if cfg.dense and qvec is not None and (allow is None or len(allow) > 0):
         if dense is not None:
             ids_l, scores_l = dense(qvec, scope, statuses, n, eligible=eligible, total=derived.catalog.live)
@@ -135,6 +140,8 @@ def stage1(
                 continue
             c = cands.setdefault(nid, Candidate(nid))
             c.dense, c.drank = float(s), rank
+            if rank < cfg.activation_seeds:
+                seeds.append(nid)
     lex_all: np.ndarray | None = None
     top = 1.0
     if cfg.lexical:
@@ -145,6 +152,8 @@ def stage1(
         for rank, (nid, s) in enumerate(zip(nids.tolist(), scores.tolist(), strict=False)):
             c = cands.setdefault(int(nid), Candidate(int(nid)))
             c.lex, c.lexn, c.lrank = float(s), float(s) / top, rank
+            if rank < cfg.activation_seeds and int(nid) not in seeds:
+                seeds.append(int(nid))
     if cfg.fusion == "linear":
         _fill_missing_channels(derived, cands, qvec if cfg.dense else None, lex_all, top)
         wd = 1.0 if cfg.dense and qvec is not None else 0.0
@@ -163,7 +172,7 @@ def stage1(
                 rrf += 1.0 / (cfg.rrf_k + 1.0 + c.lrank)
             c.sim = rrf / best if best else 0.0
     ordered = sorted(cands.values(), key=lambda c: -c.sim)
-    return Stage1(ordered[: max(n, 1)], eligible, top)
+    return Stage1(ordered[: max(n, 1)], eligible, top, seeds)
 
 
 def _fill_missing_channels(derived: DerivedIndexes, cands: dict[int, Candidate], qvec: np.ndarray | None,
@@ -207,6 +216,10 @@ def run_search(
         s1 = stage1(derived, query, qvec, scope, filters.statuses, cfg, dense)
         cands, scope_size = s1.candidates, s1.eligible
         cand_ids = derived.catalog.keys_of([c.nid for c in cands])
+        seed_nids = s1.seeds if cfg.weights["activation"] > 0 else []
+        seed_ids = derived.catalog.keys_of(seed_nids) if cand_ids is not None else None
+        if cand_ids is not None and seed_ids is None:  # a seed without a known id: look everything up by nid
+            cand_ids = None
     t1 = time.perf_counter()
     timings.stage1_ms = (t1 - t0) * 1000
     timings.candidates = len(cands)
@@ -216,7 +229,7 @@ def run_search(
     w = cfg.weights.as_dict()
     if not cfg.neighbours:
         w["neighbour"] = 0.0
-    act = cfg.activation_seeds if w["activation"] > 0 else 0
+    act = bool(seed_nids)
     q_keys = query_entity_keys(query) if (expand or act or w["entity"] or w["speaker"]) else []
     params: dict[str, Any] = {
         **scope.as_params(),
@@ -227,8 +240,7 @@ def run_search(
         "cand_sim": [c.sim for c in cands],
         "cand_dense": [c.dense for c in cands],
         "cand_lexn": [c.lexn for c in cands],
-        "cand_drank": [c.drank for c in cands],
-        "cand_lrank": [c.lrank for c in cands],
+        "act_src": seed_nids if cand_ids is None else seed_ids,
         "cand_sim_by_nid": {str(c.nid): c.sim for c in cands},
         "q_keys": q_keys,
         "q_preds": topic_predicates(query) if w["predicate"] else [],
@@ -240,7 +252,6 @@ def run_search(
         "expand_limit": cfg.expand_limit if expand else 0,
         "hop_limit": cfg.hop_limit if expand else 0,
         "hop_discount": cfg.hop_discount,
-        "act_seeds": act,
         "act_limit": cfg.activation_limit if act else 0,
         "act_support": cfg.activation_support,
         "act_query": cfg.activation_query,

@@ -119,27 +119,26 @@ def stage2_statement(by: Literal["id", "nid"] = "id") -> str:
     """The stage-2 statement, generated from the score-component registry (:mod:`neusym.symbolic.scoring`).
 
     Parameters: the candidates as parallel lists ``cand_nids``, ``cand_ids`` (memory ids; only with ``by="id"``),
-    ``cand_sim`` (fused stage-1 similarity, best first), ``cand_drank``/``cand_lrank`` (channel ranks or null),
-    ``cand_dense``, ``cand_lexn`` (null where a channel has no score) and ``cand_sim_by_nid`` (``{str(nid): sim}``,
+    ``cand_sim`` (fused stage-1 similarity, best first), ``cand_dense``, ``cand_lexn`` (null where a channel has no score) and ``cand_sim_by_nid`` (``{str(nid): sim}``,
     for conversation neighbours); ``q_keys``/``q_uids`` (keys and uids of query n-grams; those that exist are the
     query entities; a memory whose speaker's lower-cased name is among the keys gets the speaker component),
     ``hub_degree``, ``hub_fraction``, ``hub_slack``, ``scope_size`` (memories visible in the scope),
-    ``expand_limit``, ``hop_limit``, ``act_seeds``, ``act_limit``, ``act_support``, ``act_query``, scope ids,
+    ``expand_limit``, ``hop_limit``, ``act_src``, ``act_limit``, ``act_support``, ``act_query``, scope ids,
     filter params, ``now``, ``half_life``, ``strength_max``, ``hop_discount``, ``w`` (weights map, one entry per
     component), ``type_weights`` (map), ``t_from``/``t_to`` (query time window or null), ``q_preds`` (predicates
     the query asks about), ``min_score``, ``k``. Returns :data:`neusym.symbolic.cypher.RETURN_MEMORY` and
     :func:`stage2_columns`, best first.
 
-    Spreading activation (the ``activation`` component, on when ``act_seeds > 0``): the candidates in the top
-    ``act_seeds`` of either channel (``cand_drank``/``cand_lrank``: each channel's rank, null when it did not rank
-    the candidate) and the query's specific entities are the sources; each specific (non-hub) entity a source
+    Spreading activation (the ``activation`` component, on when ``act_src`` is not empty): the memories in
+    ``act_src`` (keys of stage 1's seeds: either channel's best hits, whether or not they survived the fused cut)
+    and the query's specific entities are the sources; each specific (non-hub) entity a source
     mentions collects activation (1 per candidate, ``act_query`` for a query entity) and keeps it only when at
     least ``act_support`` sources share it, weighted by its specificity; the activation flows back to every memory
     that mentions those entities. A memory's activation is the sum over its entities divided by the most activated
     memory's (in [0, 1]); up to ``act_limit`` memories stage 1 did not propose are brought in by it, strongest
     first, newest first among equals (the multi-hop case: evidence that shares what the best hits name but not the
     query's words). The walk is bounded by
-    ``act_seeds`` times the seeds' entities times ``hub_degree``, never by the store size.
+    the seeds' entities times ``hub_degree``, never by the store size.
 
     Why parallel lists: a candidate's stage-1 scores are read by its position (``$cand_sim[i]``) instead of
     scanning a list of maps per row (``[c IN $cands WHERE c.nid = m.nid]``), and the parameter header is a
@@ -176,12 +175,8 @@ OPTIONAL MATCH (y:Memory)-[:MENTIONS]->(mid:Entity)-[:RELATES]-(sy)
   WHERE {_HUB_OK.format(e="mid")} AND y.status IN $statuses AND {scope_y}
 WITH qes, seeds, direct, collect(DISTINCT y.{by})[..$hop_limit] AS hop
 // spreading activation: the specific entities the best hits of either channel (and the query) share
-WITH qes, seeds, direct, hop,
-     [i IN range(0, size({cand_keys}) - 1) WHERE $act_seeds > 0
-        AND (coalesce($cand_drank[i], $act_seeds) < $act_seeds OR coalesce($cand_lrank[i], $act_seeds) < $act_seeds)]
-     AS src
-UNWIND CASE WHEN size(src) = 0 THEN [null] ELSE src END AS si
-OPTIONAL MATCH (s:Memory {{{by}: {cand_keys}[si]}})-[:MENTIONS]->(se:Entity)
+UNWIND CASE WHEN size($act_src) = 0 THEN [null] ELSE $act_src END AS si
+OPTIONAL MATCH (s:Memory {{{by}: si}})-[:MENTIONS]->(se:Entity)
   WHERE {_HUB_OK.format(e="se")}
 WITH qes, seeds, direct, hop, se, count(DISTINCT si) AS sn
 WITH qes, seeds, direct, hop, collect(se) AS ce, collect(CASE WHEN se IS NULL THEN null ELSE toFloat(sn) END) AS ca,

@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable
 
 from neusym import NeuSymMemory
+from neusym.embeddings import HashingEmbedder
 from neusym.retrieval.recipes import HYBRID_GRAPH, LEXICAL_ONLY
 from neusym.symbolic.scoring import COMPONENTS
 
@@ -77,3 +78,22 @@ def test_lexical_only_is_plain_bm25(make_memory: Callable[..., NeuSymMemory]) ->
     plain = [r.content for r in mem.search("pottery", user_id="u", k=5, recipe=LEXICAL_ONLY)]
     assert "Bea: Yes, last Friday!" in ctx  # the reply matches through its session neighbour's words
     assert plain == ["Ann: Did you go to the pottery class?"]
+
+
+def test_activation_does_not_depend_on_the_candidate_depth(make_memory: Callable[..., NeuSymMemory]) -> None:
+    # the seeds are each channel's best hits taken before the fused cut to the candidate depth: a BM25 hit that
+    # the dense channel ranks low falls out of a shallow fused pool, but it still seeds the same activation
+    # (8 hashed dimensions: a dense channel that disagrees with BM25; BM25 barely counts in the fusion)
+    mem = make_memory(embedder=HashingEmbedder(8))
+    _fill(mem)
+    base = HYBRID_GRAPH.with_(graph_expand=False, activation_seeds=2, lexical_weight=0.01,
+                              name="seeds").with_weights(activation=0.3)
+    for query in ("guitar evening", "Friday evening", "strings harbour"):
+        by_depth = []
+        for depth in (2, 20):
+            res = mem.search(query, user_id="u", k=20, recipe=base.with_(candidates=depth))
+            by_depth.append({r.content: r.explanation.activation for r in res})
+        shallow, deep = by_depth
+        common = set(shallow) & set(deep)
+        assert any(deep[c] > 0 for c in common), query
+        assert {c: shallow[c] for c in common} == {c: deep[c] for c in common}, query

@@ -32,7 +32,7 @@ def test_no_scoring_constant_is_left_in_the_statement() -> None:
     stmt = stage2_statement()
     for literal in ("+ 2.0", "/ 2.0", "THEN 0.5", "86400"):
         assert literal not in stmt, literal
-    for param in ("$hub_slack", "$hop_discount", "$strength_max", "$act_seeds", "$act_support"):
+    for param in ("$hub_slack", "$hop_discount", "$strength_max", "$act_src", "$act_support"):
         assert param in stmt
 
 
