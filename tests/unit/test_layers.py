@@ -11,12 +11,9 @@ Pure: reads the source with ``ast``, imports nothing of ours.
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
 from pathlib import Path
-
-import pytest
-
-pytestmark = pytest.mark.fast
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,6 +49,7 @@ def _is_module(name: str) -> bool:
     return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
 
 
+@functools.cache
 def imports(package: str = "neusym") -> dict[str, set[str]]:
     """module -> the neusym modules it imports, anywhere in its source."""
     out: dict[str, set[str]] = defaultdict(set)
