@@ -145,8 +145,8 @@ def parse_jsonl(text: str, name: str, ignored: set[str]) -> list[ImportItem]:
             continue
         try:
             obj = json.loads(line)
-        except ValueError as err:
-            raise InvalidInputError(f"{where}: not valid JSON ({err})") from err
+        except (ValueError, RecursionError) as err:  # RecursionError: nested deeper than the parser goes
+            raise InvalidInputError(f"{where}: not valid JSON ({_json_error(err)})") from err
         if not isinstance(obj, dict):
             raise InvalidInputError(f"{where}: expected a JSON object")
         if obj.get("kind") == "header" and obj.get("format") == "neusym-export":
@@ -325,6 +325,8 @@ def detect_format(path: Path, text: str) -> str:
         try:
             json.loads(first)
             return "jsonl"
+        except RecursionError:
+            return "jsonl"  # an object per line after all; parse_jsonl says what is wrong with it
         except ValueError:
             return "locomo" if '"conversation"' in text[:200_000] else "jsonl"
     return "chat"
@@ -344,7 +346,7 @@ def parse_text(text: str, name: str, fmt: str, *, session: str | None = None, us
             try:
                 arr = json.loads(stripped)
             except (ValueError, RecursionError) as err:
-                raise InvalidInputError(f"{name}: not valid JSON ({str(err)[:120]})") from err
+                raise InvalidInputError(f"{name}: not valid JSON ({_json_error(err)})") from err
             text = "\n".join(json.dumps(x) for x in arr)
         return fmt, parse_jsonl(text, name, ignored)
     if fmt == "chat":
@@ -352,8 +354,14 @@ def parse_text(text: str, name: str, fmt: str, *, session: str | None = None, us
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as err:
-        raise InvalidInputError(f"{name}: not valid JSON ({str(err)[:120]})") from err
+        raise InvalidInputError(f"{name}: not valid JSON ({_json_error(err)})") from err
     return fmt, parse_locomo(data, name, user=user)
+
+
+def _json_error(err: BaseException) -> str:
+    if isinstance(err, RecursionError):
+        return "nested too deeply: JSON values may nest at most about 1,000 levels"
+    return str(err)[:120]
 
 
 def _read(source: str | os.PathLike[str] | IO[str]) -> tuple[str, str]:

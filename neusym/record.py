@@ -20,6 +20,7 @@ from neusym.errors import InvalidInputError, ScopeError
 
 __all__ = [
     "MAX_CONTENT_BYTES",
+    "MAX_ENTITY_CHARS",
     "MemoryRecord",
     "MemoryStatus",
     "MemoryType",
@@ -39,6 +40,10 @@ __all__ = [
 
 MAX_CONTENT_BYTES = 1_000_000
 """Largest memory text accepted (UTF-8 bytes). Memories are statements, not documents: chunk documents first."""
+
+MAX_ENTITY_CHARS = 200
+"""Longest entity name (and fact subject/object) a memory may carry: a name, not a passage. Longer names a caller
+passes are refused; longer ones an extractor proposes are left out of the graph (the text keeps them)."""
 
 
 class MemoryType(StrEnum):
@@ -251,6 +256,14 @@ class MemoryRecord(BaseModel):
     intent: list[str] = Field(default_factory=list)  # extractor's intent signals (question, hypothetical, ...)
     seq: int = 0  # graph write sequence of the last change (watermark for FAISS catch-up)
     nid: int = 0  # int64 id used by the FAISS index
+
+    @model_validator(mode="after")
+    def _names_are_names(self) -> MemoryRecord:
+        long = [n for n in [*self.entities, *(x for t in self.triples for x in (t.subject, t.object))]
+                if len(n) > MAX_ENTITY_CHARS]
+        if long:
+            raise ValueError(f"entity names are at most {MAX_ENTITY_CHARS} characters; got one of {len(long[0])}")
+        return self
 
     @model_validator(mode="after")
     def _fill(self) -> MemoryRecord:

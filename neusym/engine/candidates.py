@@ -13,11 +13,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from neusym.errors import DimensionMismatchError, InvalidInputError, NeuSymError
 from neusym.extraction import Extraction, Extractor
 from neusym.ingest import Turn, normalize_messages
 from neusym.record import (
+    MAX_ENTITY_CHARS,
     MemoryRecord,
     MemoryStatus,
     MemoryType,
@@ -37,6 +39,7 @@ __all__ = [
     "check_ids",
     "check_k",
     "check_offset",
+    "check_norms",
     "check_vectors",
     "extract",
     "field_errors",
@@ -65,6 +68,9 @@ def field_errors(what: str) -> Iterator[None]:
         yield
     except NeuSymError:
         raise
+    except ValidationError as err:  # the model's own words, without echoing the (possibly huge) input back
+        problems = "; ".join(f"{'.'.join(str(x) for x in e['loc']) or 'value'}: {e['msg']}" for e in err.errors())
+        raise InvalidInputError(f"{what}: {problems}") from err
     except (ValueError, TypeError, OverflowError) as err:
         raise InvalidInputError(f"{what}: {err}") from err
 
@@ -182,14 +188,15 @@ def record_from(ext: Extraction, sc: Scope, *, now: datetime, mtype: MemoryType 
     except (OverflowError, OSError, ValueError) as err:  # beyond the platform's calendar (EOVERFLOW), NaN
         raise InvalidInputError(f"valid_from is not a usable time: {err}") from err
     expires_in = ttl if ttl is not None else ext.expires_in
-    entities = list(dict.fromkeys([*ext.entities, *([ext.speaker] if ext.speaker and ext.speaker not in
-                                                    ("user", "assistant") else [])]))
+    entities = [e for e in dict.fromkeys([*ext.entities, *([ext.speaker] if ext.speaker and ext.speaker not in
+                                                           ("user", "assistant") else [])])
+                if len(e) <= MAX_ENTITY_CHARS]  # an extractor's run-on "name" stays in the text only
     rtype = mtype or ext.type
     return MemoryRecord(
         content=ext.content,
         type=rtype,
         entities=entities,
-        triples=list(ext.triples),
+        triples=[t for t in ext.triples if max(len(t.subject), len(t.object)) <= MAX_ENTITY_CHARS],
         tags=list(dict.fromkeys([*(tags or []), *ext.tags])),
         scope=sc,
         source=Source(origin=origin, session_id=sc.session_id, turn=turn.index, speaker=ext.speaker, ref=ref),
@@ -217,12 +224,23 @@ def check_vectors(vectors: Any, count: int, dim: int) -> np.ndarray:
         raise DimensionMismatchError(f"vectors have dimension {arr.shape[1]}; this store embeds with {dim}")
     if not np.isfinite(arr).all():
         raise InvalidInputError("vectors contain NaN or infinite values")
-    limit = float(np.finfo(np.float32).max)
-    if (np.abs(arr) > limit).any():
-        raise InvalidInputError(f"vectors contain values beyond float32 (|x| > {limit:.3g})")
-    if (np.linalg.norm(arr, axis=1) <= 1e-12).any():
-        raise InvalidInputError("vectors contain an all-zero row (cosine similarity is undefined)")
-    return arr.astype(np.float32)
+    return check_norms(arr, "vectors")
+
+
+MAX_NORM = float(np.sqrt(np.finfo(np.float32).max))
+"""Largest vector length NeuSym can normalise in float32 (about 1.8e19): beyond it the squared norm overflows."""
+
+
+def check_norms(arr: np.ndarray, what: str) -> np.ndarray:
+    """``arr`` as float32 rows that cosine similarity is defined for: non-zero, and not so long that normalising
+    overflows float32 (a row of 3e38s would otherwise become an all-zero vector further down)."""
+    norms = np.linalg.norm(np.asarray(arr, dtype=np.float64), axis=1)
+    if (norms <= 1e-12).any():
+        raise InvalidInputError(f"{what} contain an all-zero row (cosine similarity is undefined)")
+    if (norms > MAX_NORM).any():
+        raise InvalidInputError(f"{what} contain a row of length {float(norms.max()):.3g}, beyond what float32 can "
+                                f"normalise ({MAX_NORM:.3g}): scale the vectors down (cosine ignores the length)")
+    return np.asarray(arr, dtype=np.float32)
 
 
 def search_filters(sc: Scope, *, types: Sequence[Any] | None = None, tags: Sequence[str] | None = None,

@@ -20,7 +20,7 @@ from neusym.embeddings import Embedder
 from neusym.engine import candidates as cand
 from neusym.engine.mutation import Events, Mutation, MutationPath
 from neusym.engine.scope import resolve_scope
-from neusym.errors import ClosedError, InvalidInputError, RecordNotFoundError, ScopeError
+from neusym.errors import ClosedError, EmbeddingError, InvalidInputError, RecordNotFoundError, ScopeError
 from neusym.extraction import Extractor
 from neusym.governance import Decision, Governor
 from neusym.governance.decisions import Action
@@ -310,7 +310,7 @@ class Engine:
         the plan's side effects. ``refused``: decisions already taken without governance (audited alike)."""
         sc = self.scope(sc, what="a write")
         if candidates and vectors is None:
-            vectors = self.embedder.embed_documents([c.content for c in candidates])
+            vectors = self._embed([c.content for c in candidates])
         with self.mutation(sc, in_process=True) as m:
             decisions = self.governor.admit(candidates, vectors, sc) if vectors is not None else []
             to_create = [d.record for d in decisions if d.stored]
@@ -335,6 +335,18 @@ class Engine:
                 m.changed()
             m.emit("add", {"scope": sc, "records": created, "decisions": [*decisions, *refused]})
         return AddResult(created, [*decisions, *refused])
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        """The embedder's vectors, checked: a model that returns NaN, zeros or overflowing values is a typed error
+        here, not a confusing one from the index later."""
+        vecs = np.asarray(self.embedder.embed_documents(texts), dtype=np.float32)
+        if vecs.shape != (len(texts), self.embedder.dimension) or not np.isfinite(vecs).all():
+            raise EmbeddingError(f"the embedder {self.embedder.name!r} returned {vecs.shape} vectors with NaN or "
+                                 f"infinite values (expected finite ({len(texts)}, {self.embedder.dimension}))")
+        try:
+            return cand.check_norms(vecs, f"the vectors of embedder {self.embedder.name!r}")
+        except InvalidInputError as err:
+            raise EmbeddingError(str(err)) from err
 
     def update(self, memory_id: str, content: str | None = None, *, scope: Scope | Mapping[str, Any] | None = None,
                actor: str = "user", reason: str = "manual edit", **fields: Any) -> MemoryRecord:
@@ -363,7 +375,7 @@ class Engine:
             for k in _CLEARABLE:
                 if k in fields and fields[k] is None:
                     props[k] = None
-            vec = self.embedder.embed_documents([after.content])[0] if content is not None else None
+            vec = self._embed([after.content])[0] if content is not None else None
             relinks = content is not None or "entities" in fields or "triples" in fields
             changed = {k: _jsonable(getattr(before, k)) for k in (["content"] if content is not None else [])
                        + list(fields)}
