@@ -70,6 +70,7 @@ from langchain_neusym._common import check_memory
 from neusym import (
     InvalidInputError,
     MemoryRecord,
+    MemoryStatus,
     NeuSymMemory,
     PolicyViolationError,
     Scope,
@@ -83,9 +84,9 @@ _META = "langgraph"
 _NS_TAG = "lgns:"
 _SUB_TAG = "lgsub:"
 _NOINDEX_TAG = "lgnx:"
-_LIVE = ["active", "pending"]  # what a put updates in place
-_READ = [*_LIVE, "superseded"]  # what reads return: a newer contradicting fact does not erase an item's value
-_ANY = [*_READ, "quarantined", "archived"]
+_LIVE = [MemoryStatus.ACTIVE.value, MemoryStatus.PENDING.value]  # what a put updates in place
+_READ = [*_LIVE, MemoryStatus.SUPERSEDED.value]  # reads: a newer contradicting fact does not erase an item's value
+_ANY = [*_READ, MemoryStatus.QUARANTINED.value, MemoryStatus.ARCHIVED.value]
 _PAGE = 1000
 _ACTOR = "langgraph-store"
 

@@ -12,7 +12,7 @@ import unicodedata
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -21,10 +21,14 @@ from neusym.errors import InvalidInputError, ScopeError
 __all__ = [
     "MAX_CONTENT_BYTES",
     "MAX_ENTITY_CHARS",
+    "REVIEW_FLAGS",
+    "REVIEW_KINDS",
+    "Flag",
     "MemoryRecord",
     "MemoryStatus",
     "MemoryType",
     "PlanState",
+    "ReviewKind",
     "Scope",
     "ScoreExplanation",
     "SearchResult",
@@ -64,6 +68,29 @@ class MemoryStatus(StrEnum):
     QUARANTINED = "quarantined"
     PENDING = "pending"  # admitted but waiting for review (conflict to arbitrate, dedup middle band)
     DELETED = "deleted"
+
+
+class Flag(StrEnum):
+    """Flags governance puts on ``MemoryRecord.flags`` (retrieval turns some into warnings, review lists some)."""
+
+    LOW_CONFIDENCE = "low_confidence"
+    INJECTION = "injection"
+    SUSPICIOUS = "suspicious"  # borderline screening risk: stored, listed for review
+    CONFLICT_PENDING = "conflict_pending"
+    CONTRADICTION = "contradiction"
+    DEDUP_REVIEW = "dedup_review"
+    EXPIRED = "expired"
+    FADED = "faded"
+    FORGOTTEN = "forgotten"
+    PINNED = "pinned"  # never decays
+
+
+ReviewKind = Literal["quarantine", "conflict", "dedup", "contradiction", "suspicious"]
+"""Why a memory waits in the review queue (``quarantine``: its status; the others: a flag)."""
+REVIEW_KINDS: tuple[ReviewKind, ...] = ("quarantine", "conflict", "dedup", "contradiction", "suspicious")
+REVIEW_FLAGS: dict[ReviewKind, Flag] = {"conflict": Flag.CONFLICT_PENDING, "dedup": Flag.DEDUP_REVIEW,
+                                        "contradiction": Flag.CONTRADICTION, "suspicious": Flag.SUSPICIOUS}
+"""The flag that puts a memory in each flag-based review kind."""
 
 
 class PlanState(StrEnum):

@@ -56,6 +56,8 @@ MAX_K = 1000
 MAX_OFFSET = 100_000
 """Largest ``offset`` of a query: deeper pages are a scan, not a lookup (export a scope instead)."""
 
+_CURRENT = [MemoryStatus.ACTIVE.value, MemoryStatus.PENDING.value]  # what a read returns by default
+
 SYSTEM_REASON = ("a system message instructs the model; it is not a statement to remember (pass the text with "
                  "origin='system' to store it as a trusted application fact)")
 
@@ -265,7 +267,7 @@ def search_filters(sc: Scope, *, types: Sequence[Any] | None = None, tags: Seque
 
     with field_errors("invalid filter"):  # e.g. types=True, statuses=5
         st = [MemoryStatus(s).value for s in statuses] if statuses is not None else (
-            ["active", "pending"] if valid_at is None else ["active", "pending", "superseded"])
+            _CURRENT if valid_at is None else [*_CURRENT, MemoryStatus.SUPERSEDED.value])
         ty = [MemoryType(t).value for t in types] if types is not None else None
         ps = [PlanState(p).value for p in plan_states] if plan_states is not None else None
         return SymbolicFilters(

@@ -5,6 +5,10 @@ derived indexes caught up with the graph.
 write made while another is open on the same thread joins it); leaving writes the collected audit entries, runs ONE
 catch-up of FAISS/BM25 from the graph's write sequence (when anything may have changed behind them), saves the
 derived indexes when enough changed (or when asked), then, with the lock released, fires the collected events.
+
+One write stays outside on purpose: a search's access bookkeeping (``last_accessed_at``/``access_count``, one
+statement per result list). It changes nothing the derived indexes hold and bumps no sequence, and taking the
+write lock there would make every search wait for every writer.
 """
 
 from __future__ import annotations

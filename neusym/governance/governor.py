@@ -24,7 +24,7 @@ from neusym.governance.policy import GovernancePolicy
 from neusym.governance.screening import Screener
 from neusym.governance.supersession import Supersession
 from neusym.llm import ChatModel, as_chat_model
-from neusym.record import MemoryRecord, Scope
+from neusym.record import MemoryRecord, MemoryStatus, Scope
 from neusym.retrieval.derived import DerivedIndexes
 from neusym.symbolic.governance_store import GovernanceQueries
 from neusym.symbolic.store import SymbolicStore
@@ -142,7 +142,7 @@ class Governor:
             links += self.store.link("CONFLICTS_WITH", [(mid, other)], {"kind": e["kind"],
                                                                         "predicate": e["predicate"], "at": now})
             if e.get("mark_other"):
-                changes.append((other, {"status": "pending", "flags": list(dict.fromkeys(
+                changes.append((other, {"status": MemoryStatus.PENDING.value, "flags": list(dict.fromkeys(
                     [*(prev.get("flags") or []), Flag.CONFLICT_PENDING.value]))}))
                 audits.append({"memory_id": other, "action": AuditAction.CONFLICT.value, "actor": "governance",
                                "reason": f"conflicting {e['predicate']} value: pending review", "at": now,

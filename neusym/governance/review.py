@@ -7,45 +7,36 @@ outcome is audited like any other decision.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field
 
-from neusym.governance.decisions import Flag
-from neusym.record import MemoryRecord, MemoryStatus, Scope
+from neusym.record import REVIEW_FLAGS, REVIEW_KINDS, MemoryRecord, MemoryStatus, ReviewKind, Scope
 from neusym.symbolic.convert import props_to_record
 from neusym.symbolic.governance_store import GovernanceQueries
 
-__all__ = ["REVIEW_KINDS", "ReviewItem", "ReviewKind", "classify", "list_review"]
+__all__ = ["REVIEW_KINDS", "ReviewItem", "ReviewKind", "classify", "list_review"]  # kinds: from neusym.record
 
-ReviewKind = Literal["quarantine", "conflict", "dedup", "contradiction", "suspicious"]
-REVIEW_KINDS: tuple[str, ...] = ("quarantine", "conflict", "dedup", "contradiction", "suspicious")
-_REVIEW_FLAGS = (Flag.CONFLICT_PENDING.value, Flag.DEDUP_REVIEW.value, Flag.CONTRADICTION.value,
-                 Flag.SUSPICIOUS.value)
-_KIND_FLAG = {"conflict": Flag.CONFLICT_PENDING.value, "dedup": Flag.DEDUP_REVIEW.value,
-              "contradiction": Flag.CONTRADICTION.value, "suspicious": Flag.SUSPICIOUS.value}
+_REVIEW_FLAGS = tuple(f.value for f in REVIEW_FLAGS.values())
 
 
 class ReviewItem(BaseModel):
     memory_id: str
-    kind: str
+    kind: ReviewKind
     record: MemoryRecord
     related: list[str] = Field(default_factory=list)  # conflicting memories / duplicate target
     reason: str = ""
 
 
-def classify(rec: MemoryRecord) -> str | None:
+def classify(rec: MemoryRecord) -> ReviewKind | None:
     """The review kind of a memory (``None`` when it needs no review)."""
     if rec.status is MemoryStatus.QUARANTINED:
         return "quarantine"
-    for flag, kind in ((Flag.CONFLICT_PENDING, "conflict"), (Flag.DEDUP_REVIEW, "dedup"),
-                       (Flag.CONTRADICTION, "contradiction"), (Flag.SUSPICIOUS, "suspicious")):
+    for kind, flag in REVIEW_FLAGS.items():
         if flag.value in rec.flags:
             return kind
     return None
 
 
-_REASONS = {
+_REASONS: dict[ReviewKind, str] = {
     "quarantine": "looks like prompt injection / memory poisoning",
     "conflict": "conflicts with another value of the same attribute",
     "dedup": "possible duplicate of another memory",
@@ -54,11 +45,11 @@ _REASONS = {
 }
 
 
-def list_review(queries: GovernanceQueries, scope: Scope, kind: str | None, limit: int) -> list[ReviewItem]:
-    statuses, flags = ["quarantined"], list(_REVIEW_FLAGS)
+def list_review(queries: GovernanceQueries, scope: Scope, kind: ReviewKind | None, limit: int) -> list[ReviewItem]:
+    statuses, flags = [MemoryStatus.QUARANTINED.value], list(_REVIEW_FLAGS)
     if kind is not None:  # filter in the query, so ``limit`` counts items of the requested kind
-        statuses = ["quarantined"] if kind == "quarantine" else []
-        flags = [] if kind == "quarantine" else [_KIND_FLAG[kind]]
+        statuses = [MemoryStatus.QUARANTINED.value] if kind == "quarantine" else []
+        flags = [] if kind == "quarantine" else [REVIEW_FLAGS[kind].value]
     rows = queries.review_items(scope, statuses, flags, limit)
     out = []
     for row in rows:

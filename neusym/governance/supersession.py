@@ -18,13 +18,14 @@ from typing import Any
 from neusym.governance.decisions import AuditAction, Decision, Flag
 from neusym.record import MemoryRecord, MemoryStatus, as_epoch
 
-__all__ = ["Supersession", "planned", "superseded_by_review", "undo"]
+__all__ = ["Supersession", "planned", "superseded_by_review", "undo", "without"]
 
 CURRENT = (MemoryStatus.ACTIVE.value, MemoryStatus.PENDING.value)
 """Statuses that make a memory a current value of its attribute."""
 
 
-def _without(flags: Sequence[str], *drop: str) -> list[str]:
+def without(flags: Sequence[str], *drop: str) -> list[str]:
+    """``flags`` minus ``drop``, order kept (a decision clears the flag that put a memory in review)."""
     return [f for f in flags if f not in drop]
 
 
@@ -47,7 +48,7 @@ class Supersession:
     def props(self, now: float) -> dict[str, Any]:
         """The older memory's new properties: history, closed at ``valid_to``, no longer waiting for review."""
         return {"status": MemoryStatus.SUPERSEDED.value, "valid_to": self.valid_to, "updated_at": now,
-                "flags": _without(self.previous.get("flags") or [], Flag.CONFLICT_PENDING.value)}
+                "flags": without(self.previous.get("flags") or [], Flag.CONFLICT_PENDING.value)}
 
     def edge(self, now: float) -> dict[str, Any]:
         return {k: v for k, v in {"predicate": self.predicate, "kind": self.kind, "strategy": self.strategy,

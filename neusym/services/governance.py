@@ -33,7 +33,7 @@ from neusym.governance.forgetting import (
 from neusym.governance.lifecycle import JanitorReport, run_janitor
 from neusym.governance.policy import GovernancePolicy
 from neusym.governance.review import REVIEW_KINDS, ReviewItem, list_review
-from neusym.record import MemoryRecord, Scope, as_epoch
+from neusym.record import MemoryRecord, MemoryStatus, Scope, as_epoch
 from neusym.services.review import ReviewDecisions
 
 __all__ = ["Governance"]
@@ -41,6 +41,7 @@ __all__ = ["Governance"]
 log = logging.getLogger(__name__)
 
 _PAGE = 1000
+_HISTORY = [MemoryStatus.ACTIVE, MemoryStatus.PENDING, MemoryStatus.SUPERSEDED]  # every value an attribute had
 ScopeArg = Scope | Mapping[str, Any] | None
 
 
@@ -148,8 +149,8 @@ class Governance:
 
     def _archive(self, ids: Sequence[str], sc: Scope, at: float, flag: str) -> dict[str, dict[str, Any]]:
         store = self.engine.store
-        found = [r for r in store.get(list(dict.fromkeys(ids)), sc) if r.status.value != "archived"]
-        store.set_props([(r.id, {"status": "archived", "archived_at": at,
+        found = [r for r in store.get(list(dict.fromkeys(ids)), sc) if r.status is not MemoryStatus.ARCHIVED]
+        store.set_props([(r.id, {"status": MemoryStatus.ARCHIVED.value, "archived_at": at,
                                  "flags": list(dict.fromkeys([*r.flags, flag]))}) for r in found], sc)
         return {r.id: {"status": r.status.value, "flags": list(r.flags),
                        "valid_to": as_epoch(r.valid_to)} for r in found}
@@ -319,7 +320,7 @@ class Governance:
                      limit: int = 100) -> list[MemoryRecord]:
         """Every value an attribute had, oldest first (current and superseded), e.g. ``fact_history("lives_in")``."""
         return self.engine.query(scope=self.engine.scope(scope, what="fact_history"), predicate=predicate,
-                                 entity=subject, statuses=["active", "pending", "superseded"], order="oldest",
+                                 entity=subject, statuses=_HISTORY, order="oldest",
                                  limit=limit)
 
     def facts_at(self, at: datetime | float, *, predicate: str | None = None, subject: str | None = None,

@@ -36,6 +36,7 @@ UNSET: Any = object()
 _COOL_FLAG = "reflected"
 _PAGE = 1000
 _RECENT = 6
+_SOURCES = (MemoryStatus.ACTIVE, MemoryStatus.PENDING, MemoryStatus.SUPERSEDED)  # what a reflection may read
 ScopeArg = Scope | Mapping[str, Any] | None
 
 
@@ -57,7 +58,7 @@ class ReflectionService:
             if len(found) != len(wanted):
                 raise RecordNotFoundError(f"{len(wanted) - len(found)} of the ids are not visible in scope "
                                           f"{sc.as_params()}")
-            return [r for r in found if r.status.value in ("active", "pending", "superseded")]
+            return [r for r in found if r.status in _SOURCES]
         uids = None
         if entity is not None:
             from neusym.extraction import entity_key

@@ -20,17 +20,13 @@ from neusym.errors import InvalidInputError, RecordNotFoundError
 from neusym.governance import supersession
 from neusym.governance.decisions import Action, AuditAction, Decision, Flag
 from neusym.governance.review import classify
-from neusym.governance.supersession import Supersession
+from neusym.governance.supersession import Supersession, without
 from neusym.record import MemoryRecord, MemoryStatus, Scope
 
 __all__ = ["ChangeSet", "ReviewDecisions"]
 
 _REVERSIBLE = ("edit", "supersede", "archive", "forget", "conflict")
 Purge = Callable[[Mutation, Sequence[str], Scope], list[str]]
-
-
-def _without(flags: Sequence[str], *drop: str) -> list[str]:
-    return [f for f in flags if f not in drop]
 
 
 @dataclass
@@ -106,12 +102,12 @@ class ReviewDecisions:
             meta = {k: v for k, v in rec.metadata.items() if k != "screening"}
             # content is passed so entities and triples (stripped at quarantine) are extracted again
             return self.engine.update(rec.id, rec.content, scope=scope, actor=actor, reason=f"review: {reason}",
-                                      status="active", metadata=meta,
-                                      flags=_without(rec.flags, Flag.INJECTION.value, Flag.SUSPICIOUS.value))
+                                      status=MemoryStatus.ACTIVE.value, metadata=meta,
+                                      flags=without(rec.flags, Flag.INJECTION.value, Flag.SUSPICIOUS.value))
         if kind == "suspicious":
             m.audit([note])
             return self.engine.update(rec.id, scope=scope, actor=actor, reason=f"review: {reason}",
-                                      flags=_without(rec.flags, Flag.SUSPICIOUS.value))
+                                      flags=without(rec.flags, Flag.SUSPICIOUS.value))
         cs = ChangeSet(self._tenant(rec))
         self._approve_into(cs, rec, scope, actor)
         self._review_audit(cs, rec, actor, f"approved ({kind}): {reason}", kind=kind, decision="approve")
@@ -128,7 +124,7 @@ class ReviewDecisions:
                 if found and found[0].status.value in supersession.CURRENT:
                     cs.supersede(supersession.superseded_by_review(rec, found[0], actor, cs.now))
                 cs.unlink_both("CONFLICTS_WITH", rec.id, other_id)
-            cs.set(rec.id, status=MemoryStatus.ACTIVE.value, flags=_without(rec.flags, Flag.CONFLICT_PENDING.value))
+            cs.set(rec.id, status=MemoryStatus.ACTIVE.value, flags=without(rec.flags, Flag.CONFLICT_PENDING.value))
         elif kind == "dedup":  # a duplicate after all: the original is reinforced, this copy archived
             targets = self.engine.store.linked(rec.id, "DUPLICATE_OF")
             if targets:
@@ -137,7 +133,7 @@ class ReviewDecisions:
                 for target_id, props in self.engine.governor.reinforcement([merge], scope, cs.now):
                     cs.set(target_id, **props)
             cs.set(rec.id, status=MemoryStatus.ARCHIVED.value, archived_at=cs.now,
-                   flags=[*_without(rec.flags, Flag.DEDUP_REVIEW.value), "merged"])
+                   flags=[*without(rec.flags, Flag.DEDUP_REVIEW.value), "merged"])
         elif kind == "contradiction":  # acknowledged: both may be true
             self._clear_contradictions(cs, rec, scope)
         else:  # quarantine / suspicious are edits (see approve)
@@ -152,8 +148,8 @@ class ReviewDecisions:
             rest = [o for o, p in self._links(other_id, "CONFLICTS_WITH") if p.get("kind") == "contradiction"
                     and o != rec.id]
             if found and not rest:
-                cs.set(other_id, flags=_without(found[0].flags, Flag.CONTRADICTION.value))
-        cs.set(rec.id, flags=_without(rec.flags, Flag.CONTRADICTION.value))
+                cs.set(other_id, flags=without(found[0].flags, Flag.CONTRADICTION.value))
+        cs.set(rec.id, flags=without(rec.flags, Flag.CONTRADICTION.value))
 
     # ------------------------------------------------------------------ reject
     def reject(self, m: Mutation, rec: MemoryRecord, scope: Scope, actor: str, reason: str) -> MemoryRecord | None:
@@ -181,11 +177,11 @@ class ReviewDecisions:
                 for o in winners:
                     cs.unlink_both("CONFLICTS_WITH", rec.id, o)
                 cs.set(rec.id, status=MemoryStatus.ARCHIVED.value, archived_at=cs.now,
-                       flags=_without(rec.flags, Flag.CONFLICT_PENDING.value))
+                       flags=without(rec.flags, Flag.CONFLICT_PENDING.value))
         elif kind == "dedup":  # not a duplicate after all: a memory of its own
             for t, _ in self.engine.store.linked(rec.id, "DUPLICATE_OF"):
                 cs.unlinks.append((rec.id, "DUPLICATE_OF", t))
-            cs.set(rec.id, status=MemoryStatus.ACTIVE.value, flags=_without(rec.flags, Flag.DEDUP_REVIEW.value))
+            cs.set(rec.id, status=MemoryStatus.ACTIVE.value, flags=without(rec.flags, Flag.DEDUP_REVIEW.value))
         else:  # contradiction: this one is wrong
             self._clear_contradictions(cs, rec, scope)
             cs.set(rec.id, status=MemoryStatus.ARCHIVED.value, archived_at=cs.now)
