@@ -9,6 +9,8 @@ How namespaces map to NeuSym (one memory per item)::
                                           if that is over 500 characters), and tags 'lgns:<prefix JSON>' for
                                           every prefix plus 'lgsub:<prefix JSON>' for every strict prefix
     key                                   scope.session_id = 'lgk:<digest of namespace and key>'
+    index=False                           scope.agent_id 'lgx:...' and tags 'lgnx:<prefix JSON>' instead of
+                                          'lgsub:': out of the store's search, still read and listed
     value                                 metadata["langgraph"] = {namespace, key, value, index, ttl}
     indexed text (``index`` fields)       content, which NeuSym embeds, indexes for BM25 and links in the graph
     ttl (minutes)                         expires_at
@@ -25,10 +27,13 @@ see what an agent saved through the store; the store itself only ever returns it
 Semantics follow ``InMemoryStore``: in one ``batch`` every read sees the state before the batch's puts, the last
 put of a (namespace, key) wins, ``put(..., None)`` deletes, filters support ``$eq $ne $gt $gte $lt $lte`` and
 nested dicts, ``list_namespaces`` supports prefix/suffix (with ``*``), ``max_depth``, ``limit``, ``offset``.
-``search(prefix, query=...)`` is NeuSym's two-stage search; without ``query`` it lists items oldest first.
-Differences: every item is searchable (``index=False`` items by their JSON text); every read needs a tenant
-(a prefix that names the user, or the store's ``user_id``), except ``list_namespaces`` on a store opened with
-``all_tenants=True``.
+``search(prefix, query=...)`` is NeuSym's two-stage search over the indexed items; items put with
+``index=False`` are not ranked (LangGraph: "disables indexing") and, as in ``InMemoryStore``, only fill a page the
+ranked items leave short, with score ``None``; without ``query`` it lists every item oldest first. A put or delete
+of one key is atomic (one engine mutation: lookup and write cannot interleave with another put of that key).
+Differences: an ``index=False`` item is still an ordinary memory of its tenant, so the engine's own recall may
+find its JSON text; every read needs a tenant (a prefix that names the user, or the store's ``user_id``), except
+``list_namespaces`` on a store opened with ``all_tenants=True``.
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ from langchain_neusym._common import check_memory
 from neusym import (
     InvalidInputError,
     MemoryRecord,
+    MemoryStatus,
     NeuSymMemory,
     PolicyViolationError,
     Scope,
@@ -77,9 +83,10 @@ __all__ = ["NeuSymStore"]
 _META = "langgraph"
 _NS_TAG = "lgns:"
 _SUB_TAG = "lgsub:"
-_LIVE = ["active", "pending"]  # what a put updates in place
-_READ = [*_LIVE, "superseded"]  # what reads return: a newer contradicting fact does not erase an item's value
-_ANY = [*_READ, "quarantined", "archived"]
+_NOINDEX_TAG = "lgnx:"
+_LIVE = [MemoryStatus.ACTIVE.value, MemoryStatus.PENDING.value]  # what a put updates in place
+_READ = [*_LIVE, MemoryStatus.SUPERSEDED.value]  # reads: a newer contradicting fact does not erase an item's value
+_ANY = [*_READ, MemoryStatus.QUARANTINED.value, MemoryStatus.ARCHIVED.value]
 _PAGE = 1000
 _ACTOR = "langgraph-store"
 
@@ -113,9 +120,10 @@ def _check_unicode(op: Op) -> None:
                 raise InvalidInputError(f"namespace labels and keys must be valid Unicode: {err}") from err
 
 
-def _ns_agent(namespace: Sequence[str]) -> str:
-    text = "lg:" + _js(list(namespace))
-    return text if len(text) <= 500 else "lg#" + _digest(list(namespace))
+def _ns_agent(namespace: Sequence[str], indexed: bool = True) -> str:
+    """The agent id of a namespace's items; unindexed items live beside them, out of the namespace's search."""
+    text = ("lg:" if indexed else "lgx:") + _js(list(namespace))
+    return text if len(text) <= 500 else ("lg#" if indexed else "lgx#") + _digest(list(namespace))
 
 
 class NeuSymStore(BaseStore):
@@ -207,13 +215,18 @@ class NeuSymStore(BaseStore):
         raise ScopeError(f"namespace {tuple(path)} does not name a tenant (element {self.user_index}); pass a "
                          "longer prefix or open the store with user_id=...")
 
-    def _item_scope(self, namespace: Sequence[str], key: str) -> Scope:
-        return Scope(user_id=self._tenant(namespace), agent_id=_ns_agent(namespace),
-                     session_id="lgk:" + _digest([list(namespace), key])[:40])
+    def _key_scope(self, namespace: Sequence[str], key: str) -> Scope:
+        """The one item's scope for lookups: its tenant and its key (the session id digests namespace and key)."""
+        return Scope(user_id=self._tenant(namespace), session_id="lgk:" + _digest([list(namespace), key])[:40])
+
+    def _item_scope(self, namespace: Sequence[str], key: str, indexed: bool = True) -> Scope:
+        return self._key_scope(namespace, key).model_copy(update={"agent_id": _ns_agent(namespace, indexed)})
 
     @staticmethod
-    def _tags(namespace: Sequence[str]) -> list[str]:
+    def _tags(namespace: Sequence[str], indexed: bool = True) -> list[str]:
         prefixes = [tuple(namespace[:i]) for i in range(len(namespace) + 1)]
+        if not indexed:  # listed under every prefix, found by the unranked fill only
+            return [_ns_tag(p) for p in prefixes] + [_NOINDEX_TAG + _js(list(p)) for p in prefixes]
         return [_ns_tag(p) for p in prefixes] + [_sub_tag(p) for p in prefixes[:-1]]
 
     # ------------------------------------------------------------------ conversions
@@ -241,7 +254,7 @@ class NeuSymStore(BaseStore):
 
     # ------------------------------------------------------------------ ops
     def _lookup(self, namespace: Sequence[str], key: str, statuses: list[str]) -> list[MemoryRecord]:
-        scope = self._item_scope(namespace, key)
+        scope = self._key_scope(namespace, key)
         recs = self.memory.query(scope=scope, statuses=statuses, order="recent", limit=20)
         return [r for r in recs if (i := self._info(r)) and i["key"] == key and list(i["namespace"]) == list(namespace)]
 
@@ -250,9 +263,12 @@ class NeuSymStore(BaseStore):
             return
         for rec in recs:
             ttl = (self._info(rec) or {}).get("ttl")
-            if ttl:
-                self.memory.update(rec.id, scope=rec.scope, expires_at=datetime.fromtimestamp(
-                    time.time() + float(ttl) * 60, tz=UTC), actor=_ACTOR, reason="ttl refreshed on read")
+            if not ttl:
+                continue
+            with self.memory.atomic(rec.scope):  # a concurrent delete of the key wins: nothing left to refresh
+                if self.memory.get_many([rec.id], scope=rec.scope):
+                    self.memory.update(rec.id, scope=rec.scope, expires_at=datetime.fromtimestamp(
+                        time.time() + float(ttl) * 60, tz=UTC), actor=_ACTOR, reason="ttl refreshed on read")
 
     def _get(self, op: GetOp) -> Item | None:
         recs = self._lookup(op.namespace, op.key, _READ)
@@ -263,28 +279,36 @@ class NeuSymStore(BaseStore):
 
     def _put(self, op: PutOp) -> None:
         namespace, key = tuple(op.namespace), str(op.key)
-        scope = self._item_scope(namespace, key)
+        if op.value is not None:
+            if not isinstance(op.value, Mapping):
+                raise InvalidInputError(f"a store value must be a dict, got {type(op.value).__name__}")
+            try:
+                json.dumps(dict(op.value), allow_nan=False)
+            except (TypeError, ValueError) as err:
+                raise InvalidInputError(f"store values must be JSON-serialisable: {err}") from err
+        # one mutation per key: the lookup and the write below cannot interleave with another put or delete of it
+        with self.memory.atomic(self._key_scope(namespace, key)):
+            self._put_locked(op, namespace, key)
+
+    def _put_locked(self, op: PutOp, namespace: tuple[str, ...], key: str) -> None:
+        key_scope = self._key_scope(namespace, key)
         existing = self._lookup(namespace, key, _ANY)
         if op.value is None:
             if existing:
-                self.memory.delete([r.id for r in existing], scope=scope, actor=_ACTOR, reason="store delete")
+                self.memory.delete([r.id for r in existing], scope=key_scope, actor=_ACTOR, reason="store delete")
             return
-        if not isinstance(op.value, Mapping):
-            raise InvalidInputError(f"a store value must be a dict, got {type(op.value).__name__}")
         value = dict(op.value)
-        try:
-            json.dumps(value, allow_nan=False)
-        except (TypeError, ValueError) as err:
-            raise InvalidInputError(f"store values must be JSON-serialisable: {err}") from err
+        indexed = op.index is not False
+        scope = self._item_scope(namespace, key, indexed)
         text = self._index_text(value, op.index)
         info = {"namespace": list(namespace), "key": key, "value": value, "index": op.index, "ttl": op.ttl}
-        fields: dict[str, Any] = {"metadata": {_META: info}, "tags": self._tags(namespace),
+        fields: dict[str, Any] = {"metadata": {_META: info}, "tags": self._tags(namespace, indexed),
                                   "expires_at": datetime.fromtimestamp(time.time() + float(op.ttl) * 60, tz=UTC)
                                   if op.ttl else None}
-        live = [r for r in existing if r.status.value in _LIVE]
-        stale = [r.id for r in existing if r.status.value not in _LIVE] + [r.id for r in live[1:]]
-        if stale:  # earlier versions governance set aside: the new value replaces them
-            self.memory.delete(stale, scope=scope, actor=_ACTOR, reason="replaced by store put")
+        live = [r for r in existing if r.status.value in _LIVE and r.scope == scope]
+        stale = [r.id for r in existing if r.id not in {x.id for x in live[:1]}]
+        if stale:  # earlier versions governance set aside, or kept under the other index setting: replaced
+            self.memory.delete(stale, scope=key_scope, actor=_ACTOR, reason="replaced by store put")
         if live:
             self._overwrite(live[0], text, scope, fields)
             return
@@ -312,6 +336,7 @@ class NeuSymStore(BaseStore):
         need = offset + limit
         if need == 0:
             return []
+        items: list[tuple[MemoryRecord, float | None]]
         if op.query:
             hits = self._ranked(op.query, prefix, user, need, bool(op.filter))
             items = [(r.memory, float(r.score)) for r in hits]
@@ -319,6 +344,10 @@ class NeuSymStore(BaseStore):
             items = [(rec, None) for rec in self._listing(prefix, user, need, bool(op.filter))]
         items = [(rec, s) for rec, s in items if self._info(rec) and _matches(self._info(rec), prefix, op.filter)]
         page = items[offset:need]
+        if op.query and len(page) < limit:  # InMemoryStore: unindexed items fill a short page, unscored
+            fill = self._listing(prefix, user, limit, bool(op.filter), tag=_NOINDEX_TAG + _js(list(prefix)))
+            page += [(rec, None) for rec in fill
+                     if (i := self._info(rec)) and _matches(i, prefix, op.filter)][: limit - len(page)]
         self._refresh([rec for rec, _ in page], op.refresh_ttl)
         return [SearchItem(**self._item_fields(rec), score=s) for rec, s in page]
 
@@ -340,11 +369,12 @@ class NeuSymStore(BaseStore):
                     hits[r.id] = r
         return sorted(hits.values(), key=lambda r: -r.score)
 
-    def _listing(self, prefix: tuple[str, ...], user: str, need: int, filtered: bool) -> list[MemoryRecord]:
+    def _listing(self, prefix: tuple[str, ...], user: str, need: int, filtered: bool,
+                 tag: str | None = None) -> list[MemoryRecord]:
         out: list[MemoryRecord] = []
         offset = 0
         while True:
-            page = self.memory.query(scope=Scope(user_id=user), tags=[_ns_tag(prefix)], order="oldest",
+            page = self.memory.query(scope=Scope(user_id=user), tags=[tag or _ns_tag(prefix)], order="oldest",
                                      statuses=_READ, limit=_PAGE, offset=offset)
             out.extend(page)
             offset += len(page)

@@ -2,7 +2,7 @@
 
     from neusym import NeuSymMemory
     with NeuSymMemory() as mem:                      # embedded FalkorDB + FAISS in ~/.neusym
-        mem.add("I moved to Lisbon last month", user_id="ana")
+        mem.add("I moved to Lisbon last month", user_id="ana")  # user_id: the tenant, on every call
         for hit in mem.search("where does Ana live?", user_id="ana"):
             print(hit.content, hit.score, hit.explanation.summary())
 """
@@ -29,6 +29,9 @@ from neusym.errors import (
     UnsafeQueryError,
 )
 from neusym.facade import AddResult, NeuSymMemory
+from neusym.governance.decisions import Decision
+from neusym.governance.forgetting import ForgetPreview
+from neusym.governance.review import ReviewItem
 from neusym.importing import ImportReport
 from neusym.prompting import render_memories
 from neusym.record import (
@@ -49,11 +52,13 @@ __all__ = [
     "BackendError",
     "BackendUnavailableError",
     "ClosedError",
+    "Decision",
     "DimensionMismatchError",
     "EmbedderMismatchError",
     "EmbeddingError",
     "ExportReport",
     "ExtractionError",
+    "ForgetPreview",
     "ImportReport",
     "IndexCorruptionError",
     "IndexPersistenceError",
@@ -70,6 +75,7 @@ __all__ = [
     "RecordNotFoundError",
     "RestoreReport",
     "RetrievalConfig",
+    "ReviewItem",
     "Scope",
     "ScopeError",
     "ScoreExplanation",

@@ -35,7 +35,6 @@ import json
 import math
 import os
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -45,7 +44,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from neusym.errors import InvalidInputError
+from neusym.errors import InvalidInputError, ScopeError
 from neusym.record import MAX_CONTENT_BYTES, MemoryStatus, MemoryType, PlanState, Scope, Triple, validate_text
 from neusym.symbolic.convert import encode_embedding, entity_namespace, props_to_record
 from neusym.symbolic.store import RELATIONS
@@ -61,7 +60,7 @@ from neusym.symbolic.transfer import (
 )
 
 if TYPE_CHECKING:
-    from neusym.facade import NeuSymMemory
+    from neusym.engine import Engine
 
 __all__ = ["ExportReport", "RestoreReport", "export", "restore"]
 
@@ -215,7 +214,13 @@ class _Lines:
 
 
 # ---------------------------------------------------------------------------------------------------- export
-def export(mem: NeuSymMemory, target: Source, *, scope: Scope | None, embeddings: bool = True,
+def _check_tenant(scope: Scope | None, what: str) -> None:
+    """``None`` is every tenant (the caller said ``all_tenants``); a scope must name its tenant."""
+    if scope is not None and scope.user_id is None:
+        raise ScopeError(f"{what} needs a user_id (an agent or session alone spans tenants), or all_tenants=True")
+
+
+def export(mem: Engine, target: Source, *, scope: Scope | None, embeddings: bool = True,
            progress: Progress | None = None) -> ExportReport:
     """Write ``scope`` (``None``: every tenant, an operator backup) to ``target`` as an export file.
 
@@ -225,6 +230,7 @@ def export(mem: NeuSymMemory, target: Source, *, scope: Scope | None, embeddings
     from neusym._version import __version__
 
     started = time.perf_counter()
+    _check_tenant(scope, "export")
     sc = scope if scope is not None else Scope()
     total = int(mem.store.stats(sc)["memories"])
     header = {"exported_at": time.time(), "neusym": __version__, "backend": mem.executor.dialect.value,
@@ -656,9 +662,9 @@ def _ids(scope: Scope | None) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- restore
-def restore(mem: NeuSymMemory, source: Source, *, scope: Scope | None, skip_existing: bool = False,
-            reembed: bool = False, dry_run: bool = False, batch: int = 200, progress: Progress | None = None,
-            lock: threading.RLock | None = None) -> RestoreReport:
+def restore(mem: Engine, source: Source, *, scope: Scope | None, skip_existing: bool = False,
+            reembed: bool = False, dry_run: bool = False, batch: int = 200,
+            progress: Progress | None = None) -> RestoreReport:
     """Validate ``source`` completely, then write it all or nothing into ``scope`` (``None``: every tenant).
 
     Raises :class:`InvalidInputError` (with the file name and line number) for any line that is malformed or
@@ -666,8 +672,7 @@ def restore(mem: NeuSymMemory, source: Source, *, scope: Scope | None, skip_exis
     and for embeddings of another size than the target's (unless ``reembed``); nothing is written then.
     """
     started = time.perf_counter()
-    if scope is not None and scope.is_empty:
-        raise InvalidInputError("restoring with an empty scope would cross tenants; give a scope or all_tenants")
+    _check_tenant(scope, "restore")
     lines = _Lines(source)
     try:
         checker = _Validator(lines.name, scope)
@@ -691,14 +696,14 @@ def restore(mem: NeuSymMemory, source: Source, *, scope: Scope | None, skip_exis
             report.reembedded = len((set(seen.memories) if reembed else seen.need_embedding) - existing)
         else:
             _write(mem, lines, existing, report, reembed=reembed, batch=max(1, int(batch)), progress=progress,
-                   total=len(seen.memories) - len(existing), lock=lock)
+                   total=len(seen.memories) - len(existing))
     finally:
         lines.close()
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 
 
-def _check_graph(mem: NeuSymMemory, seen: _Checked, *, skip_existing: bool, reembed: bool, name: str) -> set[str]:
+def _check_graph(mem: Engine, seen: _Checked, *, skip_existing: bool, reembed: bool, name: str) -> set[str]:
     """Read-only checks against the target graph; returns the ids of memories it already has."""
     dim = mem.embedder.dimension
     if not reembed and seen.dimension is not None and seen.dimension != dim:
@@ -725,8 +730,8 @@ def _clean(props: Any) -> dict[str, Any]:
     return {k: v for k, v in (props or {}).items() if v is not None and k not in LOCAL_PROPS}
 
 
-def _write(mem: NeuSymMemory, lines: _Lines, existing: set[str], report: RestoreReport, *, reembed: bool,
-           batch: int, progress: Progress | None, total: int, lock: threading.RLock | None) -> None:
+def _write(mem: Engine, lines: _Lines, existing: set[str], report: RestoreReport, *, reembed: bool,
+           batch: int, progress: Progress | None, total: int) -> None:
     """Second pass: stage every line, commit in one statement, then let the derived indexes catch up.
 
     The lines were validated in the first pass; this one reads the same bytes (checked by their hash before the
@@ -786,15 +791,13 @@ def _write(mem: NeuSymMemory, lines: _Lines, existing: set[str], report: Restore
             flush(kind)
         for kind in pending:
             flush(kind, force=True)
-        with lock if lock is not None else nullcontext():
+        with mem.mutation(None, persist=True):  # FAISS/BM25 follow the graph, as after any write
             done = staged.commit(live_ids=sorted(existing))
             report.memories, report.entities, report.audit = done["memories"], done["entities"], done["audit"]
             report.mentions, report.relates, report.edges = done["mentions"], done["relates"], done["edges"]
-            mem.derived.catch_up(mem.store)  # FAISS/BM25 follow the graph, as after any write
-            mem.derived.save()
 
 
-def _stage_memories(mem: NeuSymMemory, staged: StagedRestore, rows: list[dict[str, Any]], *, reembed: bool,
+def _stage_memories(mem: Engine, staged: StagedRestore, rows: list[dict[str, Any]], *, reembed: bool,
                     report: RestoreReport) -> None:
     need = [r for r in rows if reembed or not r.get("embedding")]
     if need:

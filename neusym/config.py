@@ -66,6 +66,9 @@ class NeuSymConfig(BaseModel):
     graph_timeout: float = Field(default=DEFAULT_GRAPH_TIMEOUT, gt=0)  # max seconds of one graph call
     graph_stall_timeout: float = Field(default=DEFAULT_STALL_TIMEOUT, gt=0)  # embedded: unanswered PING -> restart
     embedded_idle_grace: float = Field(default=DEFAULT_IDLE_GRACE, ge=0)  # embedded: stop a server nobody uses
+    default_user_id: str | None = Field(default=None, min_length=1, max_length=512)
+    """The tenant of calls that name none (``NEUSYM_DEFAULT_USER_ID``): a single-user application opts in here.
+    Unset (the default), every tenant-scoped call must pass ``user_id``."""
 
     @property
     def index_dir(self) -> Path:
@@ -92,6 +95,8 @@ class NeuSymConfig(BaseModel):
             data["backend"] = v
         if v := env.get("NEUSYM_NEURAL_BACKEND"):
             data["neural_backend"] = v
+        if v := env.get("NEUSYM_DEFAULT_USER_ID"):
+            data["default_user_id"] = v
         neo4j_url = env.get("NEO4J_URI") or env.get("NEO4J_URL")
         if neo4j_url:
             data["neo4j_url"] = neo4j_url

@@ -66,7 +66,7 @@ def _show(results: list[SearchResult]) -> None:
 
 
 def phase_write(data_dir: Path) -> None:
-    with NeuSymMemory(data_dir, scope={"user_id": USER}) as mem:
+    with NeuSymMemory(data_dir, default_user_id=USER) as mem:
         for session_id, turns in SESSIONS:
             _p(f"\n== session {session_id}")
             for role, text in turns:
@@ -91,7 +91,7 @@ def phase_write(data_dir: Path) -> None:
 
 def phase_verify(data_dir: Path) -> int:
     t0 = time.perf_counter()
-    with NeuSymMemory(data_dir, scope={"user_id": USER}) as mem:
+    with NeuSymMemory(data_dir, default_user_id=USER) as mem:
         opened = time.perf_counter() - t0
         _p(f"\n== restart: a new process (pid {os.getpid()}) reopened {data_dir} in {opened:.2f}s")
         hits = mem.search("Where does Ana live now?", user_id=USER, k=1)

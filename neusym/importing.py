@@ -46,7 +46,7 @@ from neusym.errors import InvalidInputError, ScopeError
 from neusym.record import Scope, validate_text
 
 if TYPE_CHECKING:
-    from neusym.facade import NeuSymMemory
+    from neusym.engine import Engine
 
 __all__ = ["FORMATS", "ORIGINS", "ImportItem", "ImportReport", "detect_format", "import_file", "parse_chat",
            "parse_jsonl", "parse_locomo", "parse_text"]
@@ -145,8 +145,8 @@ def parse_jsonl(text: str, name: str, ignored: set[str]) -> list[ImportItem]:
             continue
         try:
             obj = json.loads(line)
-        except ValueError as err:
-            raise InvalidInputError(f"{where}: not valid JSON ({err})") from err
+        except (ValueError, RecursionError) as err:  # RecursionError: nested deeper than the parser goes
+            raise InvalidInputError(f"{where}: not valid JSON ({_json_error(err)})") from err
         if not isinstance(obj, dict):
             raise InvalidInputError(f"{where}: expected a JSON object")
         if obj.get("kind") == "header" and obj.get("format") == "neusym-export":
@@ -325,6 +325,8 @@ def detect_format(path: Path, text: str) -> str:
         try:
             json.loads(first)
             return "jsonl"
+        except RecursionError:
+            return "jsonl"  # an object per line after all; parse_jsonl says what is wrong with it
         except ValueError:
             return "locomo" if '"conversation"' in text[:200_000] else "jsonl"
     return "chat"
@@ -344,7 +346,7 @@ def parse_text(text: str, name: str, fmt: str, *, session: str | None = None, us
             try:
                 arr = json.loads(stripped)
             except (ValueError, RecursionError) as err:
-                raise InvalidInputError(f"{name}: not valid JSON ({str(err)[:120]})") from err
+                raise InvalidInputError(f"{name}: not valid JSON ({_json_error(err)})") from err
             text = "\n".join(json.dumps(x) for x in arr)
         return fmt, parse_jsonl(text, name, ignored)
     if fmt == "chat":
@@ -352,8 +354,14 @@ def parse_text(text: str, name: str, fmt: str, *, session: str | None = None, us
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as err:
-        raise InvalidInputError(f"{name}: not valid JSON ({str(err)[:120]})") from err
+        raise InvalidInputError(f"{name}: not valid JSON ({_json_error(err)})") from err
     return fmt, parse_locomo(data, name, user=user)
+
+
+def _json_error(err: BaseException) -> str:
+    if isinstance(err, RecursionError):
+        return "nested too deeply: JSON values may nest at most about 1,000 levels"
+    return str(err)[:120]
 
 
 def _read(source: str | os.PathLike[str] | IO[str]) -> tuple[str, str]:
@@ -374,7 +382,7 @@ def _origin(value: Any, where: str) -> str:
     return str(value)
 
 
-def import_file(mem: NeuSymMemory, source: str | os.PathLike[str] | IO[str], *, scope: Scope | None,
+def import_file(mem: Engine, source: str | os.PathLike[str] | IO[str], *, scope: Scope | None,
                 all_tenants: bool = False, fmt: str = "auto", infer: bool = True, batch: int = 256,
                 assistant: str | None = None, trust_file_origin: bool = False, dry_run: bool = False,
                 max_items: int | None = None, progress: Callable[[int, int], None] | None = None) -> ImportReport:
@@ -406,11 +414,9 @@ def import_file(mem: NeuSymMemory, source: str | os.PathLike[str] | IO[str], *, 
         if fmt == "locomo":
             raise ScopeError("a LoCoMo file holds one tenant per sample; pass user_id, or all_tenants=True to keep "
                              "the sample ids as tenants")
-        # the memory's default tenant (a ScopeError where there is none), so a line that names only a session or
-        # an agent never becomes a memory without a tenant
-        default_user = mem.scope_for().user_id
-        if default_user is not None:
-            given["user_id"] = default_user
+        # the memory's configured default tenant (a ScopeError where there is none), so a line that names only a
+        # session or an agent never becomes a memory without a tenant
+        given["user_id"] = str(mem.scope(None, what="import").user_id)
     for it in items:
         if any(k in given and it.kwargs.get(k) not in (None, given[k]) for k in _SCOPE_KEYS):
             report.scope_overridden += 1
@@ -444,7 +450,7 @@ def import_file(mem: NeuSymMemory, source: str | os.PathLike[str] | IO[str], *, 
     return report
 
 
-def _write(mem: NeuSymMemory, items: Sequence[ImportItem], *, infer: bool, batch: int, report: ImportReport,
+def _write(mem: Engine, items: Sequence[ImportItem], *, infer: bool, batch: int, report: ImportReport,
            advance: Callable[[int], None]) -> None:
     """Write ``items`` in order (each item's kwargs already carry its final scope ids and origin)."""
     decisions: Counter[str] = Counter()
@@ -467,8 +473,9 @@ def _write(mem: NeuSymMemory, items: Sequence[ImportItem], *, infer: bool, batch
             continue
         flush()
         kw = {k: v for k, v in it.kwargs.items() if k != "name" and v is not None}
+        scope = {k: kw.pop(k) for k in _SCOPE_KEYS if k in kw}
         res = mem.add([{"role": it.role, "content": it.content, "name": it.kwargs.get("name")}], infer=infer,
-                      origin="import", **kw)
+                      origin="import", scope=scope, **kw)
         report.stored += len(res)
         decisions.update(d.action.value for d in res.decisions)
         advance(1)

@@ -12,7 +12,7 @@ import unicodedata
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -20,10 +20,15 @@ from neusym.errors import InvalidInputError, ScopeError
 
 __all__ = [
     "MAX_CONTENT_BYTES",
+    "MAX_ENTITY_CHARS",
+    "REVIEW_FLAGS",
+    "REVIEW_KINDS",
+    "Flag",
     "MemoryRecord",
     "MemoryStatus",
     "MemoryType",
     "PlanState",
+    "ReviewKind",
     "Scope",
     "ScoreExplanation",
     "SearchResult",
@@ -39,6 +44,10 @@ __all__ = [
 
 MAX_CONTENT_BYTES = 1_000_000
 """Largest memory text accepted (UTF-8 bytes). Memories are statements, not documents: chunk documents first."""
+
+MAX_ENTITY_CHARS = 200
+"""Longest entity name (and fact subject/object) a memory may carry: a name, not a passage. Longer names a caller
+passes are refused; longer ones an extractor proposes are left out of the graph (the text keeps them)."""
 
 
 class MemoryType(StrEnum):
@@ -59,6 +68,29 @@ class MemoryStatus(StrEnum):
     QUARANTINED = "quarantined"
     PENDING = "pending"  # admitted but waiting for review (conflict to arbitrate, dedup middle band)
     DELETED = "deleted"
+
+
+class Flag(StrEnum):
+    """Flags governance puts on ``MemoryRecord.flags`` (retrieval turns some into warnings, review lists some)."""
+
+    LOW_CONFIDENCE = "low_confidence"
+    INJECTION = "injection"
+    SUSPICIOUS = "suspicious"  # borderline screening risk: stored, listed for review
+    CONFLICT_PENDING = "conflict_pending"
+    CONTRADICTION = "contradiction"
+    DEDUP_REVIEW = "dedup_review"
+    EXPIRED = "expired"
+    FADED = "faded"
+    FORGOTTEN = "forgotten"
+    PINNED = "pinned"  # never decays
+
+
+ReviewKind = Literal["quarantine", "conflict", "dedup", "contradiction", "suspicious"]
+"""Why a memory waits in the review queue (``quarantine``: its status; the others: a flag)."""
+REVIEW_KINDS: tuple[ReviewKind, ...] = ("quarantine", "conflict", "dedup", "contradiction", "suspicious")
+REVIEW_FLAGS: dict[ReviewKind, Flag] = {"conflict": Flag.CONFLICT_PENDING, "dedup": Flag.DEDUP_REVIEW,
+                                        "contradiction": Flag.CONTRADICTION, "suspicious": Flag.SUSPICIOUS}
+"""The flag that puts a memory in each flag-based review kind."""
 
 
 class PlanState(StrEnum):
@@ -251,6 +283,14 @@ class MemoryRecord(BaseModel):
     intent: list[str] = Field(default_factory=list)  # extractor's intent signals (question, hypothetical, ...)
     seq: int = 0  # graph write sequence of the last change (watermark for FAISS catch-up)
     nid: int = 0  # int64 id used by the FAISS index
+
+    @model_validator(mode="after")
+    def _names_are_names(self) -> MemoryRecord:
+        long = [n for n in [*self.entities, *(x for t in self.triples for x in (t.subject, t.object))]
+                if len(n) > MAX_ENTITY_CHARS]
+        if long:
+            raise ValueError(f"entity names are at most {MAX_ENTITY_CHARS} characters; got one of {len(long[0])}")
+        return self
 
     @model_validator(mode="after")
     def _fill(self) -> MemoryRecord:

@@ -95,7 +95,8 @@ _CONNECTION_PARAMS = [
 _SCOPE_PARAMS = [
     _kw("user", Annotated[str | None, typer.Option(
         "--user", "-u", envvar="NEUSYM_USER", rich_help_panel=_SCOPE,
-        help="Tenant (user_id). Without any scope option the library's default scope (user 'default') is used.")],
+        help="Tenant (user_id): every command that reads or writes memories needs it (or --all-tenants where an "
+             "operator view is allowed).")],
         None),
     _kw("agent", Annotated[str | None, typer.Option(
         "--agent", "-a", envvar="NEUSYM_AGENT", rich_help_panel=_SCOPE, help="agent_id.")], None),
@@ -127,6 +128,7 @@ class Opts:
     agent: str | None = None
     session: str | None = None
     all_tenants: bool = False
+    admin: bool = False  # the command accepts --all-tenants
     json: bool = False
     verbose: bool = False
 
@@ -138,13 +140,26 @@ class Opts:
     def scoped(self) -> bool:
         return any(v is not None for v in self.ids.values())
 
-    def scope(self, mem: NeuSymMemory) -> Scope:
-        """The scope to read or write: the options, else the memory's default scope; empty with --all-tenants."""
-        from neusym.record import Scope
+    def check_scope(self) -> None:
+        """Refuse a command without a tenant before anything opens: ``--user`` (or ``--all-tenants`` where the
+        command is an operator view). An agent or a session alone would span tenants."""
+        from neusym.errors import ScopeError
 
         if self.all_tenants:
             if self.scoped:
                 raise InvalidInputError("pass either scope options (--user/--agent/--session) or --all-tenants")
+            return
+        if self.user is None:
+            raise ScopeError("this command needs --user (the tenant; or NEUSYM_USER)"
+                             + (" or --all-tenants" if self.admin else "")
+                             + ("; --agent/--session only narrow a tenant" if self.scoped else ""))
+
+    def scope(self, mem: NeuSymMemory) -> Scope:
+        """The scope to read or write: the options (``--user`` required); empty with --all-tenants."""
+        from neusym.record import Scope
+
+        self.check_scope()
+        if self.all_tenants:
             return Scope()
         return mem.scope_for(user_id=self.user, agent_id=self.agent, session_id=self.session)
 
@@ -373,7 +388,7 @@ def command(group: typer.Typer, name: str, *, connect: bool = True, scope: bool 
                         backend=backend.value if isinstance(backend, Enum) else backend,
                         embedder=shared.get("embedder") or "minilm", user=shared.get("user"),
                         agent=shared.get("agent"), session=shared.get("session"),
-                        all_tenants=bool(shared.get("all_tenants")), json=bool(shared.get("json_out")),
+                        all_tenants=bool(shared.get("all_tenants")), admin=tenants, json=bool(shared.get("json_out")),
                         verbose=bool(shared.get("verbose")))
             _setup_logging(opts.verbose)
             started = time.perf_counter()

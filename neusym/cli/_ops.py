@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,24 +24,32 @@ from neusym.record import MemoryRecord
 __all__: list[str] = []
 
 
-def _need_scope_or_all(opts: Opts, what: str) -> None:
-    if not opts.scoped and not opts.all_tenants:
-        raise InvalidInputError(f"{what} needs a scope (--user/--agent/--session) or --all-tenants")
-
-
 # ---------------------------------------------------------------------------------------------------- curate
 @command(app, "curate", tenants=True)
 def curate_cmd(
     opts: Opts,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Report what would change.")] = False,
     now: Annotated[str | None, typer.Option(help="Simulated clock (ISO-8601, epoch, +30d).")] = None,
+    every: Annotated[float | None, typer.Option("--every", min=0.001, metavar="SECONDS", help="Keep running: one "
+                                                "pass per interval until SIGTERM/Ctrl-C (cron/systemd "
+                                                "without a timer; --json prints one line per pass).")] = None,
 ) -> None:
-    """Run the janitor once: expire TTLs, decay, archive faded memories, purge old archives."""
-    _need_scope_or_all(opts, "curate")
+    """Run the janitor: expire TTLs, decay, archive faded memories, purge old archives (once, or --every N s)."""
+    opts.check_scope()
+    stop = threading.Event()
+    if every is not None:
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with opts.memory() as mem:
         sc = opts.scope(mem)
-        report = mem.run_janitor(scope=None if sc.is_empty else sc,
-                                 now=parse_time(now, "--now") if now else None, dry_run=dry_run)
+        while True:
+            report = mem.run_janitor(scope=None if opts.all_tenants else sc, all_tenants=opts.all_tenants,
+                                     now=parse_time(now, "--now") if now else None, dry_run=dry_run)
+            _janitor_report(opts, report, dry_run, one_line=every is not None)
+            if every is None or stop.wait(every):
+                return
+
+
+def _janitor_report(opts: Opts, report: Any, dry_run: bool, *, one_line: bool) -> None:
     data = jsonable(report.model_dump(mode="json"))
 
     def human(c: Console) -> None:
@@ -47,6 +57,10 @@ def curate_cmd(
         c.print(f"janitor ({verb}): expired {len(report.expired)}, decayed {report.decayed}, archived "
                 f"{len(report.archived)}, purged {len(report.purged)}, compacted {report.compacted}")
 
+    if one_line and opts.json:
+        sys.stdout.write(json.dumps(data, separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+        return
     emit(opts, data, human)
 
 
@@ -199,7 +213,7 @@ def export_cmd(
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
 ) -> None:
     """Back up a scope (or --all-tenants) exactly: memories, embeddings, entities, facts, edges and audit."""
-    _need_scope_or_all(opts, "export")
+    opts.check_scope()
     to_stdout = str(out) == "-"
     with opts.memory() as mem, progress_bar(opts, "exporting", enabled=progress and not to_stdout) as bar:
         report = mem.export(sys.stdout if to_stdout else out, embeddings=embeddings, progress=bar, **_ids(opts))
@@ -229,7 +243,7 @@ def restore_cmd(
 ) -> None:
     """Write an export back exactly as it was (ids, times, statuses, embeddings, edges, audit), into the given scope
     only. The whole file is validated first; it is restored completely or not at all."""
-    _need_scope_or_all(opts, "restore")
+    opts.check_scope()
     source = sys.stdin if str(file) == "-" else file
     with opts.memory() as mem, progress_bar(opts, "restoring", enabled=progress) as bar:
         report = mem.restore(source, skip_existing=skip_existing, reembed=reembed, dry_run=dry_run, progress=bar,

@@ -1,6 +1,7 @@
 """What governance decides about each candidate memory, and the audit vocabulary.
 
-A :class:`Decision` is both the answer returned to the caller (``AddResult.decisions``) and the plan the write path
+``Flag`` (the marks governance puts on a memory) lives beside ``MemoryStatus`` in :mod:`neusym.record`, so every
+layer names them the same way; it is re-exported here. A :class:`Decision` is both the answer returned to the caller (``AddResult.decisions``) and the plan the write path
 executes after the graph create: merges, supersessions, conflict links. Keeping the plan on the decision means the
 admission step never writes, so a failed create leaves nothing half-applied.
 """
@@ -11,7 +12,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-from neusym.record import MemoryRecord
+from neusym.record import Flag, MemoryRecord
 
 __all__ = ["Action", "AuditAction", "Decision", "Flag"]
 
@@ -41,21 +42,6 @@ class AuditAction(StrEnum):
     ROLLBACK = "rollback"
     REVIEW = "review"
     DELETE = "delete"
-
-
-class Flag(StrEnum):
-    """Flags governance puts on ``MemoryRecord.flags`` (retrieval turns some into warnings)."""
-
-    LOW_CONFIDENCE = "low_confidence"
-    INJECTION = "injection"
-    SUSPICIOUS = "suspicious"  # borderline screening risk: stored, listed for review
-    CONFLICT_PENDING = "conflict_pending"
-    CONTRADICTION = "contradiction"
-    DEDUP_REVIEW = "dedup_review"
-    EXPIRED = "expired"
-    FADED = "faded"
-    FORGOTTEN = "forgotten"
-    PINNED = "pinned"  # never decays
 
 
 class Decision(BaseModel):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -154,12 +154,13 @@ class Purger:
     """Hard removal of memories from every store NeuSym keeps (see the module docstring)."""
 
     def __init__(self, store: SymbolicStore, derived: DerivedIndexes, queries: GovernanceQueries, embedder: Any,
-                 policy: GovernancePolicy) -> None:
+                 policy: GovernancePolicy, *, sync: Callable[[], object]) -> None:
         self.store = store
         self.derived = derived
         self.queries = queries
         self.embedder = embedder
         self.policy = policy
+        self.sync = sync  # the engine's catch-up (inside the open mutation): the indexes must drop the vectors first
 
     def purge(self, ids: Sequence[str], scope: Scope, *, extra_texts: Iterable[str] = ()) -> list[str]:
         """Delete ``ids`` (visible in ``scope``) everywhere. Returns the ids actually deleted."""
@@ -167,9 +168,9 @@ class Purger:
         if not records:
             self._complete_interrupted(ids, scope, extra_texts)
             return []
-        texts = {r.content for r in records} | set(extra_texts) | self._earlier_versions([r.id for r in records])
+        texts = {r.content for r in records} | set(extra_texts) | self.earlier_versions([r.id for r in records])
         gone = self.store.delete_hard([r.id for r in records], scope)
-        self.derived.catch_up(self.store)
+        self.sync()
         self.finish(texts, audit_ids=gone)
         return gone
 
@@ -199,9 +200,9 @@ class Purger:
         gone = list(dict.fromkeys(str(r["memory_id"]) for r in self.queries.audit_rows(
             memory_ids=[i for i in wanted if i not in present]) if r.get("user_id") == scope.user_id))
         if gone:
-            self.finish(set(extra_texts) | self._earlier_versions(gone), audit_ids=gone)
+            self.finish(set(extra_texts) | self.earlier_versions(gone), audit_ids=gone)
 
-    def _earlier_versions(self, ids: Sequence[str]) -> set[str]:
+    def earlier_versions(self, ids: Sequence[str]) -> set[str]:
         """Texts of earlier versions (edit audits keep them for rollback): their cache entries must go too."""
         out: set[str] = set()
         for row in self.queries.audit_rows(memory_ids=ids):

@@ -1,8 +1,8 @@
 """The governor: every candidate memory passes through it before it is stored, and every decision is audited.
 
-``admit`` only *plans* (screening, admission, dedup, conflicts) and never writes; the facade creates what the plan
-says to store in one graph statement, then ``after_write`` applies the plan's side effects (merges, supersessions,
-conflict links) and writes the audit trail. A failure between the two therefore never leaves a half-superseded
+``admit`` only *plans* (screening, admission, dedup, conflicts) and never writes; the engine creates what the plan
+says to store, its supersessions and the decisions' audit entries in one graph statement, then ``after_write``
+applies the rest of the plan (merges, conflict links) and audits it. A failure between the two therefore never leaves a half-superseded
 fact behind a memory that was not created.
 """
 
@@ -15,14 +15,16 @@ from typing import Any
 
 import numpy as np
 
+from neusym.governance import supersession
 from neusym.governance.admission import Admission
 from neusym.governance.conflicts import ConflictDetector
 from neusym.governance.decisions import Action, AuditAction, Decision, Flag
 from neusym.governance.dedup import Deduplicator
 from neusym.governance.policy import GovernancePolicy
 from neusym.governance.screening import Screener
+from neusym.governance.supersession import Supersession
 from neusym.llm import ChatModel, as_chat_model
-from neusym.record import MemoryRecord, Scope
+from neusym.record import MemoryRecord, MemoryStatus, Scope
 from neusym.retrieval.derived import DerivedIndexes
 from neusym.symbolic.governance_store import GovernanceQueries
 from neusym.symbolic.store import SymbolicStore
@@ -38,10 +40,6 @@ _AUDIT_ACTION = {
 def tenant_scope(scope: Scope) -> Scope:
     """Facts belong to the tenant, not the session: an address said in one session is updated by another."""
     return Scope(user_id=scope.user_id) if scope.user_id else scope
-
-
-def _without(flags: Sequence[str], *drop: str) -> list[str]:
-    return [f for f in flags if f not in drop]
 
 
 class Governor:
@@ -99,105 +97,79 @@ class Governor:
         self.conflicts.apply(decisions, scope)
         return decisions
 
-    def planned_supersessions(self, decisions: Sequence[Decision]) -> list[dict[str, Any]]:
-        """The plan's status changes and SUPERSEDES edges, which the facade applies inside the create statement so a
-        crash between the create and :meth:`after_write` never leaves two current values of one fact (after_write
-        applies them again, idempotently, with the rest of the side effects and the audit)."""
-        now = time.time()
-        out: list[dict[str, Any]] = []
-        for d in decisions:
-            if not d.stored:
-                continue
-            for e in _entries(d.details.get("supersede")):
-                prev = dict(e.get("previous") or {})
-                out.append({"id": str(e["id"]), "user_id": d.record.scope.user_id, "by": d.record.id,
-                            "props": {"status": "superseded", "valid_to": e["valid_to"], "updated_at": now,
-                                      "flags": _without(prev.get("flags") or [], Flag.CONFLICT_PENDING.value)},
-                            "edge": {"predicate": e["predicate"], "kind": e["kind"], "strategy": e["strategy"],
-                                     "at": now}})
-        return out
+    @staticmethod
+    def planned_supersessions(decisions: Sequence[Decision], now: float | None = None) -> list[Supersession]:
+        """The plan's supersessions, which the write path applies inside the create statement (with their audit
+        entries), so a crash right after the create never leaves two current values of one fact."""
+        return supersession.planned(decisions, time.time() if now is None else now)
 
     @staticmethod
     def decision_audits(decisions: Sequence[Decision], scope: Scope, actor: str = "system",
                         now: float | None = None) -> list[dict[str, Any]]:
-        """One audit entry per decision (the facade writes them with the create statement)."""
+        """One audit entry per decision (the write path writes them with the create statement)."""
         now = time.time() if now is None else now
         return [{"memory_id": d.memory_id or d.record.id, "action": _AUDIT_ACTION[d.action].value,
-                 "reason": d.reason, "actor": actor, "at": now, "user_id": scope.user_id,
+                 "reason": d.reason, "actor": actor, "at": now, **scope.as_params(),
                  "details": {"decision": d.action.value, **_audit_safe(d.details)}} for d in decisions]
 
-    def after_write(self, decisions: Sequence[Decision], scope: Scope, now: float | None = None) -> None:
-        """Apply what ``admit`` planned (the candidates themselves are already created) and audit the side effects.
-
-        The per-decision audits are written with the create statement (see :meth:`decision_audits`).
-        """
+    def after_write(self, decisions: Sequence[Decision], scope: Scope, now: float | None = None) -> bool:
+        """Apply the rest of the plan (the candidates and their supersessions are already created): merges,
+        conflict and contradiction marks, duplicate links, and their audit entries. Returns whether it wrote."""
         now = time.time() if now is None else now
         tenant = tenant_scope(scope)
         changes: list[tuple[str, dict[str, Any]]] = []
         merges = [d for d in decisions if d.action is Action.MERGE and d.target_id]
         if merges:
-            self._reinforce(merges, scope, now)
+            self.reinforce(merges, scope, now)
         audits: list[dict[str, Any]] = []
+        links = 0
         for d in decisions:
             if d.stored:
-                self._effects(d, now, changes, audits)
+                links += self._effects(d, now, changes, audits)
         if changes:
             self.store.set_props(changes, tenant)
         if audits:
             self.store.audit(audits)
-        if merges or changes or any(d.supersedes or d.superseded_by or d.conflicts_with or d.contradicts
-                                    for d in decisions):
-            self.derived.catch_up(self.store)
+        return bool(merges or changes or audits or links)
 
     def _effects(self, d: Decision, now: float, changes: list[tuple[str, dict[str, Any]]],
-                 audits: list[dict[str, Any]]) -> None:
+                 audits: list[dict[str, Any]]) -> int:
         mid = d.record.id
         user = d.record.scope.user_id
-        for e in _entries(d.details.get("supersede")):
-            old, prev = str(e["id"]), dict(e.get("previous") or {})
-            changes.append((old, {"status": "superseded", "valid_to": e["valid_to"],
-                                  "flags": _without(prev.get("flags") or [], Flag.CONFLICT_PENDING.value)}))
-            self.store.link("SUPERSEDES", [(mid, old)], {"predicate": e["predicate"], "kind": e["kind"],
-                                                         "strategy": e["strategy"], "at": now})
-            self.queries.close_relations([old], float(e["valid_to"]))
-            audits.append({"memory_id": old, "action": AuditAction.SUPERSEDE.value, "actor": "governance",
-                           "reason": f"superseded by a newer {e['predicate']} value ({e['strategy']})",
-                           "at": now, "user_id": user,
-                           "details": {"by": mid, "previous": prev, "predicate": e["predicate"], "kind": e["kind"],
-                                       "strategy": e["strategy"]}})
-        if d.superseded_by is not None:
-            e = dict(d.details.get("superseded_by") or {})  # type: ignore[call-overload]
-            self.store.link("SUPERSEDES", [(d.superseded_by, mid)], {"predicate": e.get("predicate"),
-                                                                     "kind": "history", "at": now})
-            self.queries.close_relations([mid], float(e.get("valid_to") or now))
-            audits.append({"memory_id": mid, "action": AuditAction.SUPERSEDE.value, "actor": "governance",
-                           "reason": "older than the current value: stored as history", "at": now, "user_id": user,
-                           "details": {"by": d.superseded_by, "previous": {"status": "active", "valid_to": None,
-                                                                           "flags": list(d.record.flags)}}})
+        links = 0
         for e in _entries(d.details.get("conflicts")):
             other, prev = str(e["id"]), dict(e.get("previous") or {})
-            self.store.link("CONFLICTS_WITH", [(mid, other)], {"kind": e["kind"], "predicate": e["predicate"],
-                                                               "at": now})
+            links += self.store.link("CONFLICTS_WITH", [(mid, other)], {"kind": e["kind"],
+                                                                        "predicate": e["predicate"], "at": now})
             if e.get("mark_other"):
-                changes.append((other, {"status": "pending", "flags": list(dict.fromkeys(
+                changes.append((other, {"status": MemoryStatus.PENDING.value, "flags": list(dict.fromkeys(
                     [*(prev.get("flags") or []), Flag.CONFLICT_PENDING.value]))}))
                 audits.append({"memory_id": other, "action": AuditAction.CONFLICT.value, "actor": "governance",
                                "reason": f"conflicting {e['predicate']} value: pending review", "at": now,
                                "user_id": user, "details": {"with": mid, "previous": prev, "kind": e["kind"]}})
         for e in _entries(d.details.get("contradictions")):
             other, prev = str(e["id"]), dict(e.get("previous") or {})
-            self.store.link("CONFLICTS_WITH", [(mid, other)], {"kind": "contradiction", "rule": e["rule"], "at": now})
+            links += self.store.link("CONFLICTS_WITH", [(mid, other)], {"kind": "contradiction", "rule": e["rule"],
+                                                                        "at": now})
             changes.append((other, {"flags": list(dict.fromkeys([*(prev.get("flags") or []),
                                                                  Flag.CONTRADICTION.value]))}))
             audits.append({"memory_id": other, "action": AuditAction.CONFLICT.value, "actor": "governance",
                            "reason": f"contradicted by another memory ({e['rule']})", "at": now, "user_id": user,
                            "details": {"with": mid, "previous": prev, "rule": e["rule"]}})
         if d.action is Action.REVIEW and d.details.get("dedup") == "review" and d.target_id:
-            self.store.link("DUPLICATE_OF", [(mid, d.target_id)], {"similarity": d.details.get("similarity"),
-                                                                   "at": now})
+            links += self.store.link("DUPLICATE_OF", [(mid, d.target_id)], {"similarity": d.details.get("similarity"),
+                                                                            "at": now})
+        return links
 
-    def _reinforce(self, merges: Sequence[Decision], scope: Scope, now: float) -> None:
+    def reinforce(self, merges: Sequence[Decision], scope: Scope, now: float) -> None:
         """A repeated memory gets stronger and keeps the provenance of every source that repeated it."""
+        self.store.set_props(self.reinforcement(merges, scope, now), scope)
+
+    def reinforcement(self, merges: Sequence[Decision], scope: Scope,
+                      now: float) -> list[tuple[str, dict[str, Any]]]:
+        """The property changes :meth:`reinforce` makes (a duplicate merged at write time, or one a reviewer
+        confirmed): strength up to the policy's cap, the best confidence, the union of tags, one provenance entry
+        per repetition."""
         targets = {r.id: r for r in self.store.get(list({str(d.target_id) for d in merges}), scope)}
         p = self.policy
         acc: dict[str, dict[str, Any]] = {}
@@ -216,11 +188,10 @@ class Governor:
                 "id": c.id, "origin": c.source.origin, "session_id": c.source.session_id, "turn": c.source.turn,
                 "speaker": c.source.speaker, "ref": c.source.ref, "at": now, "kind": d.details.get("dedup"),
                 "similarity": d.details.get("similarity")})
-        rows = [(mid, {"strength": v["strength"], "confidence": v["confidence"], "tags": v["tags"],
+        return [(mid, {"strength": v["strength"], "confidence": v["confidence"], "tags": v["tags"],
                        "access_count": v["access_count"], "last_accessed_at": now,
                        "metadata_json": json.dumps(v["metadata"], ensure_ascii=False, default=str)})
                 for mid, v in acc.items()]
-        self.store.set_props(rows, scope)
 
 
 def _entries(value: object) -> list[Mapping[str, Any]]:

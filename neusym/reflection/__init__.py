@@ -2,12 +2,12 @@
 
 Public pieces: :class:`LLMReflector` / :class:`ExtractiveReflector` with :func:`reflect_records` (hierarchical,
 budgeted), :class:`ReflectionScheduler` + :class:`ReflectionPolicy` (background triggers), :class:`ContextBuilder`
-(prompt context within a token budget), :class:`QueryRewriter`, and the ``NeuSymMemory`` methods in
-:mod:`neusym.reflection.api` (``reflect``, ``session_end``, ``build_context``, ``rewrite_query``,
-``enable_auto_reflection``).
+(prompt context within a token budget), :class:`QueryRewriter`, and :class:`Reflection` (what ``reflect``
+returns). The service behind ``mem.reflection`` (``reflect``, ``session_end``, ``build_context``,
+``rewrite_query``, ``enable_auto_reflection``) is :mod:`neusym.services.reflection`.
 """
 
-from neusym.reflection.api import Reflection, ReflectionAPI
+from neusym.reflection.api import Reflection
 from neusym.reflection.context import BuiltContext, ContextBuilder, ContextItem
 from neusym.reflection.extractive import ExtractiveReflector
 from neusym.reflection.prompts import PROMPT_VERSION, ReflectionOutput
@@ -27,7 +27,6 @@ __all__ = [
     "QualityReport",
     "QueryRewriter",
     "Reflection",
-    "ReflectionAPI",
     "ReflectionBudget",
     "ReflectionDraft",
     "ReflectionError",

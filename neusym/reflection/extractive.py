@@ -53,9 +53,13 @@ def _strip_speaker(text: str, speaker: str | None) -> str:
 
 
 def _date_suffix(r: MemoryRecord, text: str) -> str:
+    """The event date, when it is not the day the memory was stored (a memory without a stated event time is valid
+    from its ingestion, which the reflection's own time already says)."""
     if r.valid_from is None:
         return text
     day = r.valid_from.strftime("%Y-%m-%d")
+    if day == r.created_at.strftime("%Y-%m-%d"):
+        return text
     return text if day in text else f"{text} ({day})"
 
 

@@ -8,6 +8,7 @@ from neusym.symbolic.convert import MEMORY_FIELDS
 
 __all__ = [
     "AUDIT_APPEND",
+    "APPLY_CHANGES",
     "AUDIT_FOR_MEMORY",
     "CHANGES_SINCE",
     "COUNTER_VALUE",
@@ -20,6 +21,8 @@ __all__ = [
     "SET_PROPS",
     "TOMBSTONES_SINCE",
     "TOUCH",
+    "UPDATE_PROPS",
+    "UPDATE_WITH_RELATIONS",
     "memory_projection",
 ]
 
@@ -73,6 +76,9 @@ CREATE_MEMORIES = (
     "  SET o += st.props, o.seq = base + size($rows) + st.k + 1) "
     "FOREACH (_ IN CASE WHEN o IS NULL OR nw IS NULL THEN [] ELSE [1] END | "
     "  MERGE (nw)-[x:SUPERSEDES]->(o) SET x += st.edge) "
+    # the facts the superseded memory stated end when it does (found through its mentions: no edge scan)
+    "WITH out, o, st OPTIONAL MATCH (o)-[:MENTIONS]->(:Entity)-[fr:RELATES]->(:Entity) WHERE fr.memory_id = o.id "
+    "FOREACH (_ IN CASE WHEN fr IS NULL THEN [] ELSE [1] END | SET fr.valid_to = st.valid_to) "
     "WITH out LIMIT 1 "
     "UNWIND CASE WHEN size($pairs) = 0 THEN [null] ELSE $pairs END AS p "
     "OPTIONAL MATCH (x:Memory {id: p[0]}) "
@@ -125,6 +131,16 @@ UPDATE_WITH_RELATIONS = (
     "  MERGE (m)-[:MENTIONS]->(a) MERGE (m)-[:MENTIONS]->(b) "
     "  CREATE (a)-[:RELATES {predicate: t.predicate, polarity: t.polarity, confidence: t.confidence, "
     "    memory_id: m.id, valid_from: m.valid_from, created_at: m.created_at}]->(b)) "
+    "FOREACH (au IN $audits | CREATE (ea:Audit) SET ea = au) "  # the edit and its audit entry: one write
+    f"RETURN {RETURN_MEMORY}"
+)
+
+# An edit that leaves text, entities and facts alone (status, flags, importance, ...), with its audit entries.
+UPDATE_PROPS = (
+    _BUMP
+    + f"MATCH (m:Memory {{id: $id}}) WHERE {SCOPE_FILTER} "
+    "SET m += $props, m.seq = base + 1, m.version = coalesce(m.version, 1) + 1 "
+    "FOREACH (au IN $audits | CREATE (ea:Audit) SET ea = au) "
     f"RETURN {RETURN_MEMORY}"
 )
 
@@ -174,9 +190,46 @@ AUDIT_APPEND = (
     "RETURN count(a) AS n"
 )
 
+# One memory's trail, on the caller's full scope: the memory itself must be in the scope; once it is gone (a hard
+# delete), each entry's own scope ids must match.
 AUDIT_FOR_MEMORY = (
-    "MATCH (a:Audit {memory_id: $memory_id}) WHERE ($user_id IS NULL OR a.user_id = $user_id) "
+    "OPTIONAL MATCH (m:Memory {id: $memory_id}) "
+    "WITH m MATCH (a:Audit {memory_id: $memory_id}) WHERE a.user_id = $user_id AND CASE WHEN m IS NULL "
+    "THEN ($agent_id IS NULL OR a.agent_id = $agent_id) AND ($session_id IS NULL OR a.session_id = $session_id) "
+    f"ELSE {SCOPE_FILTER} END "
     "RETURN a.id AS id, a.memory_id AS memory_id, a.action AS action, a.reason AS reason, a.actor AS actor, "
-    "a.at AS at, a.user_id AS user_id, a.details_json AS details_json, a.seq AS seq "
-    "ORDER BY a.at, a.seq"
+    "a.at AS at, a.user_id AS user_id, a.details_json AS details_json "
+    "ORDER BY a.at, a.ord"
+)
+
+# A review decision or a rollback as ONE statement, like an add: property changes inside the tenant (each bumps the
+# write sequence), edges removed and added between memories of one tenant, RELATES edges closed or reopened, and the
+# audit entries. Relationship types are literals (Cypher cannot parameterise them): one FOREACH per allowed type.
+_CHANGE_LINK = (
+    "FOREACH (_ IN CASE WHEN l.rel = '{rel}' AND la IS NOT NULL AND lb IS NOT NULL THEN [1] ELSE [] END | "
+    "  MERGE (la)-[x:{rel}]->(lb) SET x += l.props) "
+)
+APPLY_CHANGES = (
+    _BUMP
+    + "UNWIND CASE WHEN size($sets) = 0 THEN [null] ELSE $sets END AS st "
+    "OPTIONAL MATCH (m:Memory {id: st.id}) WHERE m.user_id = $user_id "
+    "FOREACH (_ IN CASE WHEN m IS NULL THEN [] ELSE [1] END | SET m += st.props, m.seq = base + st.k + 1) "
+    "WITH collect(m.id) AS changed "
+    "UNWIND CASE WHEN size($unlinks) = 0 THEN [null] ELSE $unlinks END AS u "
+    "OPTIONAL MATCH (ua:Memory {id: u.src})-[ux]->(ub:Memory {id: u.dst}) "
+    "WHERE type(ux) = u.rel AND ua.user_id = $user_id AND ub.user_id = $user_id "
+    "FOREACH (_ IN CASE WHEN ux IS NULL THEN [] ELSE [1] END | DELETE ux) "
+    "WITH changed LIMIT 1 "
+    "UNWIND CASE WHEN size($links) = 0 THEN [null] ELSE $links END AS l "
+    "OPTIONAL MATCH (la:Memory {id: l.src}) WHERE la.user_id = $user_id "
+    "OPTIONAL MATCH (lb:Memory {id: l.dst}) WHERE lb.user_id = $user_id "
+    + "".join(_CHANGE_LINK.format(rel=rel) for rel in ("SUPERSEDES", "CONFLICTS_WITH", "DUPLICATE_OF"))
+    + "WITH changed LIMIT 1 "
+    "UNWIND CASE WHEN size($close) = 0 THEN [null] ELSE $close END AS cl "
+    "OPTIONAL MATCH (cm:Memory {id: cl.id})-[:MENTIONS]->(:Entity)-[cr:RELATES]->(:Entity) "
+    "WHERE cr.memory_id = cl.id AND cm.user_id = $user_id "
+    "FOREACH (_ IN CASE WHEN cr IS NULL THEN [] ELSE [1] END | SET cr.valid_to = cl.valid_to) "
+    "WITH changed LIMIT 1 "
+    "FOREACH (au IN $audits | CREATE (a:Audit) SET a = au) "
+    "RETURN changed"
 )

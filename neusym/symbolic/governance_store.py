@@ -120,9 +120,10 @@ REDACT_AUDIT = (
 
 AUDIT_LOG = (
     "MATCH (a:Audit) WHERE ($user_id IS NULL OR a.user_id = $user_id) "
+    "AND ($agent_id IS NULL OR a.agent_id = $agent_id) AND ($session_id IS NULL OR a.session_id = $session_id) "
     "AND ($actions IS NULL OR a.action IN $actions) AND ($since IS NULL OR a.at >= $since) "
     "RETURN a.id AS id, a.memory_id AS memory_id, a.action AS action, a.reason AS reason, a.actor AS actor, "
-    "a.at AS at, a.user_id AS user_id, a.details_json AS details_json ORDER BY a.at DESC LIMIT $limit"
+    "a.at AS at, a.user_id AS user_id, a.details_json AS details_json ORDER BY a.at DESC, a.ord DESC LIMIT $limit"
 )
 
 DELETE_TENANT_ENTITIES = (
@@ -239,7 +240,8 @@ class GovernanceQueries:
         if rows:
             self.executor.run(REDACT_AUDIT, {"rows": [dict(r) for r in rows]})
 
-    def audit_log(self, user_id: str | None, actions: Sequence[str] | None, since: float | None,
+    def audit_log(self, scope: Scope, actions: Sequence[str] | None, since: float | None,
                   limit: int) -> list[Row]:
-        return self._read(AUDIT_LOG, {"user_id": user_id, "actions": list(actions) if actions else None,
+        """Recent entries whose own scope ids match ``scope`` (unset fields are wildcards)."""
+        return self._read(AUDIT_LOG, {**scope.as_params(), "actions": list(actions) if actions else None,
                                       "since": since, "limit": int(limit)})

@@ -288,28 +288,29 @@ class SymbolicStore:
 
     def update(
         self, memory_id: str, scope: Scope, props: Mapping[str, Any], *, embedding: np.ndarray | None = None,
-        relations: MemoryRecord | None = None,
+        relations: MemoryRecord | None = None, audits: Sequence[Mapping[str, Any]] = (),
     ) -> MemoryRecord | None:
-        """Set properties on one memory (bumping seq and version). Returns None if not visible in ``scope``.
+        """Set properties on one memory (bumping seq and version) and write ``audits``, in ONE statement. Returns
+        None (and writes nothing) if the memory is not visible in ``scope``.
 
         With ``relations`` (the edited record) its MENTIONS/RELATES and fact keys are re-derived in the same
         statement, so a crash never leaves new text behind the old text's entities and facts.
         """
-        p = dict(props)
+        p = {k: v for k, v in props.items() if k not in ("id", "nid", "seq")}
         if embedding is not None:
             p["embedding"] = encode_embedding(embedding)
             if self.vectors:
                 p["embedding_vec"] = _floats(embedding)
-        if relations is None:
-            rows = self.set_props([(memory_id, p)], scope, bump_version=True)
-            return rows[0] if rows else None
-        row = self._row(relations, np.zeros(1, dtype=np.float32))
-        p = {k: v for k, v in p.items() if k not in ("id", "nid", "seq")}
         p["updated_at"] = time.time()
+        params: dict[str, Any] = {"id": memory_id, "props": p, "n": 1, "audits": self.audit_rows(audits),
+                                  **scope.as_params()}
+        if relations is None:
+            out = self.executor.run(q.UPDATE_PROPS, params)
+            return props_to_record(out[0]) if out else None
+        row = self._row(relations, np.zeros(1, dtype=np.float32))
         p.update(self._fact_keys(row["entities"], row["triples"]))
-        out = self.executor.run(q.UPDATE_WITH_RELATIONS, {"id": memory_id, "props": p, "n": 1,
-                                                          "entities": row["entities"], "triples": row["triples"],
-                                                          **scope.as_params()})
+        out = self.executor.run(q.UPDATE_WITH_RELATIONS, {**params, "entities": row["entities"],
+                                                          "triples": row["triples"]})
         return props_to_record(out[0]) if out else None
 
     def set_props(
@@ -377,6 +378,36 @@ class SymbolicStore:
             f"UNWIND $rows AS r MATCH (a:Memory {{id: r[0]}})-[x:{rel}]->(b:Memory {{id: r[1]}}) DELETE x",
             {"rows": [list(p) for p in pairs]},
         )
+
+    def apply_changes(
+        self,
+        user_id: str,
+        *,
+        sets: Sequence[tuple[str, Mapping[str, Any]]] = (),
+        links: Sequence[tuple[str, str, str, Mapping[str, Any]]] = (),
+        unlinks: Sequence[tuple[str, str, str]] = (),
+        close: Sequence[tuple[str, float | None]] = (),
+        audits: Sequence[Mapping[str, Any]] = (),
+    ) -> list[str]:
+        """Apply a review decision or a rollback inside one tenant as ONE statement (atomic, like a create).
+
+        ``sets``: (memory id, properties) — each bumps the write sequence; ``links``/``unlinks``: (src, REL, dst[,
+        props]) between memories of the tenant; ``close``: (memory id, valid_to) stamped on (or, with ``None``,
+        cleared from) the RELATES edges the memory produced; ``audits``: entries as for :meth:`audit`.
+        Returns the ids of the memories whose properties were set.
+        """
+        for rel in [r for _, r, _, _ in links] + [r for _, r, _ in unlinks]:
+            if rel not in RELATIONS:
+                raise InvalidInputError(f"unknown relation {rel!r}; use one of {sorted(RELATIONS)}")
+        rows = [{"id": i, "props": dict(p), "k": k} for k, (i, p) in enumerate(sets)]
+        out = self.executor.run(q.APPLY_CHANGES, {
+            "n": len(rows), "sets": rows, "user_id": user_id,
+            "links": [{"src": a, "rel": r, "dst": b, "props": dict(p)} for a, r, b, p in links],
+            "unlinks": [{"src": a, "rel": r, "dst": b} for a, r, b in unlinks],
+            "close": [{"id": i, "valid_to": v} for i, v in close],
+            "audits": self.audit_rows(audits),
+        })
+        return [str(i) for i in (out[0]["changed"] if out else [])]
 
     # ------------------------------------------------------------------ reads
     def get(self, ids: Sequence[str], scope: Scope) -> list[MemoryRecord]:
@@ -549,7 +580,7 @@ class SymbolicStore:
     def audit_rows(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Audit entries as stored (``details`` serialised, an id per entry)."""
         rows = []
-        for e in entries:
+        for i, e in enumerate(entries):
             row = {
                 "id": uuid.uuid4().hex,
                 "memory_id": e.get("memory_id"),
@@ -557,14 +588,19 @@ class SymbolicStore:
                 "reason": e.get("reason", ""),
                 "actor": e.get("actor", "system"),
                 "at": float(e.get("at") or time.time()),
+                "ord": i,  # entries of one write often share a timestamp: a trail sorts them in the given order
                 "user_id": e.get("user_id"),
+                "agent_id": e.get("agent_id"),
+                "session_id": e.get("session_id"),
                 "details_json": json.dumps(e.get("details") or {}, ensure_ascii=False, default=str),
             }
             rows.append({k: v for k, v in row.items() if v is not None})
         return rows
 
-    def audit_for(self, memory_id: str, user_id: str | None) -> list[dict[str, Any]]:
-        rows = self.executor.run(q.AUDIT_FOR_MEMORY, {"memory_id": memory_id, "user_id": user_id}, write=False)
+    def audit_for(self, memory_id: str, scope: Scope) -> list[dict[str, Any]]:
+        """One memory's audit trail, oldest first, on the full ``scope`` (which must name the tenant): the memory
+        must be inside the scope, or, once it is gone, each entry's own scope ids must match."""
+        rows = self.executor.run(q.AUDIT_FOR_MEMORY, {"memory_id": memory_id, **scope.as_params()}, write=False)
         out = []
         for r in rows:
             d = dict(r)

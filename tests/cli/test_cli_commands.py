@@ -319,3 +319,18 @@ def test_demo_runs_through_the_runner(cli: Cli, tmp_path: Path, capfd: pytest.Ca
     assert "== restart: a new process" in verify
     # the exit code is the demo's own verdict (recall quality is the demo's business; the CLI passes it on)
     assert res.exit_code == (0 if "facts survived the restart: yes" in verify else 1)
+
+
+@pytest.mark.parametrize("argv", [
+    ("search", "street"), ("search", "street", "-s", "s1"), ("query", "-a", "planner"), ("add", "x", "-s", "s1"),
+    ("history", "0" * 32, "-s", "s1"), ("stats",), ("export", "-", "-s", "s1"), ("review", "list", "-s", "s1"),
+    ("forget", "--everything", "-s", "s1", "--yes"), ("reflect", "-s", "s1"), ("graph", "--mermaid", "-", "-s", "s1"),
+])
+def test_every_tenant_command_needs_a_user(cli: Cli, argv: tuple[str, ...]) -> None:
+    """Issue 14's repro (``neusym export - --session t1`` exported every tenant): an agent or a session alone spans
+    tenants, so a tenant command without --user is a usage error (exit 2) before anything opens or changes."""
+    _add(cli, "Bob lives at 12 Oak Street", "-u", "bob", "-s", "s1")
+    res = cli(*argv, ok=False)
+    assert res.exit_code == 2, res.stdout
+    assert "--user" in one_line_error(res)
+    assert cli.json("stats", "-u", "bob")["memories"] == 1

@@ -279,13 +279,30 @@ def test_audit_and_audit_for(store: SymbolicStore) -> None:
         {"memory_id": "m1", "action": "edit", "reason": "other tenant", "at": 15.0, "user_id": "v"},
         {"memory_id": "m2", "action": "delete", "at": 5.0, "user_id": "u"},
     ])
-    trail = store.audit_for("m1", "u")
+    trail = store.audit_for("m1", U)
     assert [(e["action"], e["at"]) for e in trail] == [("admit", 10.0), ("edit", 20.0)]
     assert trail[0]["details"] == {"score": 0.5, "nested": {"list": [1, "ü"]}} and trail[0]["actor"] == "system"
     assert trail[1]["reason"] == "fix — ünïcödé 🙂" and trail[1]["actor"] == "ana" and trail[1]["details"] == {}
-    assert [e["at"] for e in store.audit_for("m1", None)] == [10.0, 15.0, 20.0]
-    assert store.audit_for("nope", "u") == []
+    assert [e["at"] for e in store.audit_for("m1", Scope(user_id="v"))] == [15.0]
+    assert store.audit_for("nope", U) == []
     store.audit([])
+
+
+def test_audit_for_filters_on_the_full_scope(store: SymbolicStore) -> None:
+    """A live memory's trail is visible only inside its scope; once it is gone, each entry's own scope ids count."""
+    rec = _create(store, [_rec("planner note", scope=Scope(user_id="u", agent_id="planner"))])[0]
+    store.audit([{"memory_id": rec.id, "action": "admit", "at": 1.0, "user_id": "u", "agent_id": "planner"},
+                 {"memory_id": rec.id, "action": "edit", "at": 2.0, "user_id": "u"},
+                 {"memory_id": rec.id, "action": "edit", "at": 2.0, "user_id": "u"}])
+    assert [e["action"] for e in store.audit_for(rec.id, U)] == ["admit", "edit", "edit"]
+    assert [e["action"] for e in store.audit_for(rec.id, Scope(user_id="u", agent_id="planner"))] == [
+        "admit", "edit", "edit"]
+    assert store.audit_for(rec.id, Scope(user_id="u", agent_id="other")) == []
+    assert store.audit_for(rec.id, Scope(user_id="u", session_id="s9")) == []
+    store.delete_hard([rec.id], U)
+    assert [e["action"] for e in store.audit_for(rec.id, Scope(user_id="u", agent_id="planner"))] == ["admit"]
+    assert store.audit_for(rec.id, Scope(user_id="u", agent_id="other")) == []
+    assert len(store.audit_for(rec.id, U)) == 3
 
 
 def test_stats(store: SymbolicStore) -> None:

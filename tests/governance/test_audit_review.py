@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from gov_helpers import JAN, JUN, graph_rows
 
-from neusym import NeuSymMemory, RecordNotFoundError
+from neusym import InvalidInputError, NeuSymMemory, RecordNotFoundError
 from neusym.governance import GovernancePolicy
 
 
@@ -37,19 +39,44 @@ def test_rollback_of_an_edit(mem: NeuSymMemory) -> None:
 
 
 def test_rollback_of_a_supersession(mem: NeuSymMemory) -> None:
+    """Undoing a supersession leaves exactly one current value: the newer memory becomes the history (with its
+    own audit entry, itself reversible), and the facts' validity follows on both sides."""
     porto = mem.add("I live in Porto.", user_id="u", valid_from=JAN)[0]
     lisbon = mem.add("I moved to Lisbon.", user_id="u", valid_from=JUN)[0]
     assert mem.get(porto.id, user_id="u").status.value == "superseded"
     restored = mem.rollback(porto.id, user_id="u")
     assert restored.status.value == "active" and restored.valid_to is None
-    assert graph_rows(mem, "MATCH ()-[s:SUPERSEDES]->() RETURN count(s) AS n") == [{"n": 0}]
+    assert mem.get(lisbon.id, user_id="u").status.value == "superseded"
+    assert mem.get(lisbon.id, user_id="u").valid_to is not None
+    assert graph_rows(mem, "MATCH (a)-[s:SUPERSEDES]->(b) RETURN a.id AS a, b.id AS b, s.kind AS kind") == [
+        {"a": porto.id, "b": lisbon.id, "kind": "rollback"}]
     assert graph_rows(mem, "MATCH ()-[r:RELATES {memory_id: $id}]->() RETURN r.valid_to AS t", id=porto.id) == [
         {"t": None}]
-    assert {r.id for r in mem.query(user_id="u", predicate="lives_in")} == {porto.id, lisbon.id}
-    with pytest.raises(RecordNotFoundError):
-        mem.rollback(lisbon.id, user_id="u")  # nothing reversible happened to it
+    assert all(r["t"] is not None for r in graph_rows(
+        mem, "MATCH ()-[r:RELATES {memory_id: $id}]->() RETURN r.valid_to AS t", id=lisbon.id))
+    assert [r.id for r in mem.query(user_id="u", predicate="lives_in")] == [porto.id]  # one current value
+    assert {r.id for r in mem.fact_history("lives_in", user_id="u")} == {porto.id, lisbon.id}
+    last = mem.history(lisbon.id, user_id="u")[-1]
+    assert last["action"] == "supersede" and last["details"]["by"] == porto.id
+    assert mem.history(porto.id, user_id="u")[-1]["details"]["superseded"] == lisbon.id
+    # the newer value's own supersession can be undone in turn: Lisbon current again, Porto history again
+    again = mem.rollback(lisbon.id, user_id="u")
+    assert again.status.value == "active"
+    assert [r.id for r in mem.query(user_id="u", predicate="lives_in")] == [lisbon.id]
+    assert mem.get(porto.id, user_id="u").status.value == "superseded"
     with pytest.raises(RecordNotFoundError):
         mem.rollback(porto.id, user_id="someone-else")
+
+
+def test_rollback_refuses_to_make_two_values_current(mem: NeuSymMemory) -> None:
+    """Porto <- Lisbon <- Berlin: undoing Lisbon's supersession of Porto while Berlin is current would leave two
+    current addresses; it is refused with a typed error and nothing changes."""
+    porto = mem.add("I live in Porto.", user_id="u", valid_from=JAN)[0]
+    mem.add("I moved to Lisbon.", user_id="u", valid_from=JUN)
+    berlin = mem.add("I moved to Berlin.", user_id="u", valid_from=JUN + timedelta(days=60))[0]
+    with pytest.raises(InvalidInputError, match="roll back the later change first"):
+        mem.rollback(porto.id, user_id="u")
+    assert [r.id for r in mem.query(user_id="u", predicate="lives_in")] == [berlin.id]
 
 
 def test_review_conflict_reject_lets_the_other_value_win(make_memory) -> None:  # type: ignore[no-untyped-def]

@@ -46,6 +46,6 @@ def test_governance_scenarios_on_neo4j(neo: NeuSymMemory) -> None:
     assert neo.store.fulltext("Porto", Scope(user_id="ana")) == []
     assert lexical_hits(neo, "Porto Lisbon") == [] and not cache_holds(neo, "I live in Porto.")
     rec = neo.add("Remember the door code 4512 for 10 minutes.", user_id="ana")[0]
-    assert neo.run_janitor(now=rec.created_at.timestamp() + 601).expired == [rec.id]
+    assert neo.run_janitor(now=rec.created_at.timestamp() + 601, all_tenants=True).expired == [rec.id]
     assert neo.forget_tenant("ana").count >= 3
     assert neo.stats(user_id="ana")["memories"] == 0

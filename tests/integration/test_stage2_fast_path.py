@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from neusym import NeuSymMemory
+from neusym.engine.candidates import search_filters
 from neusym.record import Scope, SearchResult
 from neusym.retrieval.config import RetrievalConfig
 from neusym.retrieval.derived import Catalog
@@ -32,7 +33,7 @@ def _search(mem: NeuSymMemory, query: str, cfg: RetrievalConfig = HYBRID_GRAPH, 
             user: str = "u", session: str | None = None, **filters: Any) -> list[SearchResult]:
     sc = mem.scope_for(user_id=user, session_id=session)
     return run_search(mem.store, mem.derived, query=query, qvec=mem.embedder.embed_query(query), scope=sc, k=k,
-                      filters=mem._filters(sc, **filters), cfg=cfg, now=1.9e9)
+                      filters=search_filters(sc, **filters), cfg=cfg, now=1.9e9)
 
 
 def _summary(results: list[SearchResult]) -> list[tuple[Any, ...]]:

@@ -12,7 +12,7 @@ from neusym.errors import RecordNotFoundError, ScopeError
 from neusym.extraction import RuleExtractor
 from neusym.llm import ScriptedChatModel
 from neusym.reflection import ReflectionError
-from neusym.reflection.api import _common_scope
+from neusym.reflection.api import common_scope as _common_scope
 
 
 def session_ids(mem: NeuSymMemory, user: str, session: str) -> set[str]:
@@ -141,8 +141,12 @@ def test_a_reflection_never_mixes_tenants(memory: NeuSymMemory) -> None:
     # an agent-wide scope spanning two users is refused before anything is written
     memory.add("shared agent note one", agent_id="helper", user_id="alice", infer=False)
     memory.add("shared agent note two", agent_id="helper", user_id="bob", infer=False)
-    with pytest.raises(ScopeError, match="never mixes tenants"):
+    with pytest.raises(ScopeError, match="needs a user_id"):  # the tenant rule refuses it first
         memory.reflect(agent_id="helper", extractive=True)
+    helper = [r for u in ("alice", "bob") for r in memory.query(user_id=u, agent_id="helper")]
+    assert len(helper) == 2
+    with pytest.raises(ScopeError, match="never mixes tenants"):  # and the sources' own check, below it
+        _common_scope(Scope(agent_id="helper"), helper)
     assert memory.stats(user_id="bob")["by_type"].get("reflection", 0) == 0
 
 

@@ -265,7 +265,7 @@ def trial(spec: dict[str, Any]) -> None:
                     pool[user].append(ref.id)
             elif op == "janitor":
                 log.line("B", {"op": op})
-                rep = mem.run_janitor()
+                rep = mem.run_janitor(all_tenants=True)
                 log.line("A", {"op": op, "expired": rep.expired, "archived": rep.archived, "purged": rep.purged})
             elif op == "search":
                 q = _words(rng, 3)

@@ -8,11 +8,11 @@ import sys
 import neusym
 
 EXPECTED = [
-    "AddResult", "BackendError", "BackendUnavailableError", "ClosedError", "DimensionMismatchError",
-    "EmbedderMismatchError", "EmbeddingError", "ExportReport", "ExtractionError", "ImportReport",
+    "AddResult", "BackendError", "BackendUnavailableError", "ClosedError", "Decision", "DimensionMismatchError",
+    "EmbedderMismatchError", "EmbeddingError", "ExportReport", "ExtractionError", "ForgetPreview", "ImportReport",
     "IndexCorruptionError", "IndexPersistenceError", "InvalidInputError", "MemoryRecord", "MemoryStatus", "MemoryType",
     "ModelIntegrityError", "NeuSymConfig", "NeuSymError", "NeuSymMemory", "PlanState", "PolicyViolationError",
-    "RecordNotFoundError", "RestoreReport", "RetrievalConfig", "Scope", "ScopeError", "ScoreExplanation",
+    "RecordNotFoundError", "RestoreReport", "RetrievalConfig", "ReviewItem", "Scope", "ScopeError", "ScoreExplanation",
     "SearchResult", "Source", "Triple", "UnsafeQueryError", "__version__", "render_memories",
 ]
 

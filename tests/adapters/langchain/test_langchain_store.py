@@ -316,3 +316,56 @@ def test_abatch_runs_off_the_event_loop(store: NeuSymStore) -> None:
 
     assert asyncio.run(main())[1] is None
     assert store.get(("ana", "z"), "k") is not None
+
+
+def test_concurrent_puts_and_deletes_of_one_key_are_atomic(store: NeuSymStore) -> None:
+    """Many async puts and deletes of ONE key, interleaved in worker threads (``abatch`` runs each batch in a
+    thread): every operation succeeds (a lookup and its write are one mutation, so no RecordNotFoundError from a
+    delete landing between them), and the key ends as exactly one item holding the last value written, or none."""
+    ns, key = ("ana", "race"), "k"
+    n = 120
+
+    async def main() -> list[Any]:
+        ops = [store.aput(ns, key, {"text": f"value number {i}", "i": i}) if i % 3 else store.adelete(ns, key)
+               for i in range(n)]
+        return await asyncio.gather(*ops, return_exceptions=True)
+
+    errors = [r for r in asyncio.run(main()) if isinstance(r, BaseException)]
+    assert errors == []
+    items = store.memory.query(user_id="ana", tags=['lgns:["ana","race"]'], statuses=["active", "pending"])
+    assert len(items) <= 1
+    final = store.get(ns, key)
+    if items:
+        assert final is not None and final.value == items[0].metadata["langgraph"]["value"]
+    else:
+        assert final is None
+    store.put(ns, key, {"text": "settled"})
+    assert store.get(ns, key).value == {"text": "settled"}  # type: ignore[union-attr]
+    assert len(store.memory.query(user_id="ana", tags=['lgns:["ana","race"]'])) == 1
+
+
+def test_unindexed_items_are_not_searched_but_readable(store: NeuSymStore) -> None:
+    """``index=False`` disables indexing (LangGraph's contract, as InMemoryStore): such an item is never ranked by a
+    query, even when its JSON text matches best; it is still got, listed, and fills a page the ranked items leave
+    short (score None). Switching the setting on a re-put moves the item between the two."""
+    ns = ("ana", "notes")
+    store.put(ns, "hidden", {"text": "zebra zebra zebra striped zebra"}, index=False)
+    store.put(ns, "shown", {"text": "a note about a zebra at the zoo"})
+    store.put(ns, "other", {"text": "groceries: milk and bread"})
+    hits = store.search(ns, query="zebra", limit=2)
+    assert [h.key for h in hits][:1] == ["shown"] and "hidden" not in [h.key for h in hits]
+    assert all(h.score is not None for h in hits)
+    more = store.search(ns, query="zebra", limit=10)  # the ranked items leave the page short: the fill
+    assert [h.key for h in more][-1] == "hidden" and more[-1].score is None
+    assert [h.key for h in more if h.score is not None] == [h.key for h in store.search(ns, query="zebra", limit=3)
+                                                              if h.score is not None]
+    assert store.get(ns, "hidden").value == {"text": "zebra zebra zebra striped zebra"}  # type: ignore[union-attr]
+    assert {h.key for h in store.search(ns)} == {"hidden", "shown", "other"}  # listing has every item
+    assert {h.key for h in store.search(("ana",))} == {"hidden", "shown", "other"}
+    assert store.list_namespaces(prefix=("ana",)) == [ns]
+    assert "hidden" not in [h.key for h in store.search(("ana",), query="zebra", limit=2)]
+    store.put(ns, "hidden", {"text": "zebra zebra zebra striped zebra"})  # indexed now: ranked first
+    assert store.search(ns, query="zebra", limit=1)[0].key == "hidden"
+    assert len(store.memory.query(user_id="ana", tags=['lgns:["ana","notes"]'])) == 3  # moved, not copied
+    store.put(ns, "hidden", {"text": "zebra zebra zebra striped zebra"}, index=False)
+    assert "hidden" not in [h.key for h in store.search(ns, query="zebra", limit=2)]

@@ -63,7 +63,7 @@ def test_session_and_agent_narrow_the_scope(seeded: NeuSymMemory) -> None:
 
 
 def test_default_scope_is_the_memorys(make_memory) -> None:  # type: ignore[no-untyped-def]
-    mem = make_memory(scope={"user_id": "carol"})
+    mem = make_memory(default_user_id="carol")
     mem.add("Carol collects vintage maps.")
     mem.add("Dan collects vintage maps too.", user_id="dan")
     retriever = NeuSymRetriever(mem)
