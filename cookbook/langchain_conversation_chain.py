@@ -3,7 +3,7 @@
     python cookbook/langchain_conversation_chain.py                           # offline, scripted model
     NEUSYM_CHAT_MODEL=openai:gpt-4o-mini python cookbook/langchain_conversation_chain.py
 
-``ConversationChain`` is deprecated upstream but still everywhere; ``langchain_neusym.NeuSymMemory`` drops in where
+``ConversationChain`` is deprecated upstream but still everywhere; ``langchain_neusym.NeuSymChatMemory`` drops in where
 ``ConversationBufferMemory`` was. See langchain_conversation_chain.md.
 """
 
@@ -14,15 +14,15 @@ import warnings
 from langchain_classic.chains import ConversationChain
 from langchain_models import PromptLog, open_memory, pick_chat_model
 
-from langchain_neusym import NeuSymMemory
+from langchain_neusym import NeuSymChatMemory
 
 warnings.filterwarnings("ignore", message=".*ConversationChain.*deprecated.*")
 
 
 def chain_for(memory: object, model: object, user: str, session: str) -> ConversationChain:
     """One chain per conversation: the memory writes into the session, and reads the user's whole history."""
-    return ConversationChain(llm=model, memory=NeuSymMemory(memory=memory, user_id=user, session_id=session,
-                                                            max_tokens=400))
+    return ConversationChain(llm=model, memory=NeuSymChatMemory(memory=memory, user_id=user, session_id=session,
+                                                                max_tokens=400))
 
 
 def main() -> None:
@@ -49,7 +49,7 @@ def main() -> None:
 
         chain_for(memory, model, "bob", "b1").invoke({"input": "I collect stamps."}, cfg)
         # Ana: "forget everything about me". clear() is scoped: a memory without session_id clears the user.
-        NeuSymMemory(memory=memory, user_id="ana").clear()
+        NeuSymChatMemory(memory=memory, user_id="ana").clear()
 
     with open_memory() as memory:  # session 3: Ana's memories are gone, Bob's are untouched
         mark = log.mark()

@@ -9,11 +9,12 @@
     agent = create_agent(model, NeuSymToolkit(memory=mem).get_tools(), store=store,
                          middleware=[NeuSymMiddleware(mem)])          # recall before, save after each answer
 
-``NeuSymMemory`` here is the classic ``langchain_classic`` chain memory; the engine is ``neusym.NeuSymMemory``.
+``NeuSymChatMemory`` is the classic ``langchain_classic`` chain memory (the same name as LlamaIndex's chat memory,
+since it is the same idea); the engine is ``neusym.NeuSymMemory``.
 """
 
 from langchain_neusym._common import result_to_document
-from langchain_neusym.memory import NeuSymMemory
+from langchain_neusym.memory import NeuSymChatMemory
 from langchain_neusym.middleware import NeuSymMiddleware
 from langchain_neusym.retrievers import NeuSymRetriever
 from langchain_neusym.runnables import NeuSymReflectionRunnable, NeuSymRetrievalRunnable, NeuSymSaveRunnable
@@ -28,8 +29,8 @@ from langchain_neusym.tools import (
 from neusym import __version__
 
 __all__ = [
+    "NeuSymChatMemory",
     "NeuSymForgetTool",
-    "NeuSymMemory",
     "NeuSymMiddleware",
     "NeuSymRecallTool",
     "NeuSymReflectionRunnable",

@@ -1,4 +1,4 @@
-"""``NeuSymMemory`` for classic ``langchain_classic`` chains (``ConversationChain``, ``LLMChain``).
+"""``NeuSymChatMemory`` for classic ``langchain_classic`` chains (``ConversationChain``, ``LLMChain``).
 
 Classic memory is deprecated upstream (``langchain_classic.base_memory.BaseMemory``, removal in 2.0) but still what
 those chains take. This class only converts: the turn goes through NeuSym's write path (extraction + governance),
@@ -23,10 +23,10 @@ from langchain_neusym._common import (
 )
 from neusym import InvalidInputError, Scope
 
-__all__ = ["NeuSymMemory"]
+__all__ = ["NeuSymChatMemory"]
 
 
-class NeuSymMemory(BaseMemory, ScopedModel):
+class NeuSymChatMemory(BaseMemory, ScopedModel):
     """Classic chain memory backed by NeuSym.
 
     ``load_memory_variables`` runs NeuSym's context builder on the chain's input (two-stage search for
@@ -50,7 +50,7 @@ class NeuSymMemory(BaseMemory, ScopedModel):
 
     Example::
 
-        chain = ConversationChain(llm=llm, memory=NeuSymMemory(memory=mem, user_id="ana", session_id="s1"))
+        chain = ConversationChain(llm=llm, memory=NeuSymChatMemory(memory=mem, user_id="ana", session_id="s1"))
     """
 
     read_scope: ReadScope = "user"

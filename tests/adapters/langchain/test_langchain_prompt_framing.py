@@ -13,7 +13,7 @@ from langchain_classic.chains import ConversationChain
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from prompt_injections import QUERY, assert_framed, store_attempts
 
-from langchain_neusym import NeuSymMemory, NeuSymMiddleware, NeuSymRetrievalRunnable, NeuSymToolkit
+from langchain_neusym import NeuSymChatMemory, NeuSymMiddleware, NeuSymRetrievalRunnable, NeuSymToolkit
 from neusym import NeuSymMemory as Engine
 
 ANA = {"configurable": {"user_id": "ana", "thread_id": "t1"}}
@@ -36,10 +36,10 @@ def test_middleware_system_prompt(memory: Engine, scripted: Callable[..., Any]) 
 def test_classic_memory_prompt(memory: Engine, scripted: Callable[..., Any]) -> None:
     store_attempts(memory)
     llm = scripted(["Noted."])
-    chain = ConversationChain(llm=llm, memory=NeuSymMemory(memory=memory, user_id="ana", k=10))
+    chain = ConversationChain(llm=llm, memory=NeuSymChatMemory(memory=memory, user_id="ana", k=10))
     chain.invoke({"input": QUERY})
     assert_framed(llm.prompt_text())
-    as_messages = NeuSymMemory(memory=memory, user_id="ana", k=10, return_messages=True)
+    as_messages = NeuSymChatMemory(memory=memory, user_id="ana", k=10, return_messages=True)
     [message] = as_messages.load_memory_variables({"input": QUERY})["history"]
     assert isinstance(message, SystemMessage)
     assert_framed(message.text)

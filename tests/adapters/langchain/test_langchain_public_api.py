@@ -5,8 +5,8 @@ from __future__ import annotations
 import langchain_neusym
 
 EXPECTED_ALL = [
+    "NeuSymChatMemory",
     "NeuSymForgetTool",
-    "NeuSymMemory",
     "NeuSymMiddleware",
     "NeuSymRecallTool",
     "NeuSymReflectionRunnable",
@@ -37,7 +37,7 @@ def test_framework_bases() -> None:
     from langgraph.store.base import BaseStore
 
     assert issubclass(langchain_neusym.NeuSymRetriever, BaseRetriever)
-    assert issubclass(langchain_neusym.NeuSymMemory, BaseMemory)
+    assert issubclass(langchain_neusym.NeuSymChatMemory, BaseMemory)
     assert issubclass(langchain_neusym.NeuSymStore, BaseStore)
     assert issubclass(langchain_neusym.NeuSymMiddleware, AgentMiddleware)
     assert issubclass(langchain_neusym.NeuSymToolkit, BaseToolkit)
