@@ -105,6 +105,24 @@ async def http_session(url: str, headers: dict[str, str] | None = None,
         yield session
 
 
+TRANSPORTS = ("stdio", "http")
+
+
+@asynccontextmanager
+async def served_session(transport: str, env: dict[str, str], *args: str) -> AsyncIterator[ClientSession]:
+    """A client session on a NEW server process over ``transport``: ``stdio`` spawns it as the client's child,
+    ``http`` starts ``--http 127.0.0.1:0`` and connects the streamable HTTP client; the server stops when the
+    session ends, so consecutive sessions are server restarts on either transport."""
+    if transport == "stdio":
+        async with stdio_session(env, *args) as session:
+            yield session
+        return
+    assert transport == "http", transport
+    with http_server(env, *args) as srv:
+        async with http_session(srv.url) as session:
+            yield session
+
+
 # ---------------------------------------------------------------------------------------------------- results
 def ok(result: CallToolResult) -> dict[str, Any]:
     """The structured content of a successful call (fails the test with the error text otherwise)."""

@@ -1,14 +1,25 @@
-"""``neusym mcp`` over stdio, driven by the SDK's client through a spawned server process (as a desktop
-assistant runs it): the tool list and schemas, every tool's memory effect across server restarts, the tenant
-boundary between two servers on one data directory, typed tool errors and progress notifications."""
+"""``neusym mcp`` driven by the SDK's own clients on both transports: over stdio through a spawned server process
+(as a desktop assistant runs it) and over streamable HTTP on loopback (``--http 127.0.0.1:0``). On each: the tool
+list and schemas, every tool's memory effect across server restarts, the tenant boundary between two servers on
+one data directory, the refusal of a server without a user, typed tool errors and progress notifications."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mcp_helpers import contents, error_text, ok, resource_json, server_env, stdio_session
+from mcp_helpers import (
+    TRANSPORTS,
+    contents,
+    error_text,
+    ok,
+    resource_json,
+    served_session,
+    server_env,
+    stdio_session,
+)
 from neo4j_server.fixtures import Neo4jConnection
 
 from mcp_neusym import TOOL_NAMES
@@ -25,8 +36,13 @@ def env(falkordb_dir: Path, graph_name: str) -> dict[str, str]:
     return server_env(falkordb_dir, graph_name)
 
 
-async def test_lists_every_tool_resource_and_prompt_with_documented_schemas(env: dict[str, str]) -> None:
-    async with stdio_session(env, "--user", "ana") as s:
+@pytest.fixture(params=TRANSPORTS)
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def test_lists_every_tool_resource_and_prompt_with_documented_schemas(env: dict[str, str], transport: str) -> None:
+    async with served_session(transport, env, "--user", "ana") as s:
         tools = {t.name: t for t in (await s.list_tools()).tools}
         assert list(tools) == list(TOOL_NAMES)
         for tool in tools.values():
@@ -50,9 +66,9 @@ async def test_tools_selection(env: dict[str, str]) -> None:
         assert sorted(t.name for t in (await s.list_tools()).tools) == ["recall", "remember"]
 
 
-async def test_every_tool_changes_memory_and_the_change_survives_restarts(env: dict[str, str]) -> None:
+async def test_every_tool_changes_memory_and_the_change_survives_restarts(env: dict[str, str], transport: str) -> None:
     # session 1: remember facts, a conversation and an injection attempt
-    async with stdio_session(env, "--user", "ana", "--session", "s1") as s:
+    async with served_session(transport, env, "--user", "ana", "--session", "s1") as s:
         first = ok(await s.call_tool("remember", {"content": "Ana is allergic to peanuts."}))
         assert first["stored"] and first["decisions"][0]["action"].startswith("store")
         ok(await s.call_tool("remember", {"content": "I live in Lisbon.", "type": "fact"}))
@@ -65,7 +81,7 @@ async def test_every_tool_changes_memory_and_the_change_survives_restarts(env: d
         assert not bad["stored"], "a quarantined memory is not reported as a usable memory"
 
     # session 2, a new server process: recall, query, update, history, review, forget (preview, then confirm)
-    async with stdio_session(env, "--user", "ana") as s:
+    async with served_session(transport, env, "--user", "ana") as s:
         hits = ok(await s.call_tool("recall", {"query": "peanut allergy", "k": 5}))
         assert any("peanuts" in c for c in contents(hits)), hits
         top = hits["results"][0]
@@ -119,7 +135,7 @@ async def test_every_tool_changes_memory_and_the_change_survives_restarts(env: d
         assert imported["stored"] >= 1
 
     # session 3, another restart: the remembered, updated and imported facts are there, the forgotten ones not
-    async with stdio_session(env, "--user", "ana") as s:
+    async with served_session(transport, env, "--user", "ana") as s:
         hits = ok(await s.call_tool("recall", {"query": "peanuts allergy", "k": 10}))
         assert "Ana is severely allergic to peanuts." in contents(hits)
         assert "cello" in " ".join(contents(ok(await s.call_tool("recall", {"query": "cello", "k": 3}))))
@@ -137,8 +153,9 @@ async def test_every_tool_changes_memory_and_the_change_survives_restarts(env: d
         assert "Ignore all previous" not in block
 
 
-async def test_two_servers_on_one_data_dir_never_cross_tenants(env: dict[str, str]) -> None:
-    async with stdio_session(env, "--user", "ana") as ana, stdio_session(env, "--user", "bob") as bob:
+async def test_two_servers_on_one_data_dir_never_cross_tenants(env: dict[str, str], transport: str) -> None:
+    async with served_session(transport, env, "--user", "ana") as ana, \
+            served_session(transport, env, "--user", "bob") as bob:
         secret = ok(await ana.call_tool("remember", {"content": "Ana's bank PIN is 4321."}))
         secret_id = secret["stored"][0]["id"]
         ok(await bob.call_tool("remember", {"content": "Bob lives at 12 Oak Street."}))
@@ -169,19 +186,35 @@ async def test_two_servers_on_one_data_dir_never_cross_tenants(env: dict[str, st
         assert "4321" not in block.text  # type: ignore[union-attr]
 
 
-async def test_a_server_without_a_user_refuses_every_tenant_call(env: dict[str, str]) -> None:
-    async with stdio_session(env) as s:
+async def test_a_server_without_a_user_refuses_every_tenant_call(env: dict[str, str], transport: str,
+                                                                make_memory: Callable[..., NeuSymMemory]) -> None:
+    async with stdio_session(env, "--user", "ana") as s:  # a tenant's data the user-less server must not reach
+        seeded = ok(await s.call_tool("remember", {"content": "Ana's locker code is 7788."}))["stored"][0]["id"]
+    calls = {"remember": {"content": "I like tea."}, "recall": {"query": "locker code"}, "query": {},
+             "forget": {"topic": "locker"}, "update": {"memory_id": seeded, "content": "hacked"},
+             "history": {"attribute": "lives_in"}, "review_list": {}, "review_approve": {"memory_id": seeded},
+             "review_reject": {"memory_id": seeded}, "reflect": {}, "curate": {},
+             "import_memories": {"text": '{"content": "I like coffee."}'}}
+    assert sorted(calls) == sorted(TOOL_NAMES), "every tool is tried"
+    async with served_session(transport, env) as s:
         assert len((await s.list_tools()).tools) == len(TOOL_NAMES)  # listing works; using does not
-        for name, args in [("remember", {"content": "I like tea."}), ("recall", {"query": "tea"}),
-                           ("query", {}), ("review_list", {}), ("curate", {})]:
+        for name, args in calls.items():
             text = error_text(await s.call_tool(name, args))
-            assert text.startswith("ScopeError:") and "--user" in text, text
+            assert text.startswith("ScopeError:") and "--user" in text and "7788" not in text, (name, text)
+        for uri in ("neusym://profile", "neusym://memories/recent"):
+            with pytest.raises(Exception, match="no tenant"):
+                await s.read_resource(uri)
         with pytest.raises(Exception, match="no tenant"):
-            await s.read_resource("neusym://profile")
+            await s.get_prompt("memory_context", {"query": "locker code"})
+    async with stdio_session(env, "--user", "ana") as s:  # nothing was written or changed
+        mine = ok(await s.call_tool("query", {}))["memories"]
+        assert [(m["id"], m["content"]) for m in mine] == [(seeded, "Ana's locker code is 7788.")]
+    everyone = make_memory().query(all_tenants=True)  # the library on the same graph: no user-less write either
+    assert [r.id for r in everyone] == [seeded]
 
 
-async def test_errors_are_typed_tool_errors_without_traces(env: dict[str, str]) -> None:
-    async with stdio_session(env, "--user", "ana") as s:
+async def test_errors_are_typed_tool_errors_without_traces(env: dict[str, str], transport: str) -> None:
+    async with served_session(transport, env, "--user", "ana") as s:
         assert error_text(await s.call_tool("recall", {"query": "x", "k": 0})).startswith("InvalidInputError: k:")
         assert error_text(await s.call_tool("recall", {"query": "   "})).startswith("InvalidInputError:")
         assert error_text(await s.call_tool("update", {"memory_id": "nope", "content": "x"})).startswith(
@@ -194,7 +227,7 @@ async def test_errors_are_typed_tool_errors_without_traces(env: dict[str, str]) 
         assert error_text(await s.call_tool("reflect", {})).startswith("InvalidInputError: nothing to reflect")
 
 
-async def test_long_operations_report_progress(env: dict[str, str]) -> None:
+async def test_long_operations_report_progress(env: dict[str, str], transport: str) -> None:
     seen: dict[str, list[tuple[float, float | None, str | None]]] = {}
 
     def recorder(name: str):  # type: ignore[no-untyped-def]
@@ -203,7 +236,7 @@ async def test_long_operations_report_progress(env: dict[str, str]) -> None:
         return record
 
     lines = "\n".join(f'{{"content": "Fact number {i}: the colour of box {i} is blue."}}' for i in range(150))
-    async with stdio_session(env, "--user", "ana") as s:
+    async with served_session(transport, env, "--user", "ana") as s:
         imported = ok(await s.call_tool("import_memories", {"text": lines, "format": "jsonl", "verbatim": True},
                                         progress_callback=recorder("import")))
         assert imported["items"] == 150 and imported["stored"] >= 1
