@@ -1,11 +1,15 @@
 """Tenant isolation, property-based: random sequences of add / add_batch / search / query / get / update / forget
-(by id, by meaning, whole scope; soft and hard) / delete / reflect / build_context over 7 scopes, through the engine
-and through every adapter (LangChain ``NeuSymRetriever`` and ``NeuSymStore``, LlamaIndex ``NeuSymRetriever`` and
-``NeuSymMemoryBlock``). The property: an operation in scope R only ever returns memories whose scope R contains,
-and only ever alters those (checked against a model of the whole graph after every step).
+(by id, by meaning, whole scope; soft and hard) / delete / reflect / build_context over 9 scopes of 6 tenants,
+through the engine and through every adapter (LangChain ``NeuSymRetriever``, ``NeuSymStore``, ``NeuSymToolkit``
+and ``NeuSymMiddleware`` in a ``create_agent`` run; LlamaIndex ``NeuSymRetriever`` and ``NeuSymMemoryBlock``) and
+the CLI (``neusym search/add/export`` in process). The property: an operation in scope R only ever returns memories
+whose scope R contains, and only ever alters those (checked against a model of the whole graph after every step);
+and an operation whose scope has no user id (every subset of agent/session, with ``None`` or ``""`` for the user
+and empty strings for the others) is refused by every surface, writing nothing (issue 14).
 
 The scopes are chosen to be confusable: ``alice`` / ``Alice``, a user and its agent and session sub-scopes, a
-user id that is a Cypher fragment, one containing the entity-uid separator ``\\x1f``. Every text names the same
+user id that is a Cypher fragment, one containing the entity-uid separator ``\\x1f``, and the literal user
+``"default"`` (once the silent tenant of a user-less call; now an ordinary tenant that no user-less call reaches). Every text names the same
 shared entities (Dana, Acme, Lisbon), so a cross-tenant entity link (neo4j-agent-memory #155) would surface, and
 each carries a unique token so text returned by context builders can be traced back to its memory.
 """
@@ -13,7 +17,9 @@ each carries a unique token so text returned by context builders can be traced b
 from __future__ import annotations
 
 import asyncio
+import io
 import itertools
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -22,17 +28,26 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 from reliability_support import ALL_ROWS, count
 
 from neusym import InvalidInputError, NeuSymMemory, RecordNotFoundError, Scope, ScopeError
 
 pytestmark = pytest.mark.slow
 
-USERS = ["alice", "Alice", "bob'}) DETACH DELETE n //", "carol\x1fx", "dave"]
-SCOPES = [  # (user index, agent, session)
+USERS = ["alice", "Alice", "bob'}) DETACH DELETE n //", "carol\x1fx", "dave", "default"]
+DEFAULT_USER = len(USERS) - 1  # the literal "default": not prefixed per sequence, emptied before each one
+SCOPES = [  # (user index, agent, session): every subset of (agent, session) under a user
     (0, None, None), (1, None, None), (0, "planner", None), (0, None, "s1"), (2, None, None), (3, None, None),
-    (4, "planner", "s1"),
+    (4, "planner", "s1"), (DEFAULT_USER, None, None), (DEFAULT_USER, "planner", None),
 ]
+NO_USER = [(u, a, s) for u in (None, "") for a in (None, "", "planner") for s in (None, "", "s1")]
+"""Every user-less scope: the empty scope, agent only, session only, agent + session; ``None`` and ``""`` alike."""
+SURFACES = ["add", "search", "query", "get", "update", "forget", "forget_all", "delete", "reflect", "context",
+            "history", "export", "stats", "lc_retriever", "li_retriever", "toolkit", "middleware", "lc_chat_memory",
+            "li_chat_memory", "li_block", "store", "runnables", "cli"]
+"""Everything that takes a tenant scope; each must refuse a user-less one."""
+REFUSED = (ScopeError, InvalidInputError, ValidationError)
 TEXTS = [
     "Dana works at Acme in Lisbon.", "I live in Lisbon.", "I live in Porto.", "Dana likes jazz and Acme coffee.",
     "Meeting with Dana on Friday about the Acme contract.", "I like green tea.", "My sister Dana moved to Porto.",
@@ -64,7 +79,7 @@ class World:
     n: int = 0
 
     def user(self, i: int) -> str:
-        return self.prefix + USERS[i]
+        return USERS[i] if i == DEFAULT_USER else self.prefix + USERS[i]
 
     def scope(self, i: int) -> Scope:
         u, a, s = SCOPES[i]
@@ -123,17 +138,27 @@ OPS = st.one_of(
     st.tuples(st.just("li_retriever"), op_scope, op_text),
     st.tuples(st.just("li_put"), op_user, st.sampled_from(SESSIONS), op_text),
     st.tuples(st.just("li_get"), op_user, st.sampled_from(SESSIONS), st.sampled_from(["user", "session"]), op_text),
+    st.tuples(st.just("refuse"), st.sampled_from(SURFACES), st.integers(0, len(NO_USER) - 1), op_ref),
+    st.tuples(st.just("tk_remember"), op_scope, op_text),
+    st.tuples(st.just("tk_recall"), op_scope, op_text, st.sampled_from(["user", "session"])),
+    st.tuples(st.just("tk_update"), op_scope, op_ref, op_text),
+    st.tuples(st.just("tk_forget"), op_scope, op_ref),
+    st.tuples(st.just("middleware"), op_scope, op_text),
+    st.tuples(st.just("cli_search"), op_scope, op_text),
+    st.tuples(st.just("cli_add"), op_scope, op_text),
+    st.tuples(st.just("cli_export"), op_scope),
 )
 
 
 class Runner:
-    def __init__(self, mem: NeuSymMemory, world: World) -> None:
+    def __init__(self, mem: NeuSymMemory, world: World, cli_env: dict[str, str | None]) -> None:
         from langchain_neusym import NeuSymStore
 
         self.mem = mem
         self.w = world
         self.store = NeuSymStore(mem)
         self.blocks: dict[tuple[int, str], Any] = {}
+        self.cli_env = cli_env
 
     # ------------------------------------------------------------------ helpers
     def ref(self, n: int) -> str:
@@ -171,10 +196,182 @@ class Runner:
             for tok in re.findall(r"tq\d+x\d+", rec.content):
                 self.w.tokens.setdefault(tok, rec.id)
 
+    def adopt(self, writer: Scope, where: str) -> None:
+        """Memories the graph has and the model does not were just written by ``where``: each must be in exactly
+        ``writer`` (a write never lands in another scope); the model takes them over."""
+        for r in self._rows():
+            if r["id"] in self.w.items:
+                continue
+            got = Scope(user_id=r["u"], agent_id=r["a"], session_id=r["s"])
+            assert got == writer, f"{where} in {writer} wrote {r['id']} into {got}"
+            self.w.items[r["id"]] = Item(got, r["c"])
+            for tok in re.findall(r"tq\d+x\d+", r["c"]):
+                self.w.tokens.setdefault(tok, r["id"])
+
+    def _rows(self) -> list[dict[str, Any]]:
+        return self.mem.cypher("MATCH (m:Memory) WHERE m.user_id STARTS WITH $p OR m.user_id = $d RETURN m.id AS id, "
+                               "m.user_id AS u, m.agent_id AS a, m.session_id AS s, m.content AS c, "
+                               "m.status AS st", {"p": self.w.prefix, "d": USERS[DEFAULT_USER]}, all_tenants=True,
+                               limit=ALL_ROWS)
+
+    def fingerprint(self) -> list[Any]:
+        """Every memory of the whole graph (all tenants, all sequences): id, scope, content, status, version."""
+        return self.mem.cypher("MATCH (m:Memory) RETURN m.id AS id, m.user_id AS u, m.agent_id AS a, "
+                               "m.session_id AS s, m.content AS c, m.status AS st, m.version AS v ORDER BY id",
+                               all_tenants=True, limit=ALL_ROWS)
+
+    def cli(self, *args: str) -> Any:
+        from typer.testing import CliRunner
+
+        from neusym.cli import app
+
+        return CliRunner().invoke(app, list(args), env=self.cli_env, catch_exceptions=False)
+
+    @staticmethod
+    def cli_scope(scope: Scope) -> list[str]:
+        out = ["--user", scope.user_id or ""]
+        if scope.agent_id:
+            out += ["--agent", scope.agent_id]
+        if scope.session_id:
+            out += ["--session", scope.session_id]
+        return out
+
+    def agent_turn(self, middleware: Any, text: str, config: dict[str, Any], prompts: list[str]) -> None:
+        """One ``create_agent`` turn with ``middleware``; ``prompts`` gets what the (fake) model was sent."""
+        from langchain.agents import create_agent
+        from langchain_core.callbacks import BaseCallbackHandler
+        from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+        from langchain_core.messages import AIMessage
+
+        class Record(BaseCallbackHandler):
+            def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+                prompts.extend("\n".join(str(m.content) for m in batch) for batch in messages)
+
+        model = GenericFakeChatModel(messages=iter([AIMessage("Noted.")]))
+        agent = create_agent(model, [], middleware=[middleware])
+        agent.invoke({"messages": [("user", text)]}, {**config, "callbacks": [Record()]})
+
+    # ------------------------------------------------------------------ user-less scopes
+    def refuse(self, surface: str, ids: dict[str, str], ref: str) -> None:  # noqa: C901 - one branch per surface
+        """``surface`` called with the user-less ``ids`` must raise a typed refusal."""
+        mem = self.mem
+        cfg = {"configurable": {**ids, "thread_id": "t-nouser"}}
+        if surface == "add":
+            mem.add("Dana works at Acme.", infer=False, **ids)
+        elif surface == "search":
+            mem.search("Dana Acme", **ids)
+        elif surface == "query":
+            mem.query(**ids)
+        elif surface == "get":
+            mem.get(ref, **ids)
+        elif surface == "update":
+            mem.update(ref, "hacked", **ids)
+        elif surface == "forget":
+            mem.forget(ref, hard=True, **ids)
+        elif surface == "forget_all":
+            mem.forget(everything=True, hard=True, confirm=True, **ids)
+        elif surface == "delete":
+            mem.delete(ref, **ids)
+        elif surface == "reflect":
+            mem.reflect(extractive=True, cool="none", **ids)
+        elif surface == "context":
+            mem.build_context("Dana Acme", **ids)
+        elif surface == "history":
+            mem.history(ref, **ids)
+        elif surface == "export":
+            mem.export(io.StringIO(), **ids)
+        elif surface == "stats":
+            mem.stats(**ids)
+        elif surface == "lc_retriever":
+            from langchain_neusym import NeuSymRetriever
+
+            NeuSymRetriever(memory=mem, **ids).invoke("Dana", config=cfg)
+        elif surface == "li_retriever":
+            from llama_index_neusym import NeuSymRetriever as LIRetriever
+
+            LIRetriever(mem, **ids).retrieve("Dana")
+        elif surface == "toolkit":  # ids in config (a thread_id alone is no tenant), and bound on the toolkit
+            from langchain_neusym import NeuSymToolkit
+
+            calls = {"remember": {"content": "Dana works at Acme."}, "recall": {"query": "Dana"},
+                     "forget": {"memory_id": ref}, "update_memory": {"memory_id": ref, "content": "hacked"}}
+            for kit in (NeuSymToolkit(memory=mem), None):
+                if kit is None:
+                    try:
+                        kit = NeuSymToolkit(memory=mem, **ids)
+                    except REFUSED:
+                        continue
+                for tool in kit.get_tools():
+                    with pytest.raises(REFUSED):
+                        tool.invoke(calls[tool.name], config=cfg)
+            raise ScopeError("every toolkit call was refused")
+        elif surface == "middleware":
+            from langchain_neusym import NeuSymMiddleware
+
+            prompts: list[str] = []
+            try:
+                self.agent_turn(NeuSymMiddleware(mem), "Where does Dana work? Acme?", cfg, prompts)
+            finally:
+                assert not prompts, "the model ran without a tenant"
+        elif surface == "lc_chat_memory":
+            from langchain_neusym import NeuSymChatMemory
+
+            chat = NeuSymChatMemory(memory=mem, **ids)
+            with pytest.raises(REFUSED):
+                chat.save_context({"input": "Dana works at Acme."}, {"output": "ok"})
+            chat.load_memory_variables({"input": "Dana"})
+        elif surface == "li_chat_memory":
+            from llama_index_neusym import NeuSymChatMemory as LIChatMemory
+
+            LIChatMemory.from_defaults(memory=mem, user_id=ids.get("user_id"),  # type: ignore[arg-type]
+                                       **{k: v for k, v in ids.items() if k != "user_id"}).get("Dana")
+        elif surface == "li_block":
+            from llama_index_neusym import NeuSymMemoryBlock
+
+            NeuSymMemoryBlock(memory=mem, user_id=ids.get("user_id"))  # type: ignore[arg-type]
+        elif surface == "store":  # a namespace that names no tenant, read and written
+            from langchain_neusym import NeuSymStore
+
+            by_agent = NeuSymStore(mem, user_index=1)
+            with pytest.raises(REFUSED):
+                by_agent.put(("memories",), "k", {"content": "Dana works at Acme."})
+            with pytest.raises(REFUSED):
+                self.store.search((), query="Dana")
+            with pytest.raises(REFUSED):
+                self.store.list_namespaces()
+            by_agent.search(("memories",), query="Dana")
+        elif surface == "runnables":
+            from langchain_neusym import NeuSymRetrievalRunnable, NeuSymSaveRunnable
+
+            with pytest.raises(REFUSED):
+                NeuSymSaveRunnable(memory=mem).invoke({"input": "Dana works at Acme.", "output": "ok"}, config=cfg)
+            NeuSymRetrievalRunnable(memory=mem).invoke("Dana", config=cfg)
+        elif surface == "cli":
+            flags = [x for k, flag in (("agent_id", "--agent"), ("session_id", "--session")) if k in ids
+                     for x in (flag, ids[k])] + (["--user", ids["user_id"]] if "user_id" in ids else [])
+            for cmd in (["search", "Dana"], ["add", "Dana works at Acme."], ["query"], ["export", "-"], ["stats"],
+                        ["forget", "--everything", "--hard", "--yes"]):
+                res = self.cli(*cmd, *flags)
+                assert res.exit_code != 0 and "--user" in res.stderr, (cmd, flags, res.stdout, res.stderr)
+            raise ScopeError("every CLI command was refused")
+        else:  # pragma: no cover
+            raise AssertionError(surface)
+
     # ------------------------------------------------------------------ the operations
     def run(self, op: tuple[Any, ...]) -> None:  # noqa: C901 - one branch per operation keeps the test readable
         mem, w, kind = self.mem, self.w, op[0]
-        if kind == "add":
+        if kind == "refuse":
+            _, surface, i, n = op
+            ids = {k: v for k, v in zip(("user_id", "agent_id", "session_id"), NO_USER[i], strict=True)
+                   if v is not None}
+            before = self.fingerprint()
+            with pytest.raises(REFUSED) as refused:
+                self.refuse(surface, ids, self.ref(n))
+            if "" not in ids.values():  # nothing malformed, only the user missing: the tenant-boundary error
+                assert refused.type in (ScopeError, ValidationError), (surface, ids, refused.value)
+            assert self.fingerprint() == before, f"a refused {surface} call with {ids} changed the graph"
+            STATS["refusals"] += 1
+        elif kind == "add":
             _, s, t, infer = op
             text, tok = w.text(t)
             for rec in mem.add(text, scope=w.scope(s), infer=infer):
@@ -335,6 +532,80 @@ class Runner:
                     if mode == "session" and w.items[mid].scope.session_id is not None:
                         assert w.items[mid].scope.session_id == session or w.items[mid].scope == Scope(
                             user_id=reader.user_id), f"session {session} read {tok} of {w.items[mid].scope}"
+        elif kind == "tk_remember":
+            from langchain_neusym import NeuSymToolkit
+
+            writer = w.scope(op[1])
+            text, _tok = w.text(op[2])
+            tools = {t.name: t for t in NeuSymToolkit(memory=mem).get_tools()}
+            tools["remember"].invoke({"content": text}, config={"configurable": writer.as_params()})
+            self.adopt(writer, "toolkit remember")
+        elif kind == "tk_recall":
+            from langchain_neusym import NeuSymToolkit
+            from neusym.adapter_support import read_scope
+
+            scope, mode = w.scope(op[1]), op[3]
+            reader = read_scope(scope, mode)
+            tools = {t.name: t for t in NeuSymToolkit(memory=mem, read_scope=mode).get_tools()}
+            msg = tools["recall"].invoke({"name": "recall", "args": {"query": TEXTS[op[2]], "k": 20}, "id": "r1",
+                                          "type": "tool_call"}, config={"configurable": scope.as_params()})
+            self.expect_visible(reader, [d.id for d in msg.artifact or []], "toolkit recall")
+            self.expect_tokens(reader, str(msg.content), "toolkit recall answer")
+        elif kind in ("tk_update", "tk_forget"):
+            from langchain_neusym import NeuSymToolkit
+
+            scope, mid = w.scope(op[1]), self.ref(op[2])
+            allowed = mid in w.items and w.items[mid].state == "live" and w.visible(scope, mid)
+            tools = {t.name: t for t in NeuSymToolkit(memory=mem, read_scope="session").get_tools()}
+            cfg = {"configurable": scope.as_params()}
+            if kind == "tk_update":
+                text, tok = w.text(op[3])
+                answer = tools["update_memory"].invoke({"memory_id": mid, "content": text}, config=cfg)
+                if allowed:
+                    assert answer.startswith("Updated memory"), answer
+                    w.items[mid].content = mem.get(mid, scope=scope).content
+                    w.tokens[tok] = mid
+                else:
+                    assert not answer.startswith("Updated memory"), f"toolkit update of {mid} from {scope}: {answer}"
+            else:
+                answer = tools["forget"].invoke({"memory_id": mid}, config=cfg)
+                assert answer.startswith("Forgot memory") == allowed, f"toolkit forget of {mid} from {scope}: {answer}"
+                if allowed:
+                    w.retire(mid, "archived")
+        elif kind == "middleware":  # a create_agent turn: memories injected before the model, the turn saved after
+            from langchain_neusym import NeuSymMiddleware
+
+            scope = w.scope(op[1])
+            text, _tok = w.text(op[2])
+            prompts: list[str] = []
+            self.agent_turn(NeuSymMiddleware(mem, infer=False), text, {"configurable": scope.as_params()}, prompts)
+            assert prompts, "the model was not called"
+            for prompt in prompts:
+                self.expect_tokens(scope, prompt.replace(text, ""), "middleware system prompt")
+            self.adopt(scope, "middleware save")
+        elif kind == "cli_search":
+            scope = w.scope(op[1])
+            res = self.cli("search", TEXTS[op[2]], "-k", "50", "--status", "active", "--status", "archived",
+                           *self.cli_scope(scope), "--json")
+            assert res.exit_code == 0, res.stderr
+            self.expect_visible(scope, [r["id"] for r in json.loads(res.stdout)["results"]], "neusym search")
+        elif kind == "cli_add":
+            scope = w.scope(op[1])
+            text, _tok = w.text(op[2])
+            res = self.cli("add", text, "--verbatim", *self.cli_scope(scope), "--json")
+            assert res.exit_code == 0, res.stderr
+            self.adopt(scope, "neusym add")
+        elif kind == "cli_export":
+            scope = w.scope(op[1])
+            res = self.cli("export", "-", "--no-embeddings", *self.cli_scope(scope))
+            assert res.exit_code == 0, res.stderr
+            lines = [json.loads(x) for x in res.stdout.splitlines() if x.strip()]
+            self.expect_visible(scope, [x["id"] for x in lines if x["kind"] == "memory"], "neusym export")
+            owners = {x["props"]["user_id"] for x in lines if (x.get("props") or {}).get("user_id") is not None}
+            assert owners <= {scope.user_id}, f"neusym export of {scope} carried data of {owners - {scope.user_id}}"
+            audited = [x.get("memory_id") or x["props"].get("memory_id") for x in lines if x["kind"] == "audit"]
+            foreign = [m for m in audited if m not in w.items or w.items[m].scope.user_id != scope.user_id]
+            assert not foreign, f"neusym export of {scope} carried another tenant's audit entries: {foreign}"
         else:  # pragma: no cover
             raise AssertionError(kind)
 
@@ -342,10 +613,7 @@ class Runner:
     def check_graph(self, step: str) -> None:
         """Nothing outside the operation's scope changed: every memory of the model is in the graph with its scope,
         content and state; no memory of the test's tenants exists that the model does not know."""
-        rows = self.mem.cypher("MATCH (m:Memory) WHERE m.user_id STARTS WITH $p RETURN m.id AS id, "
-                               "m.user_id AS u, m.agent_id AS a, m.session_id AS s, m.content AS c, "
-                               "m.status AS st", {"p": self.w.prefix}, all_tenants=True, limit=ALL_ROWS)
-        graph = {r["id"]: r for r in rows}
+        graph = {r["id"]: r for r in self._rows()}
         for mid, item in self.w.items.items():
             r = graph.get(mid)
             if item.state == "gone":
@@ -384,6 +652,19 @@ def shared_memory(tmp_path_factory: pytest.TempPathFactory, falkordb_dir: Any) -
     mem.close()
 
 
+@pytest.fixture(scope="module")
+def cli_env(falkordb_dir: Any) -> dict[str, str | None]:
+    """The CLI on the same graph, configured as a user would (its own derived indexes, caught up on each open);
+    no default user and no scope variables, so a command without --user has no tenant."""
+    env: dict[str, str | None] = {var: None for var in (
+        "NEO4J_URI", "NEO4J_URL", "NEO4J_USERNAME", "NEO4J_PASSWORD", "NEO4J_DATABASE", "NEUSYM_BACKEND",
+        "FALKORDB_HOST", "FALKORDB_PORT", "NEUSYM_USER", "NEUSYM_AGENT", "NEUSYM_SESSION",
+        "NEUSYM_DEFAULT_USER_ID")}
+    env.update(NEUSYM_DATA_DIR=str(falkordb_dir), NEUSYM_GRAPH="tenant_prop", NEUSYM_EMBEDDER="hashing:256",
+               COLUMNS="200")
+    return env
+
+
 SEQUENCES = count(40, 1000)
 
 
@@ -394,17 +675,22 @@ SEQUENCES = count(40, 1000)
                                  HealthCheck.data_too_large])
 @given(ops=st.tuples(st.lists(WRITES, min_size=3, max_size=8), st.lists(OPS, min_size=4, max_size=count(12, 16)))
        .map(lambda t: t[0] + t[1]))
-def test_no_operation_crosses_scopes(shared_memory: NeuSymMemory, ops: list[tuple[Any, ...]]) -> None:
+def test_no_operation_crosses_scopes(shared_memory: NeuSymMemory, cli_env: dict[str, str | None],
+                                     ops: list[tuple[Any, ...]]) -> None:
     """>= 1,000 sequences in the full run (40 in CI); each starts on fresh tenants of one shared graph, so the
-    graph also holds every earlier sequence's memories as foreign data that must never surface."""
+    graph also holds every earlier sequence's memories as foreign data that must never surface (the literal
+    "default" tenant, which cannot be prefixed, is emptied first)."""
     world = World(prefix=f"p{next(_run)}:")
-    runner = Runner(shared_memory, world)
+    shared_memory.forget(everything=True, hard=True, confirm=True, user_id=USERS[DEFAULT_USER])
+    runner = Runner(shared_memory, world, cli_env)
     n = len(ops)
     sweep: list[tuple[Any, ...]] = [("search", s, (n + s) % len(TEXTS), 50) for s in range(len(SCOPES))]
     sweep += [("query", s, (n + s) % len(ENTITIES)) for s in range(len(SCOPES))]
     sweep += [("lc_retriever", n % len(SCOPES), n % len(TEXTS)), ("li_retriever", (n + 3) % len(SCOPES), 0),
               ("context", (n + 1) % len(SCOPES), 3), ("lc_search", n % len(USERS), 0),
-              ("li_get", (n + 2) % len(USERS), SESSIONS[n % 3], "session", 4)]
+              ("li_get", (n + 2) % len(USERS), SESSIONS[n % 3], "session", 4),
+              ("tk_recall", (n + 4) % len(SCOPES), n % len(TEXTS), "session"),
+              ("refuse", SURFACES[n % len(SURFACES)], n % len(NO_USER), n)]
     for i, op in enumerate(ops + sweep):  # every sequence ends with a read sweep over every scope and adapter
         STATS[op[0]] += 1
         runner.run(op)
