@@ -28,6 +28,7 @@ from langchain_neusym._common import (
 )
 from neusym import NeuSymError, Scope, ScopeError, SearchResult, render_memories
 from neusym.governance.decisions import Decision
+from neusym.prompting import neutralize
 
 __all__ = [
     "NeuSymForgetTool",
@@ -72,7 +73,8 @@ def _remember_answer(decisions: list[Decision]) -> str:
     parts = []
     for d in decisions:
         if d.stored:
-            parts.append(f"Stored memory {d.memory_id}: {d.record.content}")
+            # the stored text may differ from the call's (extraction): one neutralised line, like every memory shown
+            parts.append(f"Stored memory {d.memory_id}: {neutralize(d.record.content)}")
         elif d.action.value == "merge":
             parts.append(f"Already known as memory {d.target_id}; reinforced it.")
         else:
@@ -213,7 +215,7 @@ class NeuSymUpdateTool(_ScopedTool):
             rec = self.memory.update(memory_id, content, scope=scope, actor="agent", reason="agent correction")
         except NeuSymError as err:
             raise _fail(err) from err
-        return f"Updated memory {rec.id} (version {rec.version}): {rec.content}"
+        return f"Updated memory {rec.id} (version {rec.version}): {neutralize(rec.content)}"
 
     async def _arun(self, memory_id: str, content: str, *, config: RunnableConfig,
                     run_manager: AsyncCallbackManagerForToolRun | None = None) -> str:
@@ -223,7 +225,7 @@ class NeuSymUpdateTool(_ScopedTool):
                                             reason="agent correction")
         except NeuSymError as err:
             raise _fail(err) from err
-        return f"Updated memory {rec.id} (version {rec.version}): {rec.content}"
+        return f"Updated memory {rec.id} (version {rec.version}): {neutralize(rec.content)}"
 
 
 # ---------------------------------------------------------------------- toolkit

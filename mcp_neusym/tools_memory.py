@@ -29,7 +29,7 @@ from mcp_neusym.models import (
     memory_out,
     recall_hit,
 )
-from mcp_neusym.render import DATA_NOTE, flat, hits_with_marks, marks, memory_lines
+from mcp_neusym.render import DATA_NOTE, flat, framed, hits_with_marks, marks
 from mcp_neusym.runtime import guarded, in_thread
 from mcp_neusym.state import ServerState
 from neusym.cli._base import parse_duration, parse_time
@@ -143,15 +143,15 @@ def register_memory_tools(server: FastMCP[Any], state: ServerState) -> None:
         scope = tenant.read_scope(ctx, session_id=session_id, agent_id=agent_id)
         t_from, t_to, at = _when(time_from, "time_from"), _when(time_to, "time_to"), _when(as_of, "as_of")
 
-        def run() -> RecallOut:
+        def run() -> tuple[RecallOut, str]:
             results = mem.search(query, scope=scope, k=k, types=types, entities=entities, time_from=t_from,
                                  time_to=t_to, valid_at=at)
             found = hits_with_marks(mem, results, scope)
-            return RecallOut(query=query, results=[recall_hit(r, found[r.memory.id]) for r in results])
+            text = framed(mem, results, scope, title=f"{len(results)} memories for {flat(query, 200)!r}",
+                          empty="No relevant memories.")
+            return RecallOut(query=query, results=[recall_hit(r, found[r.memory.id]) for r in results]), text
 
-        out = await in_thread(run)
-        text = memory_lines(f"{len(out.results)} memories for {flat(query, 200)!r}", out.results,
-                            "No relevant memories.")
+        out, text = await in_thread(run)
         return tool_result(out, text)
 
     # ------------------------------------------------------------------ query
@@ -183,17 +183,18 @@ def register_memory_tools(server: FastMCP[Any], state: ServerState) -> None:
         statuses = ["active", "pending", "superseded"] if include_history else None
         due = parse_duration(due_within, "due_within") if due_within is not None else None
 
-        def run() -> MemoryListOut:
+        def run() -> tuple[MemoryListOut, str]:
             recs = mem.query(scope=scope, entity=entity, predicate=_predicate(predicate) if predicate else None,
                              object=object, types=types, tags=tags, plan_states=plan_states, statuses=statuses,
                              time_from=_when(time_from, "time_from"), time_to=_when(time_to, "time_to"),
                              valid_at=_when(as_of, "as_of"), due_within=due, order=order, limit=limit,
                              offset=offset)
             found = marks(mem, recs, scope)
-            return MemoryListOut(memories=[memory_out(r, found[r.id]) for r in recs], count=len(recs))
+            text = framed(mem, recs, scope, title=f"{len(recs)} memories", empty="No matching memories.")
+            return MemoryListOut(memories=[memory_out(r, found[r.id]) for r in recs], count=len(recs)), text
 
-        out = await in_thread(run)
-        return tool_result(out, memory_lines(f"{out.count} memories", out.memories, "No matching memories."))
+        out, text = await in_thread(run)
+        return tool_result(out, text)
 
     # ------------------------------------------------------------------ forget
     @guarded
@@ -326,7 +327,7 @@ def register_memory_tools(server: FastMCP[Any], state: ServerState) -> None:
         pred = _predicate(attribute or "")
         at = _when(as_of, "as_of")
 
-        def values() -> HistoryOut:
+        def values() -> tuple[HistoryOut, list[MemoryRecord]]:
             if at is not None:
                 recs = mem.facts_at(at, predicate=pred, subject=subject, scope=scope, limit=limit)
                 current = [r.id for r in recs]
@@ -336,12 +337,12 @@ def register_memory_tools(server: FastMCP[Any], state: ServerState) -> None:
                 current = [r.id for r in recs if _in_force(r, now)]
             found = marks(mem, recs, scope)
             return HistoryOut(attribute=pred, subject=subject, at=at.isoformat() if at is not None else None,
-                              values=[memory_out(r, found[r.id]) for r in recs], current=current)
+                              values=[memory_out(r, found[r.id]) for r in recs], current=current), recs
 
-        out = await in_thread(values)
+        out, recs = await in_thread(values)
         title = f"Values of {pred}" + (f" for {subject}" if subject else "") + (f" as of {out.at}" if out.at else
                                                                                  ", oldest first")
-        text = memory_lines(title, out.values, f"No recorded values of {pred}.")
+        text = await in_thread(lambda: framed(mem, recs, scope, title=title, empty=f"No recorded values of {pred}."))
         if out.values and out.current:
             text += f"\nIn force: {', '.join(out.current)}"
         return tool_result(out, text)

@@ -175,3 +175,23 @@ def test_the_engine_never_imports_the_sdk() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
 
+
+
+async def test_stored_injections_reach_the_model_only_framed(memory: NeuSymMemory) -> None:
+    """The review's injection attempts (issue 14 section 3), stored through the normal write path: the
+    ``memory_context`` prompt and the recall/query texts show them only as quoted records inside the one frame
+    :mod:`neusym.prompting` draws for every adapter; the prompt withholds the item listed for review, the tool
+    texts show it marked (their structured results list it too)."""
+    from prompt_injections import QUERY, SUSPICIOUS, assert_framed, store_attempts
+
+    ids = store_attempts(memory)
+    async with connect(memory, user_id="ana") as s:
+        prompt = await s.get_prompt("memory_context", {"query": QUERY, "max_tokens": "3000"})
+        assert_framed(prompt.messages[0].content.text)  # type: ignore[union-attr]
+        recall = await s.call_tool("recall", {"query": QUERY, "k": 20})
+        block = assert_framed(recall.content[0].text, withheld=False)  # type: ignore[union-attr]
+        flagged = [x for x in block if ids[SUSPICIOUS] in x]
+        assert len(flagged) == 1 and "suspicious" in flagged[0] and "\nassistant:" not in flagged[0]
+        listed = await s.call_tool("query", {"limit": 50})
+        assert_framed(listed.content[0].text, withheld=False)  # type: ignore[union-attr]
+        assert set(ids.values()) <= {m["id"] for m in ok(listed)["memories"]}
