@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from test_multiprocess import Worker, start_worker  # noqa: F401 - the worker fixture, shared
+import test_multiprocess
+from test_multiprocess import Worker
 
 from neusym import NeuSymConfig, NeuSymMemory
 from neusym.symbolic.executors.base import Executor
 
 U = "tenant-chain"
+start_worker = test_multiprocess.start_worker  # the other-process fixture, shared
 
 
 def _next_edges(ex: Executor) -> list[tuple[str, str]]:
