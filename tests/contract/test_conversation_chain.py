@@ -7,6 +7,7 @@ same whether the session goes on in this process, after a restart, or in another
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -112,3 +113,46 @@ def test_deleted_tail_starts_a_new_chain(make_memory: Callable[..., NeuSymMemory
     _assert_one_chain(executor, after)
     assert _tails(executor) == [after[-1]]
     assert (first[0], after[0]) not in _next_edges(executor)
+
+
+def test_concurrent_writers_never_fork_the_chain(make_memory: Callable[..., NeuSymMemory],
+                                                  executor: Executor) -> None:
+    """Two engines (two write locks, as in two processes) adding turns to one session at the same time: the
+    create statements serialise on the graph, so the turns form one path, never a fork."""
+    mems = [make_memory(), make_memory()]
+    ids: list[list[str]] = [[], []]
+
+    def writer(k: int) -> None:
+        for i in range(8):
+            ids[k].append(_turn(mems[k], f"Writer {k} turn {i}: the shelf {i} holds box {k}.", speaker=f"W{k}"))
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    every = set(ids[0]) | set(ids[1])
+    edges = _next_edges(executor)
+    succ = dict(edges)
+    assert len(succ) == len(edges) == len(every) - 1  # one out-edge per turn but the last: no fork
+    assert len({b for _, b in edges}) == len(edges)  # one in-edge per turn but the first: no merge
+    heads = every - {b for _, b in edges}
+    assert len(heads) == 1
+    walk = [heads.pop()]
+    while walk[-1] in succ:
+        walk.append(succ[walk[-1]])
+    assert set(walk) == every and _tails(executor) == [walk[-1]]
+    for k in (0, 1):  # each writer's own turns keep their order along the chain
+        assert [x for x in walk if x in set(ids[k])] == ids[k]
+
+
+def test_two_tails_of_one_session_are_merged(make_memory: Callable[..., NeuSymMemory], executor: Executor) -> None:
+    """A session with two tail marks (a restore merged into a live session): the next turn continues the newest
+    and clears every mark."""
+    mem = make_memory()
+    a = _turn(mem, "Turn A: the plan for the kitchen.", session="s1")
+    b = _turn(mem, "Turn B: the plan for the hall.", session="s9")  # another session's tail, moved onto s1's key
+    executor.run("MATCH (m:Memory {id: $b}), (t:Memory {id: $a}) SET m.chain_tail = t.chain_tail", {"a": a, "b": b})
+    c = _turn(mem, "Turn C: the plan for the garden.", session="s1")
+    assert _next_edges(executor) == [(b, c)]
+    assert _tails(executor) == [c]
