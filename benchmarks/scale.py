@@ -205,12 +205,11 @@ def bulk_load(mem: Any, texts: list[str], emb: Any, batch: int) -> float:
             recs.append(MemoryRecord(content=t, scope=scope, entities=[m.group(1), m.group(2)] if m else [],
                                      source=Source(origin="import")))
         vecs = emb.embed_documents(chunk)
-        with mem._write_lock:
+        with mem.engine.mutation(scope, in_process=True) as m:  # the one write path, minus governance
             created = mem.store.create(recs, vecs)
-            mem.derived.apply([{"nid": r.nid, "id": r.id, "seq": r.seq, "content": r.content,
-                                "status": r.status.value, **r.scope.as_params(), "embedding": vecs[i]}
-                               for i, r in enumerate(created)])
-            mem.derived.advance([r.seq for r in created])
+            m.applied([{"nid": r.nid, "id": r.id, "seq": r.seq, "content": r.content,
+                        "status": r.status.value, **r.scope.as_params(), "embedding": vecs[i]}
+                       for i, r in enumerate(created)], [r.seq for r in created])
     return len(texts) / (time.perf_counter() - t0)
 
 

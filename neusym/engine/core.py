@@ -87,30 +87,6 @@ def open_executor(cfg: NeuSymConfig) -> Executor:
                             idle_grace=cfg.embedded_idle_grace)
 
 
-class _TurnChain:
-    """The last stored turn of each session, for NEXT edges between consecutive turns (stage 2's neighbours)."""
-
-    def __init__(self) -> None:
-        self._last: dict[tuple[str | None, str | None, str | None], str] = {}
-
-    def pairs(self, sc: Scope, turns: Sequence[MemoryRecord], created: set[str]) -> list[tuple[str, str]]:
-        key = (sc.user_id, sc.agent_id, sc.session_id)
-        out: list[tuple[str, str]] = []
-        prev = self._last.get(key)
-        for rec in turns:
-            if rec.id not in created:
-                continue
-            if prev is not None:
-                out.append((prev, rec.id))
-            prev = rec.id
-        if prev is not None:
-            self._last[key] = prev
-        return out
-
-    def forget_tenant(self, user_id: str) -> None:
-        self._last = {k: v for k, v in self._last.items() if k[0] != user_id}
-
-
 class Engine:
     """See the module docstring. Opened by ``NeuSymMemory``; :meth:`close` closes the executor too (a given one
     is left open only when opening fails)."""
@@ -140,7 +116,6 @@ class Engine:
         self.events = Events()
         self.last_timings = StageTimings()
         self._closed = False
-        self._chain = _TurnChain()
         self._own_executor = executor is None
         self.executor = executor or open_executor(cfg)
         self.store = SymbolicStore(self.executor)
@@ -261,6 +236,7 @@ class Engine:
                 raise InvalidInputError("precomputed vectors need infer=False: one vector per item, verbatim")
             given = cand.check_vectors(vectors, len(items), self.embedder.dimension)
         groups: dict[Scope, list[MemoryRecord]] = {}
+        turns: set[str] = set()  # items with a speaker are conversation turns: chained per scope in item order
         row_of: dict[str, int] = {}  # record id -> item index (its row in ``vectors``)
         now = utcnow()
         for i, item in enumerate(items):
@@ -292,12 +268,14 @@ class Engine:
                         tags=kw.get("tags"), turn=turn, ref=kw.get("ref"))
                     groups.setdefault(sc, []).append(rec)
                     row_of[rec.id] = i
+                    if speaker is not None:
+                        turns.add(rec.id)
         records: list[MemoryRecord] = []
         decisions: list[Decision] = []
         for sc, recs in groups.items():
             for start in range(0, len(recs), self.config.max_batch):
                 chunk = recs[start : start + self.config.max_batch]
-                res = self.write(chunk, sc, chain=[], vectors=None if given is None else
+                res = self.write(chunk, sc, chain=[j for j, r in enumerate(chunk) if r.id in turns], vectors=None if given is None else
                                  given[[row_of[r.id] for r in chunk]])
                 records.extend(res)
                 decisions.extend(res.decisions)
@@ -315,13 +293,14 @@ class Engine:
             decisions = self.governor.admit(candidates, vectors, sc) if vectors is not None else []
             to_create = [d.record for d in decisions if d.stored]
             vec_of = {candidates[i].id: vectors[i] for i in range(len(candidates))} if vectors is not None else {}
-            pairs = self._chain.pairs(sc, [candidates[i] for i in chain], {r.id for r in to_create})
+            stored = {r.id for r in to_create}
+            turns = [candidates[i].id for i in chain if candidates[i].id in stored]  # chained in the graph
             now = time.time()
             sets = self.governor.planned_supersessions(decisions, now=now)
             created = self.store.create(
                 to_create, np.vstack([vec_of[r.id] for r in to_create]) if to_create
                 else np.zeros((0, self.embedder.dimension), np.float32),
-                next_pairs=pairs, supersede=[s.create_set(now) for s in sets], derived_from=derived_from,
+                chain=turns, chain_scope=sc, supersede=[s.create_set(now) for s in sets], derived_from=derived_from,
                 audits=self.governor.decision_audits([*decisions, *refused], sc, now=now)
                 + [s.audit(now) for s in sets])
             by_id = {r.id: r for r in created}
@@ -390,8 +369,9 @@ class Engine:
         return updated
 
     def forget_chain(self, user_id: str) -> None:
-        """A forgotten tenant's sessions start new conversation chains."""
-        self._chain.forget_tenant(user_id)
+        """Nothing to do: a session's chain tail is a property of its last turn, so a forgotten tenant's
+        sessions start new chains once its memories are gone (kept for the services that call it)."""
+        del user_id
 
     # ------------------------------------------------------------------ read path
     def get(self, memory_id: str, *, scope: Scope | Mapping[str, Any] | None = None,

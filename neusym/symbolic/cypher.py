@@ -85,6 +85,25 @@ CREATE_MEMORIES = (
     "OPTIONAL MATCH (y:Memory {id: p[1]}) "
     "FOREACH (_ IN CASE WHEN x IS NULL OR y IS NULL THEN [] ELSE [1] END | MERGE (x)-[:NEXT]->(y)) "
     "WITH out LIMIT 1 "
+    # the conversation chain: the session's previous turn is the memory marked as its tail (an indexed property,
+    # found here, inside the write), so chaining survives restarts and is shared by every process on the graph.
+    # The Counter bump at the top of this statement serialises concurrent creates on both backends, so two
+    # processes alternating turns read each other's tail. More than one tail (a restore merged into a live
+    # session) is tolerated: the newest is continued and every old mark cleared.
+    "OPTIONAL MATCH (tl:Memory {chain_tail: $chain_key}) "
+    "WHERE coalesce(tl.user_id, '') = coalesce($chain_user, '') "
+    "WITH out, collect(tl) AS tails "
+    "WITH out, tails, reduce(b = null, t IN tails | CASE WHEN b IS NULL OR t.nid > b.nid THEN t ELSE b END) AS prev "
+    "FOREACH (t IN tails | SET t.chain_tail = null) "
+    "WITH out, CASE WHEN prev IS NULL THEN [] ELSE [prev.id] END + $chain AS turns "
+    "UNWIND CASE WHEN size(turns) < 2 THEN [null] ELSE range(0, size(turns) - 2) END AS ci "
+    "OPTIONAL MATCH (ca:Memory {id: turns[ci]}) "
+    "OPTIONAL MATCH (cb:Memory {id: turns[ci + 1]}) "
+    "FOREACH (_ IN CASE WHEN ca IS NULL OR cb IS NULL THEN [] ELSE [1] END | MERGE (ca)-[:NEXT]->(cb)) "
+    "WITH out, turns LIMIT 1 "
+    "OPTIONAL MATCH (last:Memory {id: CASE WHEN size($chain) = 0 THEN null ELSE turns[size(turns) - 1] END}) "
+    "FOREACH (_ IN CASE WHEN last IS NULL THEN [] ELSE [1] END | SET last.chain_tail = $chain_key) "
+    "WITH out LIMIT 1 "
     # a reflection and its DERIVED_FROM links are one write: a crash never leaves a reflection without its sources
     "UNWIND CASE WHEN size($derived) = 0 THEN [null] ELSE $derived END AS l "
     "OPTIONAL MATCH (ra:Memory {id: l.src}) "

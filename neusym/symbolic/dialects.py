@@ -37,6 +37,7 @@ _INDEXED: tuple[tuple[str, str], ...] = (
     ("Memory", "user_id"),
     ("Memory", "content_hash"),
     ("Memory", "status"),
+    ("Memory", "chain_tail"),  # the last turn of each conversation session (CREATE_MEMORIES chains to it)
     ("Entity", "uid"),
     ("Entity", "key"),
     ("Entity", "user_id"),

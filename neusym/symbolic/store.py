@@ -43,7 +43,7 @@ from neusym.symbolic.dialects import (
 from neusym.symbolic.executors.base import Executor, ReadOnlyRunner, Row
 from neusym.symbolic.guard import check_read_only
 
-__all__ = ["GUARDED_TIMEOUT", "RELATIONS", "SymbolicStore"]
+__all__ = ["GUARDED_TIMEOUT", "RELATIONS", "SymbolicStore", "chain_key"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,12 @@ GUARDED_TIMEOUT = 30.0
 def _floats(vector: np.ndarray) -> list[float]:
     """A float32 embedding as the plain list of floats a graph vector property holds."""
     return [float(x) for x in np.asarray(vector, dtype=np.float32).ravel()]
+
+
+def chain_key(scope: Scope) -> str:
+    """The key of one conversation (user, agent, session) on its tail turn's ``chain_tail`` property. JSON, so
+    distinct scopes never share a key whatever their ids contain (the tail is also matched on ``user_id``)."""
+    return json.dumps([scope.user_id, scope.agent_id, scope.session_id], ensure_ascii=False)
 
 
 def _key(name: str) -> str:
@@ -212,6 +218,8 @@ class SymbolicStore:
         embeddings: np.ndarray,
         *,
         next_pairs: Sequence[tuple[str, str]] = (),
+        chain: Sequence[str] = (),
+        chain_scope: Scope | None = None,
         supersede: Sequence[Mapping[str, Any]] = (),
         derived_from: Sequence[Mapping[str, Any]] = (),
         vectors: bool | None = None,
@@ -219,6 +227,10 @@ class SymbolicStore:
     ) -> list[MemoryRecord]:
         """Create memory nodes with their entities, triples and NEXT links in ONE statement (atomic per batch).
 
+        ``chain``: ids of conversation turns among ``records``, in order, continuing the conversation of
+        ``chain_scope`` (its user, agent and session): the first is linked NEXT from that session's last stored turn,
+        found in the graph by this same statement (so it does not matter which process, or which run, stored it),
+        and the last becomes the session's new tail. ``next_pairs``: explicit extra NEXT links.
         ``supersede``: ``{"id", "user_id", "by", "props", "edge"}`` entries (see ``Governor.planned_supersessions``)
         applied in the same statement: the old memory's status change and the SUPERSEDES edge.
         ``derived_from``: ``{"src", "dst", "props"}`` DERIVED_FROM links (a reflection to its sources, same tenant).
@@ -235,8 +247,13 @@ class SymbolicStore:
         for i, row in enumerate(rows):
             row["vec"] = _floats(embeddings[i]) if with_vectors else None
         sets = [{**dict(e), "k": k} for k, e in enumerate(supersede)]
+        if chain and chain_scope is None:
+            raise InvalidInputError("a conversation chain needs the scope of its session")
         out = self.executor.run(
             q.CREATE_MEMORIES, {"rows": rows, "n": len(rows) + len(sets), "pairs": [list(p) for p in next_pairs],
+                                "chain": list(chain),
+                                "chain_key": chain_key(chain_scope) if chain and chain_scope else None,
+                                "chain_user": chain_scope.user_id if chain_scope else None,
                                 "sets": sets, "derived": [dict(d) for d in derived_from],
                                 "audits": self.audit_rows(audits)}
         )

@@ -1,7 +1,8 @@
 """A second application process for the multi-process tests: one NeuSymMemory driven by JSON lines on stdin.
 
 Usage: ``python memory_worker.py '<NeuSymConfig JSON>'``; prints ``{"ready": true}``, then answers each request line
-with one JSON line. Requests: ``{"op": "add", "text", "user_id"}`` -> ``{"id"}``; ``{"op": "search", "query",
+with one JSON line. Requests: ``{"op": "add", "text", "user_id"}`` -> ``{"id"}``;
+``{"op": "turn", "text", "user_id", "session_id", "speaker"}`` -> ``{"id"}``; ``{"op": "search", "query",
 "user_id", "k", "recipe"}`` -> ``{"ids", "contents"}``; ``{"op": "delete", "id", "user_id"}`` -> ``{"deleted"}``;
 ``{"op": "state"}`` -> ``{"watermark", "nids"}`` (the nids in this process's catalog). EOF closes the memory.
 """
@@ -34,6 +35,10 @@ def main() -> None:
                 op = req["op"]
                 if op == "add":
                     reply({"id": mem.add(req["text"], user_id=req["user_id"], infer=False)[0].id})
+                elif op == "turn":  # one conversation turn of a session (chained NEXT to the session's last)
+                    rec = mem.add(req["text"], user_id=req["user_id"], session_id=req["session_id"],
+                                  speaker=req["speaker"], infer=False)[0]
+                    reply({"id": rec.id})
                 elif op == "search":
                     hits = mem.search(req["query"], user_id=req["user_id"], k=req.get("k", 5),
                                       recipe=req.get("recipe"))
