@@ -490,6 +490,7 @@ def run(path: Path, *, out_dir: Path | None, store: str = "turns", embedder: str
         (out_dir / f"locomo_{store}.md").write_text(markdown(report))
         if png:
             plot(report, out_dir / f"locomo_{store}.png")
+        combine(out_dir)
     return report
 
 
@@ -623,6 +624,80 @@ def plot(report: dict[str, Any], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+SUMMARY_ROWS = (("dense (FAISS)", "dense (FAISS)"), ("RRF (dense+BM25)", "RRF (dense+BM25)"),
+                ("neusym: stage 1 (linear fusion)", "NeuSym stage 1 only"),
+                (FULL, "NeuSym default, in-sample (chosen on this data)"))
+
+
+def _summary_rows(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    by = {r["system"]: r for r in report["results"]}
+    out = {label: by[name] for name, label in SUMMARY_ROWS if name in by}
+    cv = report.get("cv")
+    if cv:
+        out["NeuSym tuned on all 5 (in-sample)"] = cv["tuned_on_all"]
+        out["**NeuSym, leave-one-conversation-out CV**"] = cv["headline"]
+    return out
+
+
+def combine(out_dir: Path) -> dict[str, Any] | None:
+    """``locomo.{json,md,png}``: both store shapes side by side (from ``locomo_turns.json`` and
+    ``locomo_observations.json`` in ``out_dir``; each run writes its own, this joins whatever is there)."""
+    import json
+
+    reports = {st: json.loads((out_dir / f"locomo_{st}.json").read_text()) for st in STORES
+               if (out_dir / f"locomo_{st}.json").exists()}
+    if not reports:
+        return None
+    write_json(out_dir / "locomo.json", {"benchmark": "locomo", "stores": reports})
+    cols = [(st, k) for st in reports for k in ("R@10", "1", "2", "3", "4", "s1")]
+    head = " | ".join(f"{st} {'R@10' if k == 'R@10' else ('stage-1 recall' if k == 's1' else 'cat' + k)}"
+                      for st, k in cols)
+    lines = ["LoCoMo evidence R@10 on both store shapes (categories 1-4; cat1 multi-hop, cat2 temporal, cat3 "
+             "open-domain, cat4 single-hop; stage-1 recall = evidence in the candidate pool stage 2 reorders). "
+             "Per-shape reports: " + ", ".join(f"[locomo_{st}.md](locomo_{st}.md)" for st in reports) + ".", "",
+             f"| system | {head} |", "|---|" + "---:|" * len(cols)]
+    rows = {st: _summary_rows(r) for st, r in reports.items()}
+    labels = list(dict.fromkeys(lab for r in rows.values() for lab in r))
+    for lab in labels:
+        cells = []
+        for st, k in cols:
+            r = rows[st].get(lab)
+            if r is None:
+                cells.append("-")
+            elif k == "R@10":
+                cells.append(_f(r["overall"].get("R@10")))
+            elif k == "s1":
+                cells.append(_f(r.get("stage1_recall")))
+            else:
+                cells.append(_f(r["per_category"].get(k, {}).get("R@10")))
+        lines.append(f"| {lab} | " + " | ".join(cells) + " |")
+    (out_dir / "locomo.md").write_text("\n".join(lines) + "\n")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return reports
+    fig, axes = plt.subplots(1, len(reports), figsize=(7 * len(reports), 4.4), sharey=True, squeeze=False)
+    cats = ["all", "1", "2", "3", "4"]
+    for ax, (st, rs) in zip(axes[0], rows.items(), strict=True):
+        width = 0.8 / max(len(rs), 1)
+        for n, (lab, r) in enumerate(rs.items()):
+            vals = [r["overall"].get("R@10", 0.0)] + [r["per_category"].get(c, {}).get("R@10", 0.0) for c in cats[1:]]
+            ax.bar([i + n * width for i in range(len(cats))], vals, width, label=lab.replace("*", ""))
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(cats))],
+                      ["cat 1-4"] + [f"cat {c}: {CATEGORIES[int(c)]}" for c in cats[1:]], fontsize=8)
+        ax.set_title(f"store: {st}")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("evidence R@10 (%)")
+    axes[0][0].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(out_dir / "locomo.png", dpi=110)
+    plt.close(fig)
+    return reports
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,8 +8,9 @@ from collections.abc import Callable
 
 from neusym import NeuSymMemory
 from neusym.embeddings import HashingEmbedder
+from neusym.retrieval.config import RetrievalConfig
 from neusym.retrieval.recipes import HYBRID_GRAPH, LEXICAL_ONLY
-from neusym.symbolic.scoring import COMPONENTS
+from neusym.symbolic.scoring import COMPONENTS, default_fact_weights
 
 FILLER = [f"{name} walked to the {place} on day {i}" for i, (name, place) in enumerate(
     [("Nora", "bakery"), ("Omar", "harbour"), ("Priya", "library"), ("Quinn", "stadium"), ("Rosa", "market"),
@@ -70,7 +71,9 @@ def test_turns_and_facts_are_scored_with_their_own_weights(make_memory: Callable
             assert e.weights == w.as_dict()
             assert math.isclose(r.score, sum(w[c.name] * e.components[c.name] for c in COMPONENTS) * e.type_weight,
                                 rel_tol=1e-9, abs_tol=1e-12)
-    assert base.fact_weights is None and base.facts == base.weights  # one set unless a recipe gives two
+    # one set unless a recipe gives two; the default recipe gives facts the registry's fact weights
+    assert RetrievalConfig().fact_weights is None and RetrievalConfig().facts == RetrievalConfig().weights
+    assert HYBRID_GRAPH.facts.as_dict() == default_fact_weights() != HYBRID_GRAPH.weights.as_dict()
 
 
 def test_activation_brings_in_what_the_best_hits_share(make_memory: Callable[..., NeuSymMemory]) -> None:
