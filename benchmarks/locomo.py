@@ -266,14 +266,17 @@ def _mean(mask: np.ndarray, values: np.ndarray) -> float:
     return round(100.0 * float(values[mask].mean()), 2) if mask.any() else float("nan")
 
 
-def _cfg_summary(cfg: RetrievalConfig, base: RetrievalConfig) -> dict[str, Any]:
-    changed = {k: v for k, v in cfg.weights.items() if base.weights.get(k) != v}
+def _cfg_summary(cfg: RetrievalConfig, base: RetrievalConfig, store: str = "turns") -> dict[str, Any]:
+    """What tuning changed, in the weights this store's memories are scored with (turns: the turn weights;
+    observations: the fact weights)."""
+    mine, theirs = (cfg.weights, base.weights) if store == "turns" else (cfg.facts, base.facts)
+    changed = {k: v for k, v in mine.items() if theirs.get(k) != v}
     return {"candidates": cfg.candidates, "lexical_weight": cfg.lexical_weight, "weights_changed": changed}
 
 
 def neusym_report(ns: NeuSymSystem, questions: list[Question], units: list[list[str]],
                   refs_of: dict[str, dict[str, tuple[str, ...]]], convs: list[Conversation],
-                  report: dict[str, Any], *, cv: bool = True, component_cv: bool = True,
+                  report: dict[str, Any], *, cv: bool = True, component_cv: bool = False,
                   dump: Path | None = None) -> None:
     """The ablation, the capture, the offline checks, cross-validation and component effects (into ``report``)."""
     keep: dict[str, list[list[str]]] = {}
@@ -334,7 +337,7 @@ def neusym_report(ns: NeuSymSystem, questions: list[Question], units: list[list[
     base10 = off.recall_at(cap, off.rank(cap, default, 10))
     effects: dict[str, dict[str, Any]] = {}
     for c in comps:
-        if not default.weights[c]:
+        if not default.weights_for("x" if ns.store == "turns" else None)[c]:
             if c in off.DEFAULT_SPACE.weights:  # off by default: only its cross-validated effect (below)
                 effects[c] = {"in_sample": None}
             continue
@@ -367,26 +370,30 @@ def neusym_report(ns: NeuSymSystem, questions: list[Question], units: list[list[
         fold_info.append({"held_out": conv, "train_R@10": round(train, 2), "held_out_R@10": _r10(res_rows),
                           "held_out_R@10_offline": offline, "default_held_out_R@10": _mean(main & (cap.conv == ci),
                                                                                            base10),
-                          "config": _cfg_summary(cfg, default)})
+                          "config": _cfg_summary(cfg, default, ns.store)})
     tuned_all, tuned_train = off.tune(cap, default)
     tuned_rows = evaluate("tuned on all (in-sample)", ns.system("tuned-all", tuned_all), questions, units, refs_of)
     report["cv"] = {
         "headline": aggregate(held_rows) | {"system": "NeuSym default recipe, LOCO-CV (tuned on 4, run on 5th)"},
         "folds": fold_info,
-        "tuned_on_all": tuned_rows | {"config": _cfg_summary(tuned_all, default)},
+        "tuned_on_all": tuned_rows | {"config": _cfg_summary(tuned_all, default, ns.store)},
         "seconds": round(time.perf_counter() - t0, 1),
     }
-    if not component_cv:
-        return
-    # 6. cross-validated effect of each component: re-tune with it held at 0; the held-out difference
+    # 6. cross-validated effect of each component on the held-out conversation: each fold's tuned recipe against
+    # the same recipe with that component at 0 (``--retune-components``: re-tune the rest with it held at 0, the
+    # stricter and ~10x slower estimate)
     cv_full = off.held_out_recall(cap, folds)
     for c in effects:
-        folds_c = off.cross_validate(cap, default.with_weights(**{c: 0.0}), frozen=[c])
+        if component_cv:
+            folds_c = off.cross_validate(cap, default.with_weights(**{c: 0.0}), frozen=[c])
+        else:
+            folds_c = [(conv, cfg.with_weights(**{c: 0.0}), train) for conv, cfg, train in folds]
         without = off.held_out_recall(cap, folds_c)
         effects[c]["cv"] = {"overall": round(_mean(main, cv_full) - _mean(main, without), 2),
                             **{str(k): round(_mean(main & (cap.category == k), cv_full)
                                           - _mean(main & (cap.category == k), without), 2)
                                for k in (1, 2, 3, 4)}}
+        effects[c]["cv"]["retuned"] = component_cv
         print(f"component {c:12s} CV {effects[c]['cv']['overall']:+.2f}", file=sys.stderr)
 
 
@@ -399,7 +406,7 @@ def _loadavg() -> list[float] | None:
 
 def run(path: Path, *, out_dir: Path | None, store: str = "turns", embedder: str = "minilm",
         systems: Sequence[str] | None = None, limit_convs: int | None = None, limit_questions: int | None = None,
-        png: bool = True, cv: bool = True, component_cv: bool = True, dump: Path | None = None) -> dict[str, Any]:
+        png: bool = True, cv: bool = True, component_cv: bool = False, dump: Path | None = None) -> dict[str, Any]:
     if store not in STORES:
         raise SystemExit(f"unknown store {store!r} ({' | '.join(STORES)})")
     quiet_logs()
@@ -483,6 +490,7 @@ def run(path: Path, *, out_dir: Path | None, store: str = "turns", embedder: str
         (out_dir / f"locomo_{store}.md").write_text(markdown(report))
         if png:
             plot(report, out_dir / f"locomo_{store}.png")
+        combine(out_dir)
     return report
 
 
@@ -541,8 +549,10 @@ def markdown(report: dict[str, Any]) -> str:
     eff = report.get("component_effects") or {}
     if eff:
         lines += ["", "Each stage-2 component's effect on R@10 (points; positive = the component helps): in-sample = "
-                  "shipped default minus the default with that weight at 0; CV = held-out R@10 of the tuned recipe "
-                  "minus held-out R@10 when re-tuned with that component held at 0.", "",
+                  "shipped default minus the default with that weight at 0; CV = held-out R@10 of each fold's tuned recipe "
+                  "minus the same recipe with that component at 0 (re-tuned without it with --retune-components)."
+                  " Each shape is scored with its own weights: turns (a speaker) with `weights`, facts with "
+                  "`fact_weights`.", "",
                   "| component | in-sample all | cat1 | cat2 | cat3 | cat4 | questions +/- | CV all | CV cat1 | "
                   "CV cat2 | CV cat3 | CV cat4 |", "|---|" + "---:|" * 11]
         for c, e in eff.items():
@@ -616,6 +626,80 @@ def plot(report: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+SUMMARY_ROWS = (("dense (FAISS)", "dense (FAISS)"), ("RRF (dense+BM25)", "RRF (dense+BM25)"),
+                ("neusym: stage 1 (linear fusion)", "NeuSym stage 1 only"),
+                (FULL, "NeuSym default, in-sample (chosen on this data)"))
+
+
+def _summary_rows(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    by = {r["system"]: r for r in report["results"]}
+    out = {label: by[name] for name, label in SUMMARY_ROWS if name in by}
+    cv = report.get("cv")
+    if cv:
+        out["NeuSym tuned on all 5 (in-sample)"] = cv["tuned_on_all"]
+        out["**NeuSym, leave-one-conversation-out CV**"] = cv["headline"]
+    return out
+
+
+def combine(out_dir: Path) -> dict[str, Any] | None:
+    """``locomo.{json,md,png}``: both store shapes side by side (from ``locomo_turns.json`` and
+    ``locomo_observations.json`` in ``out_dir``; each run writes its own, this joins whatever is there)."""
+    import json
+
+    reports = {st: json.loads((out_dir / f"locomo_{st}.json").read_text()) for st in STORES
+               if (out_dir / f"locomo_{st}.json").exists()}
+    if not reports:
+        return None
+    write_json(out_dir / "locomo.json", {"benchmark": "locomo", "stores": reports})
+    cols = [(st, k) for st in reports for k in ("R@10", "1", "2", "3", "4", "s1")]
+    head = " | ".join(f"{st} {'R@10' if k == 'R@10' else ('stage-1 recall' if k == 's1' else 'cat' + k)}"
+                      for st, k in cols)
+    lines = ["LoCoMo evidence R@10 on both store shapes (categories 1-4; cat1 multi-hop, cat2 temporal, cat3 "
+             "open-domain, cat4 single-hop; stage-1 recall = evidence in the candidate pool stage 2 reorders). "
+             "Per-shape reports: " + ", ".join(f"[locomo_{st}.md](locomo_{st}.md)" for st in reports) + ".", "",
+             f"| system | {head} |", "|---|" + "---:|" * len(cols)]
+    rows = {st: _summary_rows(r) for st, r in reports.items()}
+    labels = list(dict.fromkeys(lab for r in rows.values() for lab in r))
+    for lab in labels:
+        cells = []
+        for st, k in cols:
+            r = rows[st].get(lab)
+            if r is None:
+                cells.append("-")
+            elif k == "R@10":
+                cells.append(_f(r["overall"].get("R@10")))
+            elif k == "s1":
+                cells.append(_f(r.get("stage1_recall")))
+            else:
+                cells.append(_f(r["per_category"].get(k, {}).get("R@10")))
+        lines.append(f"| {lab} | " + " | ".join(cells) + " |")
+    (out_dir / "locomo.md").write_text("\n".join(lines) + "\n")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return reports
+    fig, axes = plt.subplots(1, len(reports), figsize=(7 * len(reports), 4.4), sharey=True, squeeze=False)
+    cats = ["all", "1", "2", "3", "4"]
+    for ax, (st, rs) in zip(axes[0], rows.items(), strict=True):
+        width = 0.8 / max(len(rs), 1)
+        for n, (lab, r) in enumerate(rs.items()):
+            vals = [r["overall"].get("R@10", 0.0)] + [r["per_category"].get(c, {}).get("R@10", 0.0) for c in cats[1:]]
+            ax.bar([i + n * width for i in range(len(cats))], vals, width, label=lab.replace("*", ""))
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(cats))],
+                      ["cat 1-4"] + [f"cat {c}: {CATEGORIES[int(c)]}" for c in cats[1:]], fontsize=8)
+        ax.set_title(f"store: {st}")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("evidence R@10 (%)")
+    axes[0][0].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(out_dir / "locomo.png", dpi=110)
+    plt.close(fig)
+    return reports
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.locomo", description=(__doc__ or "").split("\n")[0])
     ap.add_argument("path", type=Path, help="LoCoMo JSON (e.g. ../shared/data/locomo/locomo_dev.json)")
@@ -628,8 +712,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--limit-convs", type=int, default=None)
     ap.add_argument("--limit-questions", type=int, default=None, help="per conversation")
     ap.add_argument("--no-cv", action="store_true", help="skip cross-validation")
-    ap.add_argument("--no-component-cv", action="store_true",
-                    help="skip the cross-validated effect of each component (the slowest part)")
+    ap.add_argument("--retune-components", action="store_true",
+                    help="cross-validated effect of each component by re-tuning the others with it held at 0 "
+                         "(default: each fold's tuned recipe with the component at 0; ~10x slower)")
     ap.add_argument("--no-png", action="store_true")
     ap.add_argument("--dump", type=Path, default=None,
                     help="pickle the capture and the memory-entity graph here (for offline analysis)")
@@ -637,7 +722,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = run(a.path, out_dir=a.out, store=a.store, embedder=a.embedder,
                  systems=[s for s in a.systems.split(",") if s], limit_convs=a.limit_convs,
                  limit_questions=a.limit_questions, png=not a.no_png, cv=not a.no_cv,
-                 component_cv=not a.no_component_cv, dump=a.dump)
+                 component_cv=a.retune_components, dump=a.dump)
     print(markdown(report))
     return 0
 

@@ -53,11 +53,13 @@ class CaptureRow:
     nid: int
     seq: int
     expl: dict[str, Any]
+    turn: bool | None = None  # the memory has a speaker (scored with the turn weights); None: older dumps
 
     @classmethod
     def of(cls, r: SearchResult, key: str) -> CaptureRow:
         e = r.explanation
-        return cls(key=key, nid=int(r.memory.nid or 0), seq=int(r.memory.seq or 0), expl=e.model_dump())
+        return cls(key=key, nid=int(r.memory.nid or 0), seq=int(r.memory.seq or 0), expl=e.model_dump(),
+                   turn=r.memory.source.speaker is not None)
 
 
 @dataclass
@@ -98,6 +100,7 @@ class Capture:
     top_lex: np.ndarray  # [Q] best BM25 in scope (the BM25 channel's rank-0 score), 1.0 when none
     static: np.ndarray  # [Q, P, C] STATIC_COMPONENTS values
     tw: np.ndarray  # [Q, P] type weight
+    fact: np.ndarray  # [Q, P] the memory has no speaker: stage 2 scores it with the recipe's fact weights
     nbr_idx: np.ndarray  # [Q, P, D] row index of each NEXT neighbour among the question's rows, -1 padding
     rel: np.ndarray  # [Q, P, U] row covers evidence unit u
     units: np.ndarray  # [Q] number of evidence units
@@ -137,6 +140,7 @@ class Capture:
             top_lex=np.asarray([c.best_lexical for c in captured], dtype=np.float64),
             static=np.zeros((q_n, p, c_n)),
             tw=np.ones((q_n, p)),
+            fact=np.zeros((q_n, p), bool),
             nbr_idx=np.full((q_n, p, d), -1, dtype=np.int64),
             rel=np.zeros((q_n, p, u), bool),
             units=np.asarray([len(x) for x in units], dtype=np.int64),
@@ -173,6 +177,8 @@ class Capture:
                 comps = e.get("components") or {}
                 cap.static[qi, j] = [float(comps[n] if n in comps else e.get(f) or 0.0) for n, f in STATIC_COMPONENTS]
                 cap.tw[qi, j] = float(e.get("type_weight") or 1.0)
+                turn = getattr(r, "turn", None)
+                cap.fact[qi, j] = (not turn) if turn is not None else not str(r.key).startswith("D")
                 covered = set(refs.get(r.key, ()))
                 for ui, unit in enumerate(qunits):
                     cap.rel[qi, j, ui] = unit in covered
@@ -184,7 +190,7 @@ class Capture:
             questions=[self.questions[i] for i in idx], conv=self.conv[idx], category=self.category[idx],
             keys=[self.keys[i] for i in idx], nids=self.nids[idx], valid=self.valid[idx], scorable=self.scorable[idx], dense=self.dense[idx], lex=self.lex[idx],
             drank=self.drank[idx], lrank=self.lrank[idx], top_lex=self.top_lex[idx], static=self.static[idx],
-            tw=self.tw[idx], nbr_idx=self.nbr_idx[idx], rel=self.rel[idx], units=self.units[idx], depth=self.depth,
+            tw=self.tw[idx], fact=self.fact[idx], nbr_idx=self.nbr_idx[idx], rel=self.rel[idx], units=self.units[idx], depth=self.depth,
             conv_names=self.conv_names, complete=self.complete,
         )
 
@@ -248,7 +254,7 @@ def scores(cap: Capture, cfg: RetrievalConfig) -> np.ndarray:
         static[:, :, names.index("temporal")] = 0.0
     expanded = static[:, :, graph] > 0
     act = names.index("activation")
-    if not (cfg.weights["activation"] > 0 and cfg.activation_seeds > 0):  # the engine does not spread then
+    if not (cfg.uses("activation") and cfg.activation_seeds > 0):  # the engine does not spread then
         static[:, :, act] = 0.0
     elif cfg.activation_limit > 0:
         # the strongest activated memories stage 1 did not propose join, newest first among equals (rows are
@@ -263,14 +269,16 @@ def scores(cap: Capture, cfg: RetrievalConfig) -> np.ndarray:
     nb_sim = np.where(nb >= 0, np.take_along_axis(np.where(pool, sim, 0.0), np.maximum(nb, 0).reshape(
         nb.shape[0], -1), axis=1).reshape(nb.shape), 0.0)
     nbr = nb_sim.max(axis=2) if nb.shape[2] else np.zeros_like(sim)
+    wf = cfg.facts
     if not cfg.neighbours:
-        w = w.replace(neighbour=0.0)
-    # the same sum, in the same order, as the statement (registry order): identical floating-point results
+        w, wf = w.replace(neighbour=0.0), wf.replace(neighbour=0.0)
+    # the same sum, in the same order, as the statement (registry order): identical floating-point results; a
+    # memory without a speaker (a standalone fact) takes the fact weights, as the statement's ``wv``
     pool_values = {"similarity": sim, "neighbour": nbr, "dense": dense, "lexical": lexn}
     total = np.zeros_like(sim)
     for c in COMPONENTS:
         value = pool_values[c.name] if c.name in pool_values else static[:, :, names.index(c.name)]
-        total = total + w[c.name] * value
+        total = total + np.where(cap.fact, wf[c.name], w[c.name]) * value
     total = total * cap.tw
     ok = scored & (total >= cfg.min_score)
     return np.where(ok, total, -np.inf)
@@ -374,10 +382,18 @@ def tune(cap: Capture | Sequence[Capture], start: RetrievalConfig, space: Search
     moves: list[tuple[str, Sequence[Any], Callable[[RetrievalConfig, Any], RetrievalConfig]]] = []
     moves.append(("lexical_weight", space.lexical_weight, lambda c, v: c.with_(lexical_weight=float(v))))
     moves.append(("depth", [d for d in space.depth if d <= depth], lambda c, v: c.with_(candidates=int(v))))
+    # each shape present in the data gets its own weights (a recipe scores turns and facts with their own set)
+    has_turns = any(bool((c.valid & ~c.fact).any()) for c in subs)
+    has_facts = any(bool((c.valid & c.fact).any()) for c in subs)
+    if has_facts and best_cfg.fact_weights is None:
+        best_cfg = best_cfg.with_(fact_weights=best_cfg.weights)
     for name, values in space.weights.items():
         if name in frozen:
             continue
-        moves.append((name, values, lambda c, v, n=name: c.with_weights(**{n: float(v)})))
+        if has_turns:
+            moves.append((f"turn:{name}", values, lambda c, v, n=name: c.with_turn_weights(**{n: float(v)})))
+        if has_facts:
+            moves.append((f"fact:{name}", values, lambda c, v, n=name: c.with_fact_weights(**{n: float(v)})))
     for _ in range(space.sweeps):
         changed = False
         for _name, values, apply in moves:

@@ -162,6 +162,12 @@ class RetrievalConfig(BaseModel):
     temporal: bool = True  # parse time expressions in the query into an event-time boost
     half_life_days: float = Field(default=90.0, gt=0)
     weights: ScoreWeights = Field(default_factory=ScoreWeights)
+    # Weights for a memory without a speaker, i.e. a standalone fact rather than a conversation turn (see
+    # :meth:`weights_for`); None: the same as ``weights``. Why two sets: the same signal means different things on
+    # the two shapes (a turn's NEXT neighbour is the reply to it, a fact's is an unrelated fact of the same
+    # session), and on LoCoMo several components help on one shape and hurt on the other in cross-validation.
+    # The shape is read off each memory in stage 2 (``m.speaker``), so a store mixing both is scored per memory.
+    fact_weights: ScoreWeights | None = None
     type_weights: Mapping[str, float] = Field(default_factory=lambda: DEFAULT_TYPE_WEIGHTS)
     min_score: float = 0.0
     catch_up_on_search: bool = True  # check the graph's write sequence first (multi-process sharing)
@@ -170,6 +176,11 @@ class RetrievalConfig(BaseModel):
     @classmethod
     def _weights(cls, v: Any) -> Any:
         return v if isinstance(v, ScoreWeights) else ScoreWeights.model_validate(v)
+
+    @field_validator("fact_weights", mode="before")
+    @classmethod
+    def _fact_weights(cls, v: Any) -> Any:
+        return v if v is None or isinstance(v, ScoreWeights) else ScoreWeights.model_validate(v)
 
     @field_validator("type_weights", mode="after")
     @classmethod
@@ -188,5 +199,29 @@ class RetrievalConfig(BaseModel):
         return type(self).model_validate(data)
 
     def with_weights(self, **weights: float) -> RetrievalConfig:
-        """A copy with these weights changed and the recipe's others kept."""
-        return self.with_(weights=self.weights.replace(**weights))
+        """A copy with these weights changed and the recipe's others kept, for BOTH shapes (conversation turns
+        and, when the recipe has its own ``fact_weights``, standalone facts)."""
+        fw = self.fact_weights.replace(**weights) if self.fact_weights is not None else None
+        return self.with_(weights=self.weights.replace(**weights), fact_weights=fw)
+
+    def with_turn_weights(self, **weights: float) -> RetrievalConfig:
+        """A copy with these weights changed for conversation turns only (facts keep theirs)."""
+        return self.with_(weights=self.weights.replace(**weights), fact_weights=self.facts)
+
+    def with_fact_weights(self, **weights: float) -> RetrievalConfig:
+        """A copy with these weights changed for standalone facts only (memories without a speaker)."""
+        return self.with_(fact_weights=self.facts.replace(**weights))
+
+    @property
+    def facts(self) -> ScoreWeights:
+        """The weights a memory without a speaker is scored with."""
+        return self.fact_weights if self.fact_weights is not None else self.weights
+
+    def weights_for(self, speaker: str | None) -> ScoreWeights:
+        """The weights stage 2 scored a memory with: ``weights`` for a conversation turn (it has a speaker),
+        :attr:`facts` for a standalone fact."""
+        return self.weights if speaker is not None else self.facts
+
+    def uses(self, name: str) -> bool:
+        """Whether component ``name`` has a non-zero weight on either shape (stage 2 computes it then)."""
+        return self.weights[name] > 0 or self.facts[name] > 0

@@ -216,7 +216,7 @@ def run_search(
         s1 = stage1(derived, query, qvec, scope, filters.statuses, cfg, dense)
         cands, scope_size = s1.candidates, s1.eligible
         cand_ids = derived.catalog.keys_of([c.nid for c in cands])
-        seed_nids = s1.seeds if cfg.weights["activation"] > 0 else []
+        seed_nids = s1.seeds if cfg.uses("activation") else []
         seed_ids = derived.catalog.keys_of(seed_nids) if cand_ids is not None else None
         if cand_ids is not None and seed_ids is None:  # a seed without a known id: look everything up by nid
             cand_ids = None
@@ -227,10 +227,11 @@ def run_search(
     window = parse_time_window(query, datetime.fromtimestamp(now, UTC)) if cfg.temporal else None
     expand = cfg.graph_expand
     w = cfg.weights.as_dict()
+    wf = cfg.facts.as_dict()
     if not cfg.neighbours:
-        w["neighbour"] = 0.0
+        w["neighbour"] = wf["neighbour"] = 0.0
     act = bool(seed_nids)
-    q_keys = query_entity_keys(query) if (expand or act or w["entity"] or w["speaker"]) else []
+    q_keys = query_entity_keys(query) if (expand or act or cfg.uses("entity") or cfg.uses("speaker")) else []
     params: dict[str, Any] = {
         **scope.as_params(),
         **filters.params(),
@@ -243,7 +244,7 @@ def run_search(
         "act_src": seed_nids if cand_ids is None else seed_ids,
         "cand_sim_by_nid": {str(c.nid): c.sim for c in cands},
         "q_keys": q_keys,
-        "q_preds": topic_predicates(query) if w["predicate"] else [],
+        "q_preds": topic_predicates(query) if w["predicate"] or wf["predicate"] else [],
         "q_uids": [entity_uid(entity_namespace(scope), k_) for k_ in q_keys],
         "hub_degree": cfg.hub_degree,
         "hub_fraction": cfg.hub_fraction,
@@ -259,6 +260,7 @@ def run_search(
         "half_life": cfg.half_life_days * 86400.0,
         "strength_max": cfg.strength_max,
         "w": w,
+        "wf": wf,
         "type_weights": dict(cfg.type_weights),
         "t_from": window[0] if window else None,
         "t_to": window[1] if window else None,
@@ -269,7 +271,7 @@ def run_search(
     t2 = time.perf_counter()
     timings.stage2_ms = (t2 - t1) * 1000
     by_nid = {c.nid: c for c in cands}
-    results = [_to_result(r, w, cfg, by_nid.get(r["nid"])) for r in rows]
+    results = [_to_result(r, w if r.get("speaker") is not None else wf, cfg, by_nid.get(r["nid"])) for r in rows]
     if reranker is not None and results:
         results = reranker(query, results)[:k]
         timings.rerank_ms = (time.perf_counter() - t2) * 1000

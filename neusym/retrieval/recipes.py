@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from neusym.retrieval.config import RetrievalConfig, ScoreWeights
+from neusym.symbolic.scoring import default_fact_weights
 
 __all__ = [
     "DENSE_ONLY",
@@ -16,6 +17,7 @@ __all__ = [
 ]
 
 _NO_BOOSTS = ScoreWeights.only(similarity=1.0)
+_FACTS = ScoreWeights(values=default_fact_weights())  # standalone facts (no speaker): their own weights
 
 DENSE_ONLY = RetrievalConfig(name="dense_only", lexical=False, graph_expand=False, neighbours=False,
                              temporal=False, weights=_NO_BOOSTS)
@@ -27,10 +29,12 @@ HYBRID_RRF = RetrievalConfig(name="hybrid_rrf", fusion="rrf", graph_expand=False
 """Stage 1 only, classic: dense + BM25 fused by reciprocal rank."""
 HYBRID = RetrievalConfig(name="hybrid", graph_expand=False, neighbours=False, temporal=False, weights=_NO_BOOSTS)
 """Stage 1 only, as the default pipeline runs it: both channels scored on every candidate, linear fusion."""
-HYBRID_SYMBOLIC = RetrievalConfig(name="hybrid_symbolic", graph_expand=False, neighbours=False, temporal=False)
+HYBRID_SYMBOLIC = RetrievalConfig(name="hybrid_symbolic", graph_expand=False, neighbours=False, temporal=False,
+                                  fact_weights=_FACTS)
 """Stage 2 filters and re-scores (recency, importance, confidence, type, strength, entity match), no expansion."""
-HYBRID_GRAPH = RetrievalConfig(name="hybrid_graph")
-"""The default: full two-stage retrieval with entity/relation expansion, conversation neighbours and time."""
+HYBRID_GRAPH = RetrievalConfig(name="hybrid_graph", fact_weights=_FACTS)
+"""The default: full two-stage retrieval with entity/relation expansion, conversation neighbours and time;
+conversation turns and standalone facts each scored with their own weights (see ``fact_weights``)."""
 
 RECIPES: dict[str, RetrievalConfig] = {
     r.name: r for r in (DENSE_ONLY, LEXICAL_ONLY, HYBRID_RRF, HYBRID, HYBRID_SYMBOLIC, HYBRID_GRAPH)

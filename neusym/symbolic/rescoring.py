@@ -125,7 +125,8 @@ def stage2_statement(by: Literal["id", "nid"] = "id") -> str:
     ``hub_degree``, ``hub_fraction``, ``hub_slack``, ``scope_size`` (memories visible in the scope),
     ``expand_limit``, ``hop_limit``, ``act_src``, ``act_limit``, ``act_support``, ``act_query``, scope ids,
     filter params, ``now``, ``half_life``, ``strength_max``, ``hop_discount``, ``w`` (weights map, one entry per
-    component), ``type_weights`` (map), ``t_from``/``t_to`` (query time window or null), ``q_preds`` (predicates
+    component, for memories with a speaker: conversation turns), ``wf`` (the same for memories without one:
+    standalone facts), ``type_weights`` (map), ``t_from``/``t_to`` (query time window or null), ``q_preds`` (predicates
     the query asks about), ``min_score``, ``k``. Returns :data:`neusym.symbolic.cypher.RETURN_MEMORY` and
     :func:`stage2_columns`, best first.
 
@@ -159,7 +160,7 @@ def stage2_statement(by: Literal["id", "nid"] = "id") -> str:
     scope_y = _scope_on("y")
     columns = ",\n     ".join(f"{c.cypher} AS {c.column}" for c in COMPONENTS)
     names = ", ".join(c.column for c in COMPONENTS)
-    total = "\n      + ".join(f"$w.{c.name} * {c.column}" for c in COMPONENTS)
+    total = "\n      + ".join(f"wv.{c.name} * {c.column}" for c in COMPONENTS)
     return f"""
 // Every lookup starts from indexed keys or from the seeds, never from the scope: the cost is bounded by the
 // candidate count and the seeds' degree, not by the store size.
@@ -225,6 +226,8 @@ WITH m, i, m.{by} IN direct AS is_direct, m.{by} IN hop AS is_hop, qe_names, qe_
      CASE WHEN i < size($cand_nids) THEN i ELSE -1 END AS ci
 WITH m, [j IN hits | qe_names[j]] AS matched, coalesce($type_weights[m.type], 1.0) AS tw,
      {columns}
+// a conversation turn (it has a speaker) is scored with $w, a standalone fact with $wf
+WITH m, matched, tw, {names}, CASE WHEN m.speaker IS NULL THEN $wf ELSE $w END AS wv
 WITH m, matched, tw, {names},
      ({total}) * tw AS score
 WHERE score >= $min_score

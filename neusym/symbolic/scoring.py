@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["COMPONENTS", "ScoreComponent", "component", "default_weights"]
+__all__ = ["COMPONENTS", "ScoreComponent", "component", "default_fact_weights", "default_weights"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,7 @@ class ScoreComponent:
     cypher: str  # the value, a Cypher expression (values are in [0, 1] unless said otherwise)
     field: str  # the ScoreExplanation field that repeats the value (``components`` has them all)
     doc: str  # what it rewards, and why
+    fact: float | None = None  # default weight for a standalone fact (a memory without a speaker); None: ``default``
 
     @property
     def column(self) -> str:
@@ -64,10 +65,10 @@ COMPONENTS: tuple[ScoreComponent, ...] = (
         "CASE WHEN ent_all <= 0.0 THEN 0.0 ELSE reduce(s = 0.0, j IN hits | s + qe_w[j]) / ent_all END",
         "entity_match",
         "share of the query's entities the memory mentions, each weighted by its specificity (1 - the share "
-        "of the scope that mentions it: the user, present everywhere, counts for little)"),
+        "of the scope that mentions it: the user, present everywhere, counts for little)", fact=0.0),
     ScoreComponent(
         "graph", 0.05, "CASE WHEN is_direct THEN 1.0 WHEN is_hop THEN $hop_discount ELSE 0.0 END", "graph",
-        "reached from a (non-hub) query entity: directly (1), or through one RELATES hop (hop_discount)"),
+        "reached from a (non-hub) query entity: directly (1), or through one RELATES hop (hop_discount)", fact=0.025),
     ScoreComponent(
         "activation", 0.0, "act0", "activation",
         "entity-centric spreading activation: the memory shares specific (non-hub) entities with the "
@@ -80,7 +81,7 @@ COMPONENTS: tuple[ScoreComponent, ...] = (
         "temporal", 0.1,
         "CASE WHEN $t_from IS NOT NULL AND coalesce(m.valid_from, m.created_at) >= $t_from "
         "AND coalesce(m.valid_from, m.created_at) <= $t_to THEN 1.0 ELSE 0.0 END", "temporal",
-        "the memory's event time falls in the window a time expression of the query names"),
+        "the memory's event time falls in the window a time expression of the query names", fact=0.3),
     ScoreComponent(
         "speaker", 0.2,
         "CASE WHEN m.speaker IS NOT NULL AND toLower(m.speaker) IN $q_keys THEN 1.0 ELSE 0.0 END", "speaker",
@@ -89,10 +90,10 @@ COMPONENTS: tuple[ScoreComponent, ...] = (
         "predicate", 0.3,
         "CASE WHEN size($q_preds) > 0 AND any(p IN coalesce(m.predicates, []) WHERE p IN $q_preds) "
         "THEN 1.0 ELSE 0.0 END", "predicate",
-        "the query asks for an attribute (\"where does she live?\") and the memory states that fact (lives_in)"),
+        "the query asks for an attribute (\"where does she live?\") and the memory states that fact (lives_in)", fact=0.1),
     ScoreComponent(
         "dense", 0.0, _CAND.format(x="coalesce($cand_dense[ci], 0.0)"), "dense",
-        "extra weight on the raw cosine (linear fusion already has it in the similarity)"),
+        "extra weight on the raw cosine (linear fusion already has it in the similarity)", fact=0.1),
     ScoreComponent(
         "lexical", 0.0, _CAND.format(x="coalesce($cand_lexn[ci], 0.0)"), "lexical_norm",
         "extra weight on BM25 / the query's best BM25 in scope"),
@@ -109,3 +110,13 @@ def component(name: str) -> ScoreComponent:
 
 def default_weights() -> dict[str, float]:
     return {c.name: c.default for c in COMPONENTS}
+
+
+def default_fact_weights() -> dict[str, float]:
+    """The full recipe's weights for standalone facts (memories without a speaker). Chosen on the LoCoMo dev
+    observations (all five conversations, stage-1 settings held at the shipped ones); the cross-validated effect
+    of each is in benchmarks/RESULTS.md. Why they differ from the turn weights: query-entity match and graph
+    expansion hurt on facts in cross-validation (the query's names are the two people every fact is about), a
+    named time window says more about a dated fact than about a turn, and the raw cosine deserves more weight
+    when there is no session context to lean on."""
+    return {c.name: c.default if c.fact is None else c.fact for c in COMPONENTS}

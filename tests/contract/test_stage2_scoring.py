@@ -8,8 +8,9 @@ from collections.abc import Callable
 
 from neusym import NeuSymMemory
 from neusym.embeddings import HashingEmbedder
+from neusym.retrieval.config import RetrievalConfig
 from neusym.retrieval.recipes import HYBRID_GRAPH, LEXICAL_ONLY
-from neusym.symbolic.scoring import COMPONENTS
+from neusym.symbolic.scoring import COMPONENTS, default_fact_weights
 
 FILLER = [f"{name} walked to the {place} on day {i}" for i, (name, place) in enumerate(
     [("Nora", "bakery"), ("Omar", "harbour"), ("Priya", "library"), ("Quinn", "stadium"), ("Rosa", "market"),
@@ -37,15 +38,42 @@ def test_score_is_the_weighted_sum_the_explanation_shows(make_memory: Callable[.
     for r in results:
         e = r.explanation
         assert set(e.components) == {c.name for c in COMPONENTS}
-        total = sum(cfg.weights[c.name] * e.components[c.name] for c in COMPONENTS) * e.type_weight
+        w = cfg.weights_for(r.memory.source.speaker)
+        total = sum(w[c.name] * e.components[c.name] for c in COMPONENTS) * e.type_weight
         assert math.isclose(r.score, total, rel_tol=1e-9, abs_tol=1e-12)
         for c in COMPONENTS:
             if c.name not in ("dense", "similarity"):  # stage 1 reports those from the candidate itself
                 assert getattr(e, c.field) == e.components[c.name], c.name
             if e.components[c.name]:
                 seen.add(c.name)
-        assert e.weights == cfg.weights.as_dict()
+        assert e.weights == w.as_dict()
     assert {"similarity", "entity", "activation", "importance"} <= seen
+
+
+def test_turns_and_facts_are_scored_with_their_own_weights(make_memory: Callable[..., NeuSymMemory]) -> None:
+    # nearly the same statement twice: once a conversation turn (a speaker), once a standalone fact; a boost given to one
+    # shape's weights only decides which of the two ranks first, and each score is the sum of its own shape's
+    mem = make_memory()
+    _fill(mem)
+    assert mem.add("Alice tunes the cello on Sundays.", user_id="u", speaker="Bob", session_id="s", infer=False)
+    assert mem.add("Every Sunday, Alice tunes her old cello in the attic.", user_id="u", infer=False)
+    query = "When does Alice tune the cello?"
+    base = HYBRID_GRAPH.with_(name="shapes")
+    for boosted, cfg in (("fact", base.with_fact_weights(confidence=3.0)),
+                         ("turn", base.with_turn_weights(confidence=3.0))):
+        res = [r for r in mem.search(query, user_id="u", k=40, recipe=cfg) if "cello" in r.content]
+        assert len(res) == 2
+        top = res[0]
+        assert (top.memory.source.speaker is None) == (boosted == "fact")
+        for r in res:
+            w = cfg.weights_for(r.memory.source.speaker)
+            e = r.explanation
+            assert e.weights == w.as_dict()
+            assert math.isclose(r.score, sum(w[c.name] * e.components[c.name] for c in COMPONENTS) * e.type_weight,
+                                rel_tol=1e-9, abs_tol=1e-12)
+    # one set unless a recipe gives two; the default recipe gives facts the registry's fact weights
+    assert RetrievalConfig().fact_weights is None and RetrievalConfig().facts == RetrievalConfig().weights
+    assert HYBRID_GRAPH.facts.as_dict() == default_fact_weights() != HYBRID_GRAPH.weights.as_dict()
 
 
 def test_activation_brings_in_what_the_best_hits_share(make_memory: Callable[..., NeuSymMemory]) -> None:

@@ -11,7 +11,7 @@ from neusym.record import ScoreExplanation
 from neusym.retrieval.config import DEFAULT_WEIGHTS, RetrievalConfig, ScoreWeights
 from neusym.retrieval.recipes import HYBRID_GRAPH, LEXICAL_ONLY, RECIPES
 from neusym.symbolic.rescoring import stage2_columns, stage2_statement
-from neusym.symbolic.scoring import COMPONENTS, component, default_weights
+from neusym.symbolic.scoring import COMPONENTS, component, default_fact_weights, default_weights
 
 
 def test_every_component_is_weighted_summed_returned_and_explained() -> None:
@@ -21,10 +21,11 @@ def test_every_component_is_weighted_summed_returned_and_explained() -> None:
     for by in ("id", "nid"):
         stmt = stage2_statement(by)
         for c in COMPONENTS:
-            assert f"$w.{c.name} * {c.column}" in stmt  # in the sum
+            assert f"wv.{c.name} * {c.column}" in stmt  # in the sum (wv: the memory's shape's weights)
             assert f"{c.cypher} AS {c.column}" in stmt  # computed once, by the registry's expression
             assert c.field in ScoreExplanation.model_fields  # reported
-        assert stmt.count("$w.") == len(COMPONENTS)
+        assert stmt.count("wv.") == len(COMPONENTS)
+        assert "CASE WHEN m.speaker IS NULL THEN $wf ELSE $w END AS wv" in stmt
     assert set(stage2_columns()) >= {c.column for c in COMPONENTS} | {"score", "tw", "matched"}
 
 
@@ -49,6 +50,26 @@ def test_weight_typo_is_refused_and_missing_weights_keep_their_defaults() -> Non
     assert cfg.weights["recency"] == 0.2
     assert cfg.weights["similarity"] == component("similarity").default == 1.0  # was 0.0 after the old merge
     assert cfg.weights.as_dict() == {**default_weights(), "recency": 0.2}
+
+
+def test_shape_weights_change_one_shape_and_with_weights_changes_both() -> None:
+    # a standalone fact's weights come from the registry's ``fact`` defaults; a turn's from ``default``
+    assert HYBRID_GRAPH.facts.as_dict() == default_fact_weights()
+    assert {n for n in default_fact_weights() if default_fact_weights()[n] != default_weights()[n]} == {
+        c.name for c in COMPONENTS if c.fact is not None and c.fact != c.default}
+    t = HYBRID_GRAPH.with_turn_weights(recency=0.4)
+    assert t.weights["recency"] == 0.4 and t.facts == HYBRID_GRAPH.facts
+    f = HYBRID_GRAPH.with_fact_weights(recency=0.4)
+    assert f.facts["recency"] == 0.4 and f.weights == HYBRID_GRAPH.weights
+    both = HYBRID_GRAPH.with_weights(recency=0.4)
+    assert both.weights["recency"] == both.facts["recency"] == 0.4
+    assert both.facts["entity"] == default_fact_weights()["entity"]  # the fact set keeps its own values
+    assert both.weights_for("Bob") is both.weights and both.weights_for(None) is both.facts
+    assert pickle.loads(pickle.dumps(both)) == both
+    assert RetrievalConfig.model_validate(both.model_dump()) == both
+    with pytest.raises(ValidationError, match="recencey"):
+        RetrievalConfig(fact_weights={"recencey": 1.0})
+    assert HYBRID_GRAPH.uses("dense") and not HYBRID_GRAPH.with_fact_weights(dense=0.0).uses("dense")
 
 
 def test_recipe_weights_cannot_be_changed_for_the_whole_process() -> None:
