@@ -59,7 +59,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     Attribute("email", True, "my email address or username handle"),
     Attribute("favourite", True, "my favourite thing: favourite band, colour, song, food, drink, game, season or "
                                  "sport"),
-    Attribute("diet", True, "the diet I follow: vegetarian, vegan, keto, what I eat and drink"),
+    Attribute("diet", True, "the diet I follow: vegetarian, vegan, pescatarian, keto or low-carb diet"),
     Attribute("manager", True, "my manager, boss, supervisor or team lead at work"),
     Attribute("doctor", True, "my doctor, GP, dentist or medical specialist"),
     Attribute("professional", True, "my lawyer, accountant, agent, landlord or account manager"),
@@ -86,6 +86,10 @@ BACKGROUND: tuple[str, ...] = (
     "we had a great time together with family and friends",
     "I went to an event last week and it was fun and exciting",
     "feelings, emotions, dreams, motivation and encouragement",
+    "talk to you soon, bye, see you later, take care",
+    "spending time with loved ones is important",
+    "helping our community and neighborhood and making a difference",
+    "cooking, baking and trying new recipes and flavors",
 )
 """What conversation is mostly made of: a memory closer to one of these than to a slot is not about a slot."""
 
@@ -104,7 +108,7 @@ _CHANGE = re.compile(
     r"maintenant|désormais|plus|nouve(?:au|lle)|en\s+fait|passée?|déménag\w+|commencé)\b",
     re.IGNORECASE)
 _ENDING = re.compile(
-    r"\b(?:anymore|any\s+more|no\s+longer|left|quit|stopped|gave\s+up(?:\s+on)?|dropped|sold|gone|"
+    r"\b(?:anymore|any\s+more|no\s+longer|left|quit|stopped|gave\s+up(?:\s+on)?|dropped(?!\s+off)|sold|gone|"
     r"passed\s+away|died|instead\s+of|switched\s+from|moved\s+out(?:\s+of)?|moved\s+from|retired|cut\s+out|ended|"
     r"broke\s+up(?:\s+with)?|replaced|overtaken|nicht\s+mehr|ist\s+weg|ya\s+no|se\s+fue|ne\s+\w+\s+plus)\b"
     , re.IGNORECASE)
@@ -186,10 +190,30 @@ def _names(rec: MemoryRecord) -> set[str]:
     return out
 
 
+_STARTERS = frozenset(
+    "the a an my our your his her their this that these those so oh btw anyway sorry correction honestly um well "
+    "hey hi yes yeah no not now also and but then just got started switched moved left work mein meine mi ma mon "
+    "ich je yo".split())
+
+
+def _leading_name(text: str) -> str | None:
+    """The person a fact-style sentence is about when it opens with a name ("Nate made ...", "Aunt Rosa ...")."""
+    m = re.match(r"\s*([A-ZÀ-Ý][\w'-]+)", text)
+    if not m:
+        return None
+    w = m.group(1).split("'")[0]
+    return None if w.casefold() in _STARTERS or w.casefold() in _PERSON_WORDS else w.casefold()
+
+
 def _same_subject(new: MemoryRecord, old: MemoryRecord) -> bool:
     if new.source.speaker and old.source.speaker and new.source.speaker.casefold() != old.source.speaker.casefold():
         return False  # two people in one conversation: "I" is someone else
     text = new.content.casefold()
+    lead_new, lead_old = _leading_name(new.content), _leading_name(old.content)
+    if lead_old and lead_new and lead_old != lead_new and lead_new not in old.content.casefold():
+        return False  # "Joanna is ..." then "Nate has ...": two people
+    if lead_old and lead_old not in text:
+        return False
     olds = _names(old)
     if olds and not any(any(part in text for part in n.split() if len(part) > 2) for n in olds):
         return False
@@ -347,7 +371,9 @@ class UpdateDetector:
                                 and len(w_old) <= self.max_unslotted_words
                                 and len(w_new) <= 2 * self.max_unslotted_words):
             return None
-        retracts = _retracts(new.content, w_old & w_new)
+        names = {_stem(n) for r in (new, old) for n in (_leading_name(r.content), r.source.speaker) if n}
+        names |= {_stem(p) for n in _names(old) | _names(new) for p in n.split()}
+        retracts = _retracts(new.content, (w_old & w_new) - names)
         slot = ATTRIBUTES[a] if slotted else None
         return _Verdict(old, sim, slot.name if slot else None, float(min(s_new[a], s_old[a])),
                         bool(slot and slot.single), retracts, cue)
