@@ -18,6 +18,7 @@ import numpy as np
 from neusym.governance import supersession
 from neusym.governance.admission import Admission
 from neusym.governance.conflicts import ConflictDetector
+from neusym.governance.contradictions import ContradictionFinder
 from neusym.governance.decisions import Action, AuditAction, Decision, Flag
 from neusym.governance.dedup import Deduplicator
 from neusym.governance.policy import GovernancePolicy
@@ -82,6 +83,7 @@ class Governor:
         self.conflicts = ConflictDetector(self.store, self.queries, policy,
                                           arbiter=self.llm if policy.llm_arbiter else None)
         self.updates = UpdateDetector(self.derived, self.queries, self.embed)
+        self.contradictions = ContradictionFinder(self.store, self.embed, enabled=policy.flag_contradictions)
 
     def set_llm(self, llm: Any) -> None:
         self.llm = as_chat_model(llm) if llm is not None else None
@@ -102,6 +104,7 @@ class Governor:
         self.dedup.apply(decisions, vectors, scope)
         self.conflicts.apply(decisions, scope)
         self.updates.apply(decisions, vectors, scope)
+        self.contradictions.apply(decisions, vectors, scope)
         return decisions
 
     @staticmethod
