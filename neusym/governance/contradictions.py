@@ -100,7 +100,10 @@ class Constraint:
 def _subject(text: str) -> str | None:
     if _FIRST_PERSON.match(text):
         names = re.findall(r"\b([A-Z][a-z]+)\s+(?:is|has|never|doesn't|does|can't|won't)\b", text)
-        return names[0].casefold() if names else None
+        if names:
+            return names[0].casefold()
+        kin = re.match(r"\s*(?:my|our)\s+([a-z]+)\s+(?:is|has|never|doesn't|does|can't|won't)\b", text, re.I)
+        return kin.group(1).casefold() if kin else None
     m = re.match(r"\s*([A-Z][\w'-]+)", text)
     return m.group(1).split("'")[0].casefold() if m else None
 
