@@ -53,8 +53,14 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 """Identity words of a constraint and what they exclude (general knowledge, not any memory's wording)."""
 
-_IDENTITY = re.compile(r"\b(" + "|".join(sorted(map(re.escape, CATEGORIES), key=len, reverse=True)) + r")\b",
-                       re.IGNORECASE)
+_IDENTITY = re.compile(
+    r"\b(?:am|i'm|is|are|was|been|be|become|became|went|keep|keeps|stay|soy|estoy|bin|ist|suis|es)\s+"
+    r"(?:(?:a|an|strict|fully|completely|mostly|now|still|totally|severely|very)\s+){0,2}"
+    r"(" + "|".join(sorted(map(re.escape, CATEGORIES), key=len, reverse=True)) + r")\b(?!-)", re.IGNORECASE)
+"""An identity word said of someone ("I'm vegan", "she is a strict vegetarian"), not "a vegan recipe"."""
+_WHO = r"(?:\b(?i:i|he|she|we|they)|\b[A-Z][a-z]+)\s+"
+_HABIT = (r"(?:eat|drink|smoke|vape|touch|take|own|have|fl[iy]|drive|ride|run|work|go|use|gamble|swim|wear|buy|order|"
+          r"travel|shop|cook|watch|play)")
 _CLAUSE_END = r"(?=$|[.,;:!?]|\s+(?:but|and\s+(?:i|he|she)|because|since|so|after\s+the|for\s+\w+\s+years))"
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("allergy", re.compile(r"\ballerg(?:ic|isch|ique|ico|ica)\s+(?:to|gegen|à|a|al)\s+(?P<x>.+?)" + _CLAUSE_END, re.I)),
@@ -64,12 +70,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("fear", re.compile(r"\b(?:fear|phobia)\s+of\s+(?P<x>.+?)" + _CLAUSE_END, re.I)),
     ("fear", re.compile(r"\bangst\s+vor\s+(?P<x>.+?)" + _CLAUSE_END, re.I)),
     ("fear", re.compile(r"\b(?:peur|miedo)\s+(?:de|del|des|du)\s+(?P<x>.+?)" + _CLAUSE_END, re.I)),
-    ("abstention", re.compile(r"\b(?:avoid|avoids|avoiding|boycott|boycotting|boycotts)\s+(?P<x>.+?)" + _CLAUSE_END,
-                              re.I)),
+    ("abstention", re.compile(r"(?:^|[.!;]\s*)(?:[\w']+\s+){0,2}(?:avoid|avoids|avoiding|boycott\w*)\s+(?P<x>.+?)"
+                              + _CLAUSE_END, re.I)),
     ("abstention", re.compile(
-        r"\b(?:don't|do\s+not|doesn't|does\s+not|never|no\s+longer|can't|cannot|won't|mustn't)\s+"
-        r"(?:ever\s+)?(?P<x>(?:eat|drink|smoke|touch|take|own|fly|drive|run|work|go|use|have|eat\s+\w+|"
-        r"[a-z]+)\b.*?)" + _CLAUSE_END, re.I)),
+        _WHO + r"(?:(?i:don't|do\s+not|doesn't|does\s+not|never|no\s+longer|can't|cannot|won't|mustn't))\s+"
+        r"(?:(?i:ever)\s+)?(?P<x>(?i:" + _HABIT + r")\w*\b.*?)" + _CLAUSE_END)),
     ("abstention", re.compile(r"\b(?:trinke|esse|rauche|fliege|fahre)\s+(?:keinen|keine|kein|nie|nicht)\s*"
                               r"(?P<x>[\w\s-]*?)" + _CLAUSE_END, re.I)),
     ("abstention", re.compile(r"\bich\s+(?P<x>rauche|trinke|esse|fliege)\s+nicht\b", re.I)),
@@ -85,6 +90,8 @@ _KEPT = re.compile(r"\b(?:[\w]+-free|free\s+of|without|instead\s+of|non-alcoholi
                    r"avoided|skipped|refused|declined|said\s+no|"
                    r"sparkling\s+water|instead)\b", re.IGNORECASE)
 """An event that says the constraint was kept: compatible, never flagged."""
+_NOT_NAMES = frozenset("no the a an so oh well ich je yo soy nous wir we you he she they it this that there "
+                       "meine mein mon ma mi nunca".split())
 _FIRST_PERSON = re.compile(r"^\s*(?:i|i'm|i've|my|we|our|ich|je|j'|yo|soy|mi)\b", re.IGNORECASE)
 
 
@@ -104,13 +111,14 @@ def _subject(text: str) -> str | None:
             return names[0].casefold()
         kin = re.match(r"\s*(?:my|our)\s+([a-z]+)\s+(?:is|has|never|doesn't|does|can't|won't)\b", text, re.I)
         return kin.group(1).casefold() if kin else None
-    m = re.match(r"\s*([A-Z][\w'-]+)", text)
-    return m.group(1).split("'")[0].casefold() if m else None
+    m = re.match(r"\s*([A-ZÀ-Ý][\w'-]+)", text)
+    name = m.group(1).split("'")[0].casefold() if m else None
+    return None if name is None or name in _NOT_NAMES else name
 
 
 def constraint_of(text: str) -> Constraint | None:
     """The constraint a memory states, if any ("I don't eat fish" -> abstention, targets ["eat fish"])."""
-    if len(text) > 300 or "?" in text or past_framed(text):
+    if len(text) > 200 or "?" in text or past_framed(text):
         return None
     targets: list[str] = []
     kind = None
@@ -182,7 +190,8 @@ class ContradictionFinder:
             if c is not None:
                 new_known.append(self._know(d.record, c))
                 continue
-            if tenant.known and not _KEPT.search(d.record.content) and not past_framed(d.record.content):
+            if (tenant.known and "?" not in d.record.content and not _KEPT.search(d.record.content)
+                    and not past_framed(d.record.content)):
                 self._check(d, unit[pos], tenant.known)
         tenant.known.extend(k for k in new_known if k is not None)
 
