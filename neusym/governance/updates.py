@@ -354,8 +354,8 @@ class UpdateDetector:
         if old.valid_from is not None and t_new < t_old:
             return None  # an older state told later: the rule path stores dated history
         w_new, w_old = content_words(new.content), content_words(old.content)
-        if not (w_new - w_old) or not (w_old - w_new):
-            return None  # nothing new, or the old memory says nothing the new one does not repeat
+        if not (w_new - w_old):
+            return None  # nothing new
         cue = change_cue(new.content)
         n_attr = len(ATTRIBUTES)
         bg_new, bg_old = float(s_new[n_attr:].max()), float(s_old[n_attr:].max())
@@ -374,6 +374,8 @@ class UpdateDetector:
         names = {_stem(n) for r in (new, old) for n in (_leading_name(r.content), r.source.speaker) if n}
         names |= {_stem(p) for n in _names(old) | _names(new) for p in n.split()}
         retracts = _retracts(new.content, (w_old & w_new) - names)
+        if not (w_old - w_new) and not retracts:
+            return None  # the new memory repeats all of the old one and ends none of it: an addition
         slot = ATTRIBUTES[a] if slotted else None
         return _Verdict(old, sim, slot.name if slot else None, float(min(s_new[a], s_old[a])),
                         bool(slot and slot.single), retracts, cue)
