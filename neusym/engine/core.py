@@ -140,7 +140,7 @@ class Engine:
                  "loaded" if loaded else "rebuilt", applied)
         if applied:
             self.derived.save()
-        self.governor = Governor(self.store, self.derived, policy=governance, llm=llm)
+        self.governor = Governor(self.store, self.derived, policy=governance, llm=llm, embed=embedder.embed_documents)
 
     # ------------------------------------------------------------------ lifecycle
     @property

@@ -24,6 +24,7 @@ from neusym.extraction.vocabulary import is_functional
 from neusym.governance.admission import intent_of
 from neusym.governance.decisions import Action, Decision, Flag
 from neusym.governance.policy import GovernancePolicy
+from neusym.governance.updates import past_framed
 from neusym.llm import ChatModel, complete_json
 from neusym.record import MemoryRecord, MemoryStatus, Scope, as_epoch, from_epoch
 from neusym.symbolic.convert import entity_namespace, entity_uid
@@ -200,10 +201,18 @@ class ConflictDetector:
                             | {"diet"})
         known = _KnownFacts([self._stored_fact(r) for r in self.queries.facts_about(
             subjects, predicates, ["active", "pending"], tenant)])
+        past = self._past_framed_memories(known, facts, scope)
         for d in live:
             for new in facts[d.record.id]:
                 hits = [(old, kind) for old in known.about(new.subject_uid) if old.memory_id != d.record.id
                         and (kind := relation(new, old)) is not None]
+                if hits and d.record.id in past:
+                    # "X used to play drums": the statement dates itself to the past; it replaces nothing and
+                    # nothing current replaces it (issue 18: habitual past superseded the present)
+                    d.details["update_check"] = "describes the past: replaces nothing"
+                    continue
+                hits = [(old, kind) for old, kind in hits if old.memory_id not in past
+                        or kind.startswith("contradiction:")]
                 # older values first (they get superseded); of the newer ones, the earliest confirmed value is
                 # the successor of a back-filled fact (a pending, unconfirmed claim is not)
                 hits.sort(key=lambda h: (h[0].event_time > new.event_time,
@@ -214,6 +223,18 @@ class ConflictDetector:
             known.extend(facts[d.record.id])
 
     # ------------------------------------------------------------------ facts
+    def _past_framed_memories(self, known: _KnownFacts, facts: dict[str, list[Fact]], scope: Scope) -> set[str]:
+        """Ids of candidates and stored memories (only those a candidate relates to) that are framed as the past.
+        Stored texts are read only for facts a candidate actually conflicts with, so the cost follows conflicts."""
+        out = {mid for mid, fs in facts.items() if fs and fs[0].decision is not None
+               and past_framed(fs[0].decision.record.content)}
+        related = {old.memory_id for fs in facts.values() for new in fs for old in known.about(new.subject_uid)
+                   if old.decision is None and old.memory_id not in facts and relation(new, old) is not None}
+        if related:
+            tenant = Scope(user_id=scope.user_id) if scope.user_id else scope
+            out |= {r.id for r in self.store.get(sorted(related), tenant) if past_framed(r.content)}
+        return out
+
     def _candidate_facts(self, d: Decision, scope: Scope) -> list[Fact]:
         rec = d.record
         ns = entity_namespace(scope)

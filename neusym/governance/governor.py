@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,11 +18,13 @@ import numpy as np
 from neusym.governance import supersession
 from neusym.governance.admission import Admission
 from neusym.governance.conflicts import ConflictDetector
+from neusym.governance.contradictions import ContradictionFinder
 from neusym.governance.decisions import Action, AuditAction, Decision, Flag
 from neusym.governance.dedup import Deduplicator
 from neusym.governance.policy import GovernancePolicy
 from neusym.governance.screening import Screener
 from neusym.governance.supersession import Supersession
+from neusym.governance.updates import UpdateDetector
 from neusym.llm import ChatModel, as_chat_model
 from neusym.record import MemoryRecord, MemoryStatus, Scope
 from neusym.retrieval.derived import DerivedIndexes
@@ -49,12 +51,16 @@ class Governor:
         store, derived: the memory's graph store and derived indexes.
         policy: thresholds and defaults (:class:`GovernancePolicy`).
         llm: the memory's model; used as injection judge / contradiction arbiter only when the policy enables it.
+        embed: the memory's document embedder (``texts -> vectors``), for the attribute-slot and constraint
+            descriptions that update and contradiction detection compare new memories with; without it those two
+            steps are off and only the extracted triples decide.
     """
 
     def __init__(self, store: SymbolicStore, derived: DerivedIndexes, *, policy: GovernancePolicy | None = None,
-                 llm: Any = None) -> None:
+                 llm: Any = None, embed: Callable[[list[str]], np.ndarray] | None = None) -> None:
         self.store = store
         self.derived = derived
+        self.embed = embed
         self.queries = GovernanceQueries(store)
         self.llm: ChatModel | None = as_chat_model(llm) if llm is not None else None
         self._known_tenants: set[str] = set()
@@ -76,6 +82,8 @@ class Governor:
         self.dedup = Deduplicator(self.store, self.derived, self.queries, policy)
         self.conflicts = ConflictDetector(self.store, self.queries, policy,
                                           arbiter=self.llm if policy.llm_arbiter else None)
+        self.updates = UpdateDetector(self.derived, self.queries, self.embed)
+        self.contradictions = ContradictionFinder(self.store, self.embed, enabled=policy.flag_contradictions)
 
     def set_llm(self, llm: Any) -> None:
         self.llm = as_chat_model(llm) if llm is not None else None
@@ -95,6 +103,8 @@ class Governor:
         decisions = [self.admission.evaluate(c, scope) for c in candidates]
         self.dedup.apply(decisions, vectors, scope)
         self.conflicts.apply(decisions, scope)
+        self.updates.apply(decisions, vectors, scope)
+        self.contradictions.apply(decisions, vectors, scope)
         return decisions
 
     @staticmethod

@@ -68,6 +68,10 @@ class Supersession:
                 "valid_to": self.valid_to, "edge": self.edge(now)}
 
 
+_EVIDENCE = ("why", "similarity", "slot_score", "single_valued", "retracts_old_value", "change_cue")
+"""What an update found by similarity (:mod:`neusym.governance.updates`) keeps in the audit besides its reason."""
+
+
 def _entries(value: object) -> list[Mapping[str, Any]]:
     return [e for e in value if isinstance(e, Mapping)] if isinstance(value, list) else []
 
@@ -85,7 +89,9 @@ def planned(decisions: Sequence[Decision], now: float) -> list[Supersession]:
                 old=str(e["id"]), by=d.record.id, user_id=user, valid_to=float(e["valid_to"]),
                 previous=dict(e.get("previous") or {}), predicate=e.get("predicate"), kind=str(e.get("kind")),
                 strategy=e.get("strategy"),
-                reason=f"superseded by a newer {e.get('predicate')} value ({e.get('strategy')})"))
+                reason=f"superseded by a newer {e.get('predicate')} value ({e.get('strategy')}"
+                       + (f": {e['why']})" if e.get("why") else ")"),
+                extra={k: e[k] for k in _EVIDENCE if k in e}))
         if d.superseded_by is not None:
             raw = d.details.get("superseded_by")
             h: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+import numpy as np
+
 from neusym.engine import Engine, Mutation
 from neusym.errors import InvalidInputError, RecordNotFoundError
 from neusym.governance import supersession
@@ -25,6 +27,7 @@ from neusym.record import MemoryRecord, MemoryStatus, Scope
 
 __all__ = ["ChangeSet", "ReviewDecisions"]
 
+_SAME_VALUE = 0.5  # cosine from which a memory of the same write restates the rolled-back value
 _REVERSIBLE = ("edit", "supersede", "archive", "forget", "conflict")
 Purge = Callable[[Mutation, Sequence[str], Scope], list[str]]
 
@@ -191,6 +194,26 @@ class ReviewDecisions:
         return self._reload(rec.id, scope)
 
     # ------------------------------------------------------------------ rollback
+    def _same_write(self, newer: MemoryRecord, old: MemoryRecord, scope: Scope) -> list[MemoryRecord]:
+        """Current memories written with ``newer`` (same add call: same session, within two seconds) that say the
+        same thing (an assistant's summary of the user's message): undoing the update must end them too, or two
+        values stay current."""
+        t = newer.created_at.timestamp()
+        tenant = Scope(user_id=newer.scope.user_id) if newer.scope.user_id else scope
+        near = [r for r in self.engine.store.scope_memories(tenant, before=t + 2.0, newest_first=True, limit=20)
+                if r.id not in (newer.id, old.id) and abs(r.created_at.timestamp() - t) <= 2.0
+                and r.source.session_id == newer.source.session_id and r.status.value in supersession.CURRENT]
+        if not near:
+            return []
+        faiss = self.engine.derived.faiss
+        try:
+            vecs = faiss.reconstruct([newer.nid, *[r.nid for r in near]])
+        except RecordNotFoundError:
+            return []
+        unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        sims = unit[1:] @ unit[0]
+        return [r for r, s in zip(near, sims.tolist(), strict=True) if s >= _SAME_VALUE]
+
     def rollback(self, m: Mutation, memory_id: str, scope: Scope, audit_id: str | None, actor: str,
                  reason: str) -> MemoryRecord:
         """Undo the latest (or the given) reversible change to a memory: an edit, a supersession, an archive/soft
@@ -231,6 +254,17 @@ class ReviewDecisions:
             if plan.newer is not None:
                 cs.supersede(plan.newer)
                 what["superseded"] = plan.newer.old
+                siblings = self._same_write(newer[0], rec, scope)
+                for sib in siblings:
+                    cs.supersede(Supersession(
+                        old=sib.id, by=memory_id, user_id=sib.scope.user_id, valid_to=cs.now,
+                        previous={"status": sib.status.value, "flags": list(sib.flags),
+                                  "valid_to": None if sib.valid_to is None else sib.valid_to.timestamp()},
+                        actor=actor, kind="rollback", strategy="rollback", predicate=details.get("predicate"),
+                        reason="stated, in the same write, the value whose supersession was rolled back: history now",
+                        extra={"rolled_back": memory_id, "with": plan.newer.old}))
+                if siblings:
+                    what["superseded_same_write"] = [x.id for x in siblings]
         else:
             prev = dict(details.get("previous") or {})
             cs.set(memory_id, status=prev.get("status") or MemoryStatus.ACTIVE.value,
