@@ -187,6 +187,8 @@ class Purger:
             rows += self.queries.audit_rows(user_id=tenant)
         self.queries.redact_audit([_redacted(r) for r in rows])
         self.derived.save()
+        # the graph server's own files still hold the deleted strings (the AOF that created them, the old snapshot)
+        self.queries.rewrite_log()
 
     def _complete_interrupted(self, ids: Sequence[str], scope: Scope, extra_texts: Iterable[str]) -> None:
         """Finish a purge that died after its graph delete (crash, lost connection): a retry finds nothing left to

@@ -177,8 +177,7 @@ class Governance:
                 gone.extend(e.store.delete_hard([str(r["id"]) for r in rows], sc))
             e.governor.queries.delete_tenant_entities(user_id)
             m.sync()  # the vectors and postings go before the compaction in finish()
-            purger.finish(texts, tenant=user_id)
-            e.governor.queries.rewrite_log()
+            purger.finish(texts, tenant=user_id)  # ... and rewrites the graph's log
             m.audit([{"memory_id": None, "action": AuditAction.FORGET.value, "reason": reason, "actor": actor,
                       "at": _epoch(now), "user_id": user_id,
                       "details": {"hard": True, "count": len(gone), "tenant": True}}])

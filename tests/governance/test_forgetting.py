@@ -138,3 +138,20 @@ def test_forget_tenant_right_to_be_forgotten(mem: NeuSymMemory) -> None:
     assert details and not [d for d in details if "Split" in json.dumps(d) or "Zagreb" in json.dumps(d)]
     assert mem.get(keep.id, user_id="stays").content == "I live in Zagreb too."
     assert [h.id for h in mem.search("Zagreb", user_id="stays")] == [keep.id]
+
+
+def test_hard_forget_leaves_no_secret_in_the_graph_servers_files(mem: NeuSymMemory, falkordb_dir) -> None:  # type: ignore[no-untyped-def]
+    """The AOF that created a memory (and the snapshot before it) keep its text after the graph delete; a hard
+    forget rewrites the log, and the server keeps no query telemetry, so the strings leave the files."""
+    from benchmarks.governance.traces import scan_files
+
+    secret = "QUOKKA-7731-TANGERINE"
+    rec = mem.add(f"My locker combination is {secret}, keep it safe.", user_id="files")[0]
+    mem.add("I keep my running shoes in the locker.", user_id="files")
+    before, _ = scan_files(falkordb_dir, [secret])
+    assert secret in before  # the write log holds it: the check below can fail
+    report = mem.forget(rec.id, user_id="files", hard=True, confirm=True)
+    assert report.ids == [rec.id]
+    after, _ = scan_files(falkordb_dir, [secret])
+    assert secret not in after, after
+    assert mem.search("running shoes locker", user_id="files")

@@ -141,3 +141,22 @@ def test_janitor_cli(make_memory, falkordb_dir: Path, graph_name: str) -> None: 
     assert summary["expired"] == [rec.id]
     again = make_memory()
     assert again.get(rec.id, user_id="u").status.value == "archived"
+
+
+def test_historic_memories_are_not_expired_at_ingest(mem: NeuSymMemory) -> None:
+    """Issue 18, bug 1: a conversation dated two years ago is stored *now*; the emotion TTL counts from ingestion,
+    so what ``add`` reports stored is what search returns."""
+    past = time.time() - 2 * 365 * DAY
+    res = mem.add("I'm feeling really sad about the move.", user_id="h", valid_from=past)
+    rec = res[0]
+    assert rec.type.value == "emotion" and rec.expires_at is not None
+    assert rec.expires_at.timestamp() > time.time() + 2 * DAY  # three days from ingestion, not from the event
+    assert "from ingestion" in res.decisions[0].reason
+    assert rec.id in {h.id for h in mem.search("sad about the move", user_id="h")}
+    batch = mem.add_batch([{"content": f"I'm so angry about the landlord, day {i}.", "valid_from": past + i * DAY}
+                           for i in range(3)], user_id="h")
+    assert batch and all(r.expires_at is None or r.expires_at.timestamp() > time.time() for r in batch)
+    found = {h.id for h in mem.search("angry about the landlord", user_id="h", k=10)}
+    assert {r.id for r in batch} <= found
+    # the TTL still ends: three days after ingestion the feeling is gone from default reads
+    assert rec.id not in {h.id for h in mem.search("sad about the move", user_id="h", now=time.time() + 4 * DAY)}
