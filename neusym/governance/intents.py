@@ -26,13 +26,15 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["IntentHit", "addressee", "authority", "first_person", "intent_hits", "is_mention", "is_record"]
+__all__ = ["Folded", "IntentHit", "addressee", "authority", "role_reference", "first_person", "intent_hits", "is_mention", "is_record"]
 
 _F = re.IGNORECASE | re.UNICODE
 
 
 def _fold(text: str) -> str:
     """Lower-case and strip accents ("vérification" == "verification"), so lexicons need one spelling."""
+    if text.isascii():
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
@@ -43,7 +45,7 @@ def _alt(words: str) -> str:
 
 # ----------------------------------------------------------------------------------------------- the addressee
 _AGENT_NOUN = _alt(
-    "ai|a.i.|ia|ki|llm|llms|gpt|chatgpt|bot|chatbot|chatbots|assistant|assistants|assistent|assistenten|assistentin|"
+    "ai|ia|ki|llm|llms|gpt|chatgpt|bot|chatbot|chatbots|assistant|assistants|assistent|assistenten|assistentin|"
     "asistente|asistentes|assistente|assistenti|model|models|modelo|modelos|modele|modeles|modell|sprachmodell|"
     "language model|language models|agent|agents|agente|agentes|ai agent|ai agents|agents ia|agentes de ia|"
     "ai assistant|ai assistants|digital assistant|digitaler assistent|digitalen assistenten|assistant numerique|"
@@ -78,6 +80,19 @@ _ADDRESS = [
     r"\[/?inst\]|<\|?(?:im_start|system)\|?>|^\s*###\s*(?:system|instruction)",
 ]
 _ADDRESS_RE = [re.compile(p, _F | re.MULTILINE) for p in _ADDRESS]
+
+# the assistant in its role: its replies, configuration, operators, persona; "the user" as a third party. People
+# talking to people say "your kind words", "your store"; only an agent has "your replies" and serves "the user".
+_ROLE = re.compile(
+    r"\b(?:your|you\s+r|deine|deinen|deiner|tus?|vos|tes|ton|ta|tue?i?)\s+(?:(?:\w+\s+)?(?:replies|reply|answers|"
+    r"responses|outputs|summaries|configuration|config|setup|instructions|guidelines|programming|system\s+prompt|"
+    r"prompt|operators?|developers?|creators?|persona|training|memory|memories|filters|safety|restrictions|"
+    r"goal|objective|directives|policies|antworten|anweisungen|respuestas|instrucciones|reponses|consignes)|"
+    r"usual\s+checks|checks)\b|"
+    r"\b(?:the|this|that|a|every|each|any)\s+user(?:'s|s'|s)?\b|\buser\s+(?:histories|history|data|messages|"
+    r"accounts?|records|profiles?)\b|\b(?:when|whenever|if)\s+summari[sz]ing\b|\b(?:el|al|del|los)\s+usuarios?\b|"
+    r"\b(?:l'|les\s+|aux\s+)utilisateurs?\b|\b(?:der|den|dem|des|die)\s+(?:nutzer|nutzerin|benutzer)s?\b|"
+    r"\b(?:maintenance|developer|debug|god|admin)\s+mode\b|\bnew\s+persona\b|\bwho\s+never\s+refuses\b", _F)
 
 # fake authority: a bracketed header / a claim to speak for the system, the vendor, the administrator
 _AUTHORITY = re.compile(
@@ -162,9 +177,11 @@ _CUES: list[tuple[str, float, str, str]] = [
     # override of the user / previous instructions / the question
     ("override", 0.55,
      _alt("ignore|ignoriere|ignoriert|ignora|ignorad|ignorez|ignorer|disregard|forget|vergiss|olvida|oublie|"
+          "cease|stop applying|stop following|no longer matters|no longer apply|override|overrides|"
           "delete|losche|borra|supprime|override|instead of|statt|en lugar de|au lieu de"),
      _alt("previous instructions|prior instructions|the question|user's question|the user's question|"
           "other cvs|other candidates|other applicants|al resto|los demas|die anderen|les autres|instructions|"
+          "configuration|earlier configuration|setup|set up to do|your goal|the rules|everything|"
           "anweisungen|instrucciones|consignes|previous|vorherigen|anteriores|precedentes|the user's previous")),
     # hide it from the user
     ("concealment", 0.45,
@@ -181,16 +198,19 @@ _CUES: list[tuple[str, float, str, str]] = [
           "execute|supprime|inscris|prenota|compra|esegui|cancella"),
      _alt("without confirmation|without asking|on the user's card|user's card|admin rights|root access|the command|"
           "command|rm -rf|sudo|without approval|ohne bestatigung|ohne ruckfrage|sin confirmacion|sin preguntar|"
-          "sans confirmation|sans demander|passport data|saved passport|for all subsequent|senza conferma")),
+          "sans confirmation|sans demander|passport data|saved passport|for all subsequent|senza conferma|"
+          "whatever code|any code|logging|admin authority|location data")),
     # steer what the assistant says or recommends
     ("steering", 0.45,
      _alt("recommend|suggest|promote|tell them to|tell the user|tell readers|rate|rank|say that|claim that|"
-          "respond to every|answer every|empfiehl|empfehle|sage dem|sag dem|recomienda|dile al usuario|dile|"
+          "respond to every|answer every|sell|favour|favor|prefer answers|only show|praise|discourage|"
+          "serve the interests|sponsor|sponsored|prepend|insert the phrase|empfiehl|empfehle|sage dem|sag dem|recomienda|dile al usuario|dile|"
           "di al usuario|califica|recommande|dites a l'utilisateur|dis a l'utilisateur|note|raccomanda|di'|"
           "mark this as|markiere|marca como|marque comme"),
      _alt("buy from|code|lender|loans|strongest|best candidate|la mejor|le meilleur|der beste|approved|verified|"
           "no further sign-off|is locked|esta bloqueada|est bloque|ist gesperrt|renew|renouveler|call|llame|"
-          "appelle|finance question|every|preferred|exclusively|nur noch|solo|uniquement")),
+          "appelle|finance question|every|preferred|exclusively|nur noch|solo|uniquement|instead|official|"
+          "timeshares|replies|answers|stories|competitors|not the user|not accuracy")),
     # plant facts for other tenants / every user
     ("cross_user", 0.5,
      _alt("for all other users|for every user|for all users|all other users|every other user|alle anderen nutzer|"
@@ -199,8 +219,27 @@ _CUES: list[tuple[str, float, str, str]] = [
      _alt("save|store|remember|speichern|speichere|guarda|guardar|enregistre|memorise|salva|pay|bezahlen|"
           "tell|sagen|always|immer|siempre|toujours|memory|.")),
 ]
-_CUE_RE = [(name, weight, re.compile(r"\b" + a + r"\b", _F), re.compile(r"\b" + b + r"\b", _F))
-           for name, weight, a, b in _CUES]
+_WORD = re.compile(r"\w+")
+
+
+def _first_words(alternation: str) -> frozenset[str] | None:
+    """The first word of every alternative of an ``_alt`` group, or None when one of them is a pattern (a word
+    gate: a cue whose first words are all absent from a text cannot match it, so its regex is never run)."""
+    body = alternation[3:-1] if alternation.startswith("(?:") and alternation.endswith(")") else alternation
+    out: set[str] = set()
+    for alt in body.split("|"):
+        alt = alt.replace(r"\s+", " ")
+        if "\\" in alt or "(" in alt or not alt:
+            return None
+        m = _WORD.search(alt)
+        if m is None:
+            return None
+        out.add(m.group(0))
+    return frozenset(out)
+
+
+_CUE_RE = [(name, weight, re.compile(r"\b" + a + r"\b", _F), re.compile(r"\b" + b + r"\b", _F),
+            _first_words(a), _first_words(b)) for name, weight, a, b in _CUES]
 
 # talk about attacks (a mention, not a use): a paper, a course, a warning, a definition, a translation
 _MENTION = re.compile(
@@ -230,9 +269,31 @@ class IntentHit:
     evidence: str
 
 
-def addressee(text: str) -> str | None:
+_AGENT_WORDS = (_first_words(_AGENT_NOUN) or frozenset()) | {"inst", "im_start", "system", "claude", "copilot"}
+_AUTHORITY_WORDS = frozenset(
+    ["system", "sys", "admin", "administrator", "developer", "developers", "operator", "security", "root", "systemhinweis", "sicherheitshinweis", "sistema", "aviso", "avis", "official", "compliance", "policy", "pretend", "claim", "administrador", "administrateur", "speaking", "account", "priority", "authoritative", "regulation", "obey", "override", "instruccion", "instrucciones", "systeminstruktion", "systeme", "vendor", "openai", "anthropic"])
+
+
+class Folded:
+    """A text folded once (case, accents) with its word set, shared by every check of one screening."""
+
+    __slots__ = ("text", "words")
+
+    def __init__(self, text: str) -> None:
+        self.text = _fold(text)
+        self.words = frozenset(_WORD.findall(self.text))
+
+
+def _folded(text: str | Folded) -> Folded:
+    return text if isinstance(text, Folded) else Folded(text)
+
+
+def addressee(text: str | Folded) -> str | None:
     """The words by which ``text`` addresses an AI agent (or claims authority over one), if it does."""
-    folded = _fold(text)
+    f = _folded(text)
+    if f.words.isdisjoint(_AGENT_WORDS) and "[/inst" not in f.text and "<|" not in f.text and "###" not in f.text:
+        return None
+    folded = f.text
     for pattern in _ADDRESS_RE:
         m = pattern.search(folded)
         if m:
@@ -240,24 +301,35 @@ def addressee(text: str) -> str | None:
     return None
 
 
-def authority(text: str) -> str | None:
-    """A fake authority header or claim ("[SYSTEM]", "message from the administrator", "I am the admin")."""
-    m = _AUTHORITY.search(_fold(text))
+def role_reference(text: str | Folded) -> str | None:
+    """Words that only make sense said to an agent ("your replies", "the user's", "when summarising")."""
+    m = _ROLE.search(_folded(text).text)
     return m.group(0).strip()[:80] if m else None
 
 
-def is_mention(text: str) -> bool:
+def authority(text: str | Folded) -> str | None:
+    """A fake authority header or claim ("[SYSTEM]", "message from the administrator", "I am the admin")."""
+    f = _folded(text)
+    if f.words.isdisjoint(_AUTHORITY_WORDS) and f.text.lstrip()[:1] not in ("[", "(", "<", "*", "#"):
+        return None
+    m = _AUTHORITY.search(f.text)
+    return m.group(0).strip()[:80] if m else None
+
+
+def is_mention(text: str | Folded) -> bool:
     """Talk *about* attacks, scams or policies (a paper, a course, a warning), not an attack itself."""
-    return _MENTION.search(_fold(text)) is not None
+    return _MENTION.search(_folded(text).text) is not None
 
 
-def intent_hits(text: str) -> list[IntentHit]:
+def intent_hits(text: str | Folded) -> list[IntentHit]:
     """Every intent whose two concepts occur within one window of ``text`` (accent- and case-folded)."""
-    folded = _fold(text)
+    f = _folded(text)
+    folded = f.text
     out: list[IntentHit] = []
     seen: set[str] = set()
-    for name, weight, a, b in _CUE_RE:
-        if name in seen:
+    for name, weight, a, b, gate_a, gate_b in _CUE_RE:
+        if name in seen or (gate_a is not None and gate_a.isdisjoint(f.words)) or (
+                gate_b is not None and gate_b.isdisjoint(f.words)):
             continue
         for ma in a.finditer(folded):
             lo, hi = max(0, ma.start() - _WINDOW), ma.end() + _WINDOW
@@ -270,10 +342,10 @@ def intent_hits(text: str) -> list[IntentHit]:
     return out
 
 
-def is_record(text: str) -> bool:
+def is_record(text: str | Folded) -> bool:
     """A log of something done or unchanged ("transfer completed", "bank details unchanged")."""
-    return _RECORD.search(_fold(text)) is not None
+    return _RECORD.search(_folded(text).text) is not None
 
 
-def first_person(text: str) -> bool:
-    return _FIRST_PERSON.search(_fold(text)) is not None
+def first_person(text: str | Folded) -> bool:
+    return _FIRST_PERSON.search(_folded(text).text) is not None

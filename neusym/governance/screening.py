@@ -163,7 +163,7 @@ def _intent_signals(text: str, origin: str) -> list[Signal]:
     evidence (tool and document channels then get the untrusted boost); intents weigh most when addressed, less in
     a tool's or document's plain text, least in the user's statements about themselves. Records of things done
     ("transfer completed", "details unchanged") halve the intent evidence."""
-    visible = unicodedata.normalize("NFKC", _ALL_HIDDEN.sub("", text))
+    visible = intents.Folded(unicodedata.normalize("NFKC", _ALL_HIDDEN.sub("", text)))
     out: list[Signal] = []
     addressed = intents.addressee(visible)
     claimed = intents.authority(visible)
@@ -174,8 +174,13 @@ def _intent_signals(text: str, origin: str) -> list[Signal]:
     hits = intents.intent_hits(visible)
     if not hits:
         return out
+    role = intents.role_reference(visible) if not (addressed or claimed) else None
+    if role:  # "your replies", "the user's": only an agent is spoken to like that; it counts with an intent
+        out.append(Signal("agent_role_words", "role", 0.2, role, directed=True))
     if addressed or claimed:
         factor, bonus = 1.0, _ADDRESSED_BONUS
+    elif role:
+        factor, bonus = 0.8, _ADDRESSED_BONUS / 2
     elif origin in ("user", "system"):
         factor, bonus = (_SELF_INTENT if intents.first_person(visible) else _USER_INTENT), 0.0
     else:
@@ -188,7 +193,7 @@ def _intent_signals(text: str, origin: str) -> list[Signal]:
             continue  # "always use metric units for me" is the user's own standing preference
         w = hit.weight if hit.intent == "cross_user" else hit.weight * factor + bonus
         out.append(Signal(f"intent_{hit.intent}", "intent", round(min(w, 0.95), 3), hit.evidence,
-                          directed=bool(addressed or claimed)))
+                          directed=bool(addressed or claimed or role)))
     return out
 
 
@@ -252,7 +257,7 @@ class Screener:
         if origin not in ("user", "system") and any(s.directed for s in signals):
             risk = min(1.0, risk + self.untrusted_boost)
             signals.append(Signal("untrusted_channel", "channel", self.untrusted_boost, origin))
-        if not any(s.category == "address" for s in signals) and intents.is_mention(text):
+        if risk >= self.threshold and not any(s.category == "address" for s in signals) and intents.is_mention(text):
             # talk *about* attacks (a paper quoting "ignore previous instructions", a phishing warning) addresses
             # no agent: at most borderline, listed for review, never quarantined on its keywords
             risk = min(risk, self.threshold - 0.01)
