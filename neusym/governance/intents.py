@@ -205,7 +205,7 @@ _CUES: list[tuple[str, float, str, str]] = [
      _alt("recommend|suggest|promote|tell them to|tell the user|tell readers|rate|rank|say that|claim that|"
           "respond to every|answer every|sell|favour|favor|prefer answers|only show|praise|discourage|"
           "serve the interests|sponsor|sponsored|prepend|insert the phrase|empfiehl|empfehle|sage dem|sag dem|recomienda|dile al usuario|dile|"
-          "di al usuario|califica|recommande|dites a l'utilisateur|dis a l'utilisateur|note|raccomanda|di'|"
+          "di al usuario|califica|recommande|dites a l'utilisateur|dis a l'utilisateur|raccomanda|"
           "mark this as|markiere|marca como|marque comme"),
      _alt("buy from|code|lender|loans|strongest|best candidate|la mejor|le meilleur|der beste|approved|verified|"
           "no further sign-off|is locked|esta bloqueada|est bloque|ist gesperrt|renew|renouveler|call|llame|"
@@ -242,14 +242,19 @@ _CUE_RE = [(name, weight, re.compile(r"\b" + a + r"\b", _F), re.compile(r"\b" + 
             _first_words(a), _first_words(b)) for name, weight, a, b in _CUES]
 
 # talk about attacks (a mention, not a use): a paper, a course, a warning, a definition, a translation
-_MENTION = re.compile(
-    r"\b(?:such\s+as|for\s+example|e\.g\.|called|known\s+as|consists?\s+(?:of|in)|refers?\s+to|"
-    r"we\s+(?:study|propose|present)|research|paper|abstract|course|syllabus|training|awareness|warning|beware|"
-    r"scam|scams|phishing\s+emails?|recognis(?:e|ing)|recogniz(?:e|ing)|detect(?:s|ion|ing)?|translation|"
-    r"translates?|wie\s+z\.\s*b\.|zum\s+beispiel|beispielsweise|betrug|schulung|como\s+por\s+ejemplo|consiste\s+en|"
-    r"por\s+ejemplo|estafa|articulo|curso|formation|consiste\s+a|par\s+exemple|arnaque|arnaques|reconnaitre|"
-    r"injection|injektion|inyeccion|never\s+share|nunca\s+compartas|niemals|jamais|will\s+never\s+ask|"
-    r"jamas\s+te\s+lo\s+pedira|fragt\s+niemals)\b", _F)
+_MENTION = re.compile(  # talk *about* an attack phrase: a definition, an example, a study
+    r"\b(?:such\s+as|for\s+example|e\.g\.|known\s+as|consists?\s+(?:of|in)|refers?\s+to|we\s+(?:study|propose|"
+    r"present)|how\s+to\s+(?:recogni[sz]e|spot|detect)|wie\s+z\.\s*b\.|zum\s+beispiel|beispielsweise|"
+    r"como\s+por\s+ejemplo|consiste\s+en|por\s+ejemplo|consiste\s+a|par\s+exemple|"
+    r"(?:never|nunca|niemals|jamais)\s+(?:share|compartas|teilen|partagez)|will\s+never\s+ask|"
+    r"jamas\s+te\s+lo\s+pedira|fragt\s+niemals|ne\s+vous\s+demandera\s+jamais)\b", _F)
+_MENTION_WEAK = re.compile(  # ... which counts when the attack words are quoted
+    r"\b(?:research|paper|abstract|article|articulo|course|syllabus|training|awareness|warning|beware|scam|scams|"
+    r"phishing|recogni[sz]e|detect(?:s|ion|ing)?|translation|translates?|ubersetzung|traduccion|traduction|"
+    r"betrug|schulung|estafa|curso|formation|arnaque|arnaques|reconnaitre|injection|injektion|inyeccion|"
+    r"like|comme|como|wie)\b", _F)
+_QUOTED = re.compile(r"'[^']{6,}'|\"[^\"]{6,}\"|«[^»]{6,}»|„[^“]{6,}“|“[^”]{6,}”|‘[^’]{6,}’")
+
 # a record of something done or unchanged (a bank API's "transfer completed", "details unchanged"), not a request
 _RECORD = re.compile(
     r"\b(?:completed|executed|processed|delivered|received|confirmed|done|succeeded|on\s+file|unchanged|"
@@ -318,7 +323,10 @@ def authority(text: str | Folded) -> str | None:
 
 def is_mention(text: str | Folded) -> bool:
     """Talk *about* attacks, scams or policies (a paper, a course, a warning), not an attack itself."""
-    return _MENTION.search(_folded(text).text) is not None
+    folded = _folded(text).text
+    if _MENTION.search(folded) is not None:
+        return True
+    return _MENTION_WEAK.search(folded) is not None and _QUOTED.search(folded) is not None
 
 
 def intent_hits(text: str | Folded) -> list[IntentHit]:

@@ -187,10 +187,10 @@ def _intent_signals(text: str, origin: str) -> list[Signal]:
         factor, bonus = (_UNTRUSTED_INTENT if origin != "agent" else _SELF_INTENT), 0.0
     if intents.is_record(visible):
         factor *= 0.5
-    self_statement = not (addressed or claimed) and origin in ("user", "system") and factor == _SELF_INTENT
+    unaddressed_user = not (addressed or claimed or role) and origin in ("user", "system")
     for hit in hits:
-        if self_statement and hit.intent in _USERS_OWN:
-            continue  # "always use metric units for me" is the user's own standing preference
+        if unaddressed_user and (hit.intent == "steering" or (factor == _SELF_INTENT and hit.intent in _USERS_OWN)):
+            continue  # "always use metric units for me" is the user's own standing preference; steering needs a reader
         w = hit.weight if hit.intent == "cross_user" else hit.weight * factor + bonus
         out.append(Signal(f"intent_{hit.intent}", "intent", round(min(w, 0.95), 3), hit.evidence,
                           directed=bool(addressed or claimed or role)))

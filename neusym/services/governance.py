@@ -33,6 +33,7 @@ from neusym.governance.forgetting import (
 from neusym.governance.lifecycle import JanitorReport, run_janitor
 from neusym.governance.policy import GovernancePolicy
 from neusym.governance.review import REVIEW_KINDS, ReviewItem, list_review
+from neusym.governance.topics import topic_descriptions
 from neusym.record import MemoryRecord, MemoryStatus, Scope, as_epoch
 from neusym.services.review import ReviewDecisions
 
@@ -95,9 +96,13 @@ class Governance:
             raise InvalidInputError("query must be a non-empty string")
         sc = e.scope(scope, what="forget_preview")
         e.sync()
-        qvec = e.embedder.embed_query(forget_topic(query))
+        topic = forget_topic(query)
+        qvec = e.embedder.embed_query(topic)
+        descriptions = topic_descriptions(topic)
+        dvecs = e.embedder.embed_documents(descriptions) if descriptions else None
         return find_by_meaning(query, sc, store=e.store, derived=e.derived, queries=e.governor.queries,
-                               qvec=qvec, policy=e.governor.policy, statuses=statuses, limit=limit)
+                               qvec=qvec, policy=e.governor.policy, statuses=statuses, limit=limit,
+                               descriptions=descriptions, desc_vecs=dvecs)
 
     def forget(self, ids: str | Sequence[str] | None = None, *, query: str | None = None,
                preview: ForgetPreview | None = None, scope: ScopeArg = None, everything: bool = False,
@@ -117,6 +122,10 @@ class Governance:
             shown = self.forget_preview(query, scope=sc)
             if not confirm:
                 return ForgetReport(applied=False, hard=hard, ids=shown.ids, reason=reason, preview=shown)
+        if shown is not None and not shown.items:
+            # nothing matched: say so, instead of "applied" with no ids
+            return ForgetReport(applied=False, hard=hard, ids=[], preview=shown,
+                                reason=f"nothing matched {shown.query!r}: nothing was forgotten")
         at = _epoch(now)
         with e.mutation(sc) as m:
             if everything:

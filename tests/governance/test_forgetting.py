@@ -155,3 +155,33 @@ def test_hard_forget_leaves_no_secret_in_the_graph_servers_files(mem: NeuSymMemo
     after, _ = scan_files(falkordb_dir, [secret])
     assert secret not in after, after
     assert mem.search("running shoes locker", user_id="files")
+
+
+def test_forget_by_meaning_follows_names_and_category_and_explains(make_memory) -> None:  # type: ignore[no-untyped-def]
+    """Issue 17 item 6: the topic reaches memories sharing no word with it (through its category's descriptions)
+    and memories naming a person only by the surname a matching memory introduced; each item says why."""
+    from neusym.embeddings.local import MiniLMEmbedder
+
+    mem = make_memory(embedder=MiniLMEmbedder())
+    ids = {}
+    for key, text in [("a", "Our landlord Mr. Okafor raised the rent again."),
+                      ("b", "Okafor still hasn't fixed the boiler."),
+                      ("c", "I take insulin before every meal."),
+                      ("d", "I love sailing on the lake."),
+                      ("e", "My sister plays the cello.")]:
+        ids[key] = mem.add(text, user_id="fm")[0].id
+    preview = mem.forget_preview("forget what I told you about my landlord", user_id="fm")
+    got = {i.id: i.why for i in preview.items}
+    assert ids["a"] in got and ids["b"] in got, got
+    assert any("Okafor" in w for w in got[ids["b"]])
+    assert ids["d"] not in got and ids["e"] not in got
+    health = mem.forget_preview("forget everything about my health", user_id="fm")
+    assert ids["c"] in health.ids and ids["d"] not in health.ids
+    assert health.descriptions and all(i.why for i in health.items)
+
+
+def test_forget_that_matches_nothing_says_so(mem: NeuSymMemory) -> None:
+    keep = mem.add("I like espresso.", user_id="nm")[0]
+    report = mem.forget(query="my boat", user_id="nm", confirm=True)
+    assert report.applied is False and report.ids == [] and "nothing matched" in report.reason
+    assert mem.get(keep.id, user_id="nm").status.value == "active"
