@@ -139,7 +139,9 @@ _NAME_STOP = frozenset({"I", "I'm", "I've", "I'll", "I'd", "Mr", "Mrs", "Ms", "D
 
 def _names(rec: MemoryRecord) -> set[str]:
     """Names a memory mentions: its graph entities and capitalised words inside its sentences (a surname)."""
-    out = {e for e in rec.entities if e and e.lower() not in _NOT_ENTITIES and e not in _NAME_STOP}
+    # graph entities count when they are names (capitalised as written): "park" or "tuna salad" is no person
+    out = {e for e in rec.entities if e and e[:1].isupper() and e.lower() not in _NOT_ENTITIES
+           and e not in _NAME_STOP and e in rec.content}
     text = rec.content
     for m in _NAME.finditer(text):
         before = text[: m.start()]
@@ -206,7 +208,8 @@ def find_by_meaning(query: str, scope: Scope, *, store: SymbolicStore, derived: 
     # one hop through names the matching memories mention; a name most of the tenant's memories share is a hub
     # (the user's own name, a speaker) and says nothing about the topic
     direct = {r.id for r in matched} | set(why)
-    seeds = [r for r in pool if r.id in direct] or matched
+    # a reflection summarises many memories: the names it carries are theirs, not the topic's
+    seeds = [r for r in (pool if direct else matched) if r.id in direct and r.type.value != "reflection"]
     linked: dict[str, str] = {}
     for rec in seeds:
         for name in _names(rec):

@@ -26,7 +26,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["Folded", "IntentHit", "addressee", "authority", "role_reference", "first_person", "intent_hits", "is_mention", "is_record"]
+__all__ = ["Folded", "IntentHit", "addressee", "authority", "duty", "role_reference", "first_person", "intent_hits", "is_mention", "is_record"]
 
 _F = re.IGNORECASE | re.UNICODE
 
@@ -73,13 +73,17 @@ _ADDRESS = [
     # "memory for all agents", "for all assistants", "an alle Assistenten", "a todos los asistentes"
     rf"\b(?:for|to|an|para|pour|a)\s+(?:all|every|any|alle|todos\s+los|todas\s+las|tous\s+les|toutes\s+les)\s+"
     rf"(?:\w+\s+)?{_AGENT_NOUN}\b",
-    # "Assistants must/should ...", "the AI must", "Assistenten sollen", "los asistentes deben", "l'assistant doit"
+    r"\[/?inst\]|<\|?(?:im_start|system)\|?>|^\s*###\s*(?:system|instruction)",
+]
+# "Assistants must/should ...", "the AI must", "Assistenten sollen": a *description* of the agent's duties. A style
+# guide or a policy says that too, so on its own it is weaker than speaking to the agent; with an intent it is not.
+_DUTY = [
     rf"\b(?:the\s+|die\s+|der\s+|los\s+|las\s+|el\s+|les\s+|l'|le\s+|la\s+)?{_AGENT_NOUN}\s+(?:must|should|shall|"
     rf"need\s+to|needs\s+to|has\s+to|have\s+to|are\s+to|is\s+to|will\s+now|are\s+required|is\s+required|soll|sollen|"
     rf"muss|mussen|darf|durfen|debe|deben|deberan|tiene\s+que|tienen\s+que|doit|doivent|devra|devront|deve|devono)\b",
-    r"\[/?inst\]|<\|?(?:im_start|system)\|?>|^\s*###\s*(?:system|instruction)",
 ]
 _ADDRESS_RE = [re.compile(p, _F | re.MULTILINE) for p in _ADDRESS]
+_DUTY_RE = [re.compile(p, _F | re.MULTILINE) for p in _DUTY]
 
 # the assistant in its role: its replies, configuration, operators, persona; "the user" as a third party. People
 # talking to people say "your kind words", "your store"; only an agent has "your replies" and serves "the user".
@@ -301,6 +305,18 @@ def addressee(text: str | Folded) -> str | None:
     folded = f.text
     for pattern in _ADDRESS_RE:
         m = pattern.search(folded)
+        if m:
+            return m.group(0).strip()[:80]
+    return None
+
+
+def duty(text: str | Folded) -> str | None:
+    """A statement of what the agent must or should do ("assistants must mark this as verified")."""
+    f = _folded(text)
+    if f.words.isdisjoint(_AGENT_WORDS):
+        return None
+    for pattern in _DUTY_RE:
+        m = pattern.search(f.text)
         if m:
             return m.group(0).strip()[:80]
     return None

@@ -172,8 +172,14 @@ def _intent_signals(text: str, origin: str) -> list[Signal]:
     if claimed:
         out.append(Signal("claims_authority", "address", 0.4, claimed, directed=True))
     hits = intents.intent_hits(visible)
+    duty = intents.duty(visible) if not (addressed or claimed) else None
+    if duty and not hits:  # "the assistant must answer politely": a style guide, at most listed for review
+        out.append(Signal("describes_agent_duty", "role", 0.15, duty))
     if not hits:
         return out
+    if duty:
+        addressed = duty
+        out.append(Signal("addresses_agent", "address", 0.3, duty, directed=True))
     role = intents.role_reference(visible) if not (addressed or claimed) else None
     if role:  # "your replies", "the user's": only an agent is spoken to like that; it counts with an intent
         out.append(Signal("agent_role_words", "role", 0.2, role, directed=True))
