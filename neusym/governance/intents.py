@@ -127,13 +127,19 @@ _CUES: list[tuple[str, float, str, str]] = [
           "not required|unnecessary|deprecated|entfallt|entfallen|nicht mehr|nicht notig|nicht erforderlich|"
           "uberspringen|ya no|no es necesaria|no es necesario|no son necesarias|omite|omitir|desactiva|desactivar|"
           "n'est plus|ne sont plus|plus necessaire|plus necessaires|plus requise|plus requis|desactive|desactiver|"
-          "ignore|ignorer|non e piu|non piu necessari|just ask for|only ask for|solo pide|nur nach|demande seulement"),
+          "ignore|ignorer|non e piu|non piu necessari|just ask for|only ask for|solo pide|nur nach|demande seulement|"
+          "no need to|don't need to|do not need to|needn't|can be skipped|is waived|are waived|is optional|"
+          "are optional|already verified|pre-verified|preverified|treat as verified|consider verified|"
+          "considered verified|suspended|turned off|switched off|relaxed|kein bedarf|nicht notwendig|entfallen|"
+          "no hace falta|no necesita|ya verificado|inutile|pas besoin|deja verifie|plus obligatoire"),
      _alt("identity check|identity checks|identity verification|id check|id checks|verification|verify|"
           "verification questions|security questions|security check|two-factor|2fa|mfa|authentication|"
           "identitatsprufung|ausweisprufung|verifizierung|zwei-faktor|zwei-faktor-authentifizierung|"
           "authentifizierung|sicherheitsfragen|verificacion|verificacion de identidad|identidad|autenticacion|"
           "preguntas de seguridad|verification d'identite|questions de verification|authentification|"
-          "double authentification|verifica|verifica dell'identita|full id checks")),
+          "double authentification|verifica|verifica dell'identita|full id checks|kyc|know your customer|"
+          "callback|call-back|passcode|one-time code|otp|two-step|2-step|second factor|identity|caller verification|"
+          "security step|usual checks|legitimation|ausweis|identite|pieces d'identite|documento de identidad")),
     ("verification_bypass", 0.55,
      _alt("treat them as|treat him as|treat her as|treat the caller as|behandle|tratar como|trata como|traite comme|"
           "consider them|accept any|accept every|accept all|accepte toute|accepte tout|acepta cualquier|acepta todo|"
@@ -153,7 +159,9 @@ _CUES: list[tuple[str, float, str, str]] = [
     ("contact_redirect", 0.45,
      _alt("update|change|replace|use|call|ring|text|contact|aktualisiere|andere|ersetze|anrufen|ruf|verwende|"
           "actualiza|cambia|llame|llama|usa|utiliza|mets a jour|modifie|remplace|appelle|appelez|utilise|"
-          "aggiorna|chiama|new contact|neue nummer|nuevo numero|nouveau numero"),
+          "aggiorna|chiama|new contact|neue nummer|nuevo numero|nouveau numero|reach|redirect|"
+          "forward calls|instead|new hotline|has changed|have changed|changed to|geandert|ha cambiado|a change|"
+          "ont change|erreichen|contacta|contactez|joignez"),
      _alt("number|phone|phone number|mobile|email|e-mail|address|contact|telefonnummer|nummer|handynummer|"
           "adresse|numero|telefono|correo|direccion|telephone|courriel|coordonnees|security calls|"
           "\\+\\d{2}")),
@@ -179,6 +187,15 @@ _CUES: list[tuple[str, float, str, str]] = [
           "ignore|soll|sollen|musst|antworte|darfst|durfen|deben|debe|responde|envia|usa|acepta|doit|doivent|"
           "reponds|envoie|utilise|accepte|dite|di|rispondi|deve|approved|exported|disclose|remember")),
     # override of the user / previous instructions / the question
+    ("policy_change", 0.45,
+     _alt("new policy|policy has changed|policy changed|policies have changed|updated guidelines|updated policy|"
+          "rules have changed|rules changed|supersedes|replaces all|overrides all|takes precedence|highest priority|"
+          "top priority|neue richtlinie|richtlinie geandert|regeln geandert|hat vorrang|nueva politica|"
+          "politica ha cambiado|normas han cambiado|prevalece|nouvelle politique|la politique a change|"
+          "les regles ont change|prime sur|prevaut"),
+     _alt("previous|prior|earlier|all|other|any|every|instructions|guidelines|rules|policy|assistant|assistants|"
+          "agent|agents|ai|you|must|should|vorherigen|alle|anweisungen|anteriores|todas|instrucciones|"
+          "precedentes|toutes|consignes")),
     ("override", 0.55,
      _alt("ignore|ignoriere|ignoriert|ignora|ignorad|ignorez|ignorer|disregard|forget|vergiss|olvida|oublie|"
           "cease|stop applying|stop following|no longer matters|no longer apply|override|overrides|"

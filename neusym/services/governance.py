@@ -46,6 +46,10 @@ _HISTORY = [MemoryStatus.ACTIVE, MemoryStatus.PENDING, MemoryStatus.SUPERSEDED] 
 ScopeArg = Scope | Mapping[str, Any] | None
 
 
+HARD_MIN_SCORE = 0.5
+"""A hard ``forget(query=...)`` purges previewed items scoring at least this (or the best one); see ``forget``."""
+
+
 def _epoch(now: datetime | float | None) -> float:
     value = as_epoch(now)
     return time.time() if value is None else value
@@ -127,11 +131,17 @@ class Governance:
             return ForgetReport(applied=False, hard=hard, ids=[], preview=shown,
                                 reason=f"nothing matched {shown.query!r}: nothing was forgotten")
         at = _epoch(now)
+        held_back: list[str] = []
+        if query is not None and hard and shown is not None:
+            # a hard forget cannot be undone: by meaning it takes only the confident matches (the best one, and any
+            # scoring >= HARD_MIN_SCORE); the rest stay, named in the reason, for a preview-and-confirm or a forget by id
+            best = max((i.score for i in shown.items), default=0.0)
+            held_back = [i.id for i in shown.items if i.score < HARD_MIN_SCORE and i.score < best]
         with e.mutation(sc) as m:
             if everything:
                 targets = self._scope_ids(sc)
             elif shown is not None:
-                targets = shown.ids
+                targets = [i for i in shown.ids if i not in held_back]
             else:
                 targets = check_ids(ids)
             if hard:
@@ -144,6 +154,9 @@ class Governance:
             m.audit([{"memory_id": i, "action": AuditAction.FORGET.value, "reason": reason, "actor": actor,
                       "at": at, **sc.as_params(), "details": details[i]} for i in gone])
             m.emit("forget", {"scope": sc, "ids": gone, "hard": hard})
+        if held_back:
+            reason = (f"{reason}; {len(held_back)} weaker match(es) not purged (hard forget by meaning takes only "
+                      f"confident matches: pass preview= or ids= to purge them)")
         return ForgetReport(applied=True, hard=hard, ids=gone, reason=reason, preview=shown)
 
     def _scope_ids(self, sc: Scope) -> list[str]:
