@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from neusym.errors import DimensionMismatchError, InvalidInputError, NeuSymError
 from neusym.extraction import Extraction, Extractor
+from neusym.governance.ttl import ttl_of_memory
 from neusym.ingest import Turn, normalize_messages
 from neusym.record import (
     MAX_ENTITY_CHARS,
@@ -189,7 +190,9 @@ def record_from(ext: Extraction, sc: Scope, *, now: datetime, mtype: MemoryType 
         vf_dt = datetime.fromtimestamp(vf, tz=now.tzinfo) if isinstance(vf, int | float) else vf
     except (OverflowError, OSError, ValueError) as err:  # beyond the platform's calendar (EOVERFLOW), NaN
         raise InvalidInputError(f"valid_from is not a usable time: {err}") from err
-    expires_in = ttl if ttl is not None else ext.expires_in
+    # a TTL given by the caller wins; else one stated in words, in the memory or the turn it came from ("for two
+    # hours", "until Friday", "bis Freitag"), else the extractor's; durations of habits and of the past never expire
+    expires_in = ttl if ttl is not None else (ttl_of_memory(ext.content, turn.content, now) or ext.expires_in)
     entities = [e for e in dict.fromkeys([*ext.entities, *([ext.speaker] if ext.speaker and ext.speaker not in
                                                            ("user", "assistant") else [])])
                 if len(e) <= MAX_ENTITY_CHARS]  # an extractor's run-on "name" stays in the text only

@@ -7,12 +7,12 @@ so later steps (dedup, conflicts) and the graph create just follow it.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from neusym.governance.decisions import Action, Decision, Flag
 from neusym.governance.policy import GovernancePolicy
 from neusym.governance.screening import Screener, ScreeningResult
-from neusym.record import MemoryRecord, MemoryStatus, MemoryType, Scope
+from neusym.record import MemoryRecord, MemoryStatus, MemoryType, Scope, utcnow
 
 __all__ = ["Admission", "intent_of"]
 
@@ -64,10 +64,22 @@ class Admission:
             effective = max(effective, p.store_threshold)
             notes.append("explicit instruction" if mtype is MemoryType.INSTRUCTION else "explicitly asked to remember")
         ttl = p.default_ttl_seconds.get(mtype.value)
+        ingested = utcnow()
         if cand.expires_at is None and ttl:
+            # The TTL runs from when the feeling was, but a memory about the past (a conversation dated last
+            # year) would then be expired the moment it is stored and never found: its TTL counts from ingestion.
             base = cand.valid_from or cand.created_at
-            updates["expires_at"] = base + timedelta(seconds=ttl)
-            notes.append(f"default {mtype.value} ttl {ttl / 3600:g}h")
+            expires_at = base + timedelta(seconds=ttl)
+            if expires_at <= ingested:
+                expires_at = ingested + timedelta(seconds=ttl)
+                notes.append(f"default {mtype.value} ttl {ttl / 3600:g}h from ingestion (the event is in the past)")
+            else:
+                notes.append(f"default {mtype.value} ttl {ttl / 3600:g}h")
+            updates["expires_at"] = expires_at
+        expires = updates.get("expires_at", cand.expires_at)
+        if isinstance(expires, datetime) and expires <= ingested:
+            # Stored but invisible to every default read: say so instead of reporting a plain "admitted".
+            notes.append("already expired at ingest: kept, but search will not return it (include_expired=True)")
         updates["confidence"] = round(min(max(effective, 0.0), 1.0), 4)
         details: dict[str, object] = {"type": mtype.value, "origin": cand.source.origin, "trust": trust,
                                       "confidence": updates["confidence"], "raw_confidence": cand.confidence}

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from neusym.errors import ExtractionError
+from neusym.governance import intents
 from neusym.governance.injection_rules import RULES
 from neusym.llm import ChatModel, complete_json
 from neusym.regex_gate import RuleGate
@@ -137,11 +138,68 @@ def _structural(text: str, self_ref: bool = True) -> list[Signal]:
             others = others or bool(_OTHERS_WORDS.search(sentence))
     if not directed:
         return []
-    out = [Signal("agent_directed_sentence", "behaviour", 0.3 if directed == 1 else 0.4, f"{directed} sentence(s)")]
+    # "You", an imperative: in a conversation between people that is how friends talk ("Keep it up!", "Your kind
+    # words mean a lot"), so alone it stays under the review line; with agent/config vocabulary or aimed at other
+    # users it counts, and the intent evidence (neusym.governance.intents) decides the rest
+    out = [Signal("agent_directed_sentence", "behaviour", 0.2 if directed == 1 else 0.24, f"{directed} sentence(s)")]
     if meta:
         out.append(Signal("directed_meta_vocabulary", "behaviour", 0.25, "configuration/policy words"))
     if others:
         out.append(Signal("directed_at_others", "behaviour", 0.25, "other users/all responses"))
+    return out
+
+
+_UNTRUSTED_INTENT = 0.6  # an intent in tool/document text with no addressee: the page's author may mean its reader
+_USER_INTENT = 0.6  # ... in the user's own words, not about themselves
+_SELF_INTENT = 0.3  # ... in a statement about the speaker ("my new number is ...")
+_USERS_OWN = frozenset({"policy_change", "steering"})  # intents a user may legitimately have about themselves
+_ADDRESSED_BONUS = 0.2  # an intent addressed to the agent is what poisoning is
+
+
+def _intent_signals(text: str, origin: str) -> list[Signal]:
+    """What the text asks a future assistant to do (:mod:`neusym.governance.intents`), in any of its languages.
+
+    An addressee ("Dear AI", "Assistants must", "note to the model") or a fake authority header is itself directed
+    evidence (tool and document channels then get the untrusted boost); intents weigh most when addressed, less in
+    a tool's or document's plain text, least in the user's statements about themselves. Records of things done
+    ("transfer completed", "details unchanged") halve the intent evidence."""
+    visible = intents.Folded(unicodedata.normalize("NFKC", _ALL_HIDDEN.sub("", text)))
+    out: list[Signal] = []
+    addressed = intents.addressee(visible)
+    claimed = intents.authority(visible)
+    if addressed:
+        out.append(Signal("addresses_agent", "address", 0.3, addressed, directed=True))
+    if claimed:
+        out.append(Signal("claims_authority", "address", 0.4, claimed, directed=True))
+    hits = intents.intent_hits(visible)
+    duty = intents.duty(visible) if not (addressed or claimed) else None
+    if duty and not hits:  # "the assistant must answer politely": a style guide, at most listed for review
+        out.append(Signal("describes_agent_duty", "role", 0.15, duty))
+    if not hits:
+        return out
+    if duty:
+        addressed = duty
+        out.append(Signal("addresses_agent", "address", 0.3, duty, directed=True))
+    role = intents.role_reference(visible) if not (addressed or claimed) else None
+    if role:  # "your replies", "the user's": only an agent is spoken to like that; it counts with an intent
+        out.append(Signal("agent_role_words", "role", 0.2, role, directed=True))
+    if addressed or claimed:
+        factor, bonus = 1.0, _ADDRESSED_BONUS
+    elif role:
+        factor, bonus = 0.8, _ADDRESSED_BONUS / 2
+    elif origin in ("user", "system"):
+        factor, bonus = (_SELF_INTENT if intents.first_person(visible) else _USER_INTENT), 0.0
+    else:
+        factor, bonus = (_UNTRUSTED_INTENT if origin != "agent" else _SELF_INTENT), 0.0
+    if intents.is_record(visible):
+        factor *= 0.5
+    unaddressed_user = not (addressed or claimed or role) and origin in ("user", "system")
+    for hit in hits:
+        if unaddressed_user and (hit.intent == "steering" or (factor == _SELF_INTENT and hit.intent in _USERS_OWN)):
+            continue  # "always use metric units for me" is the user's own standing preference; steering needs a reader
+        w = hit.weight if hit.intent == "cross_user" else hit.weight * factor + bonus
+        out.append(Signal(f"intent_{hit.intent}", "intent", round(min(w, 0.95), 3), hit.evidence,
+                          directed=bool(addressed or claimed or role)))
     return out
 
 
@@ -200,10 +258,15 @@ class Screener:
         # the first person is the page's author, so the first-person relief does not apply there.
         signals = self._signals(text, user_id=user_id, depth=0, self_ref=origin in ("user", "system"),
                                 shape=origin != "agent")
+        signals.extend(_intent_signals(text, origin))
         risk = _noisy_or([s.weight for s in signals])
         if origin not in ("user", "system") and any(s.directed for s in signals):
             risk = min(1.0, risk + self.untrusted_boost)
             signals.append(Signal("untrusted_channel", "channel", self.untrusted_boost, origin))
+        if risk >= self.threshold and not any(s.category == "address" for s in signals) and intents.is_mention(text):
+            # talk *about* attacks (a paper quoting "ignore previous instructions", a phishing warning) addresses
+            # no agent: at most borderline, listed for review, never quarantined on its keywords
+            risk = min(risk, self.threshold - 0.01)
         verdict = "injection" if risk >= self.threshold else ("borderline" if risk >= self.borderline else "clean")
         result = ScreeningResult(risk=round(risk, 4), signals=signals, verdict=verdict)
         if verdict == "borderline" and self.judge is not None:

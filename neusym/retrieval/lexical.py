@@ -180,6 +180,7 @@ class _Postings:
                 self.packed_offsets = np.concatenate([[0], np.cumsum(kept_per_row)]).astype(np.int64)
                 for row in np.flatnonzero(kept_per_row == 0).tolist():  # no posting left: the word is gone
                     self.packed_row.pop(self.packed_terms[row], None)
+                self.compact_packed()  # ... from the term list too (it is saved: a purged word must not stay)
         return removed
 
     def take_back(self, debt: dict[tuple[str, int], int]) -> int:

@@ -33,6 +33,7 @@ from neusym.governance.forgetting import (
 from neusym.governance.lifecycle import JanitorReport, run_janitor
 from neusym.governance.policy import GovernancePolicy
 from neusym.governance.review import REVIEW_KINDS, ReviewItem, list_review
+from neusym.governance.topics import topic_descriptions
 from neusym.record import MemoryRecord, MemoryStatus, Scope, as_epoch
 from neusym.services.review import ReviewDecisions
 
@@ -43,6 +44,10 @@ log = logging.getLogger(__name__)
 _PAGE = 1000
 _HISTORY = [MemoryStatus.ACTIVE, MemoryStatus.PENDING, MemoryStatus.SUPERSEDED]  # every value an attribute had
 ScopeArg = Scope | Mapping[str, Any] | None
+
+
+HARD_MIN_SCORE = 0.5
+"""A hard ``forget(query=...)`` purges previewed items scoring at least this (or the best one); see ``forget``."""
 
 
 def _epoch(now: datetime | float | None) -> float:
@@ -95,9 +100,13 @@ class Governance:
             raise InvalidInputError("query must be a non-empty string")
         sc = e.scope(scope, what="forget_preview")
         e.sync()
-        qvec = e.embedder.embed_query(forget_topic(query))
+        topic = forget_topic(query)
+        qvec = e.embedder.embed_query(topic)
+        descriptions = topic_descriptions(topic)
+        dvecs = e.embedder.embed_documents(descriptions) if descriptions else None
         return find_by_meaning(query, sc, store=e.store, derived=e.derived, queries=e.governor.queries,
-                               qvec=qvec, policy=e.governor.policy, statuses=statuses, limit=limit)
+                               qvec=qvec, policy=e.governor.policy, statuses=statuses, limit=limit,
+                               descriptions=descriptions, desc_vecs=dvecs)
 
     def forget(self, ids: str | Sequence[str] | None = None, *, query: str | None = None,
                preview: ForgetPreview | None = None, scope: ScopeArg = None, everything: bool = False,
@@ -117,12 +126,22 @@ class Governance:
             shown = self.forget_preview(query, scope=sc)
             if not confirm:
                 return ForgetReport(applied=False, hard=hard, ids=shown.ids, reason=reason, preview=shown)
+        if shown is not None and not shown.items:
+            # nothing matched: say so, instead of "applied" with no ids
+            return ForgetReport(applied=False, hard=hard, ids=[], preview=shown,
+                                reason=f"nothing matched {shown.query!r}: nothing was forgotten")
         at = _epoch(now)
+        held_back: list[str] = []
+        if query is not None and hard and shown is not None:
+            # a hard forget cannot be undone: by meaning it takes only the confident matches (the best one, and any
+            # scoring >= HARD_MIN_SCORE); the rest stay, named in the reason, for a preview-and-confirm or a forget by id
+            best = max((i.score for i in shown.items), default=0.0)
+            held_back = [i.id for i in shown.items if i.score < HARD_MIN_SCORE and i.score < best]
         with e.mutation(sc) as m:
             if everything:
                 targets = self._scope_ids(sc)
             elif shown is not None:
-                targets = shown.ids
+                targets = [i for i in shown.ids if i not in held_back]
             else:
                 targets = check_ids(ids)
             if hard:
@@ -135,6 +154,9 @@ class Governance:
             m.audit([{"memory_id": i, "action": AuditAction.FORGET.value, "reason": reason, "actor": actor,
                       "at": at, **sc.as_params(), "details": details[i]} for i in gone])
             m.emit("forget", {"scope": sc, "ids": gone, "hard": hard})
+        if held_back:
+            reason = (f"{reason}; {len(held_back)} weaker match(es) not purged (hard forget by meaning takes only "
+                      f"confident matches: pass preview= or ids= to purge them)")
         return ForgetReport(applied=True, hard=hard, ids=gone, reason=reason, preview=shown)
 
     def _scope_ids(self, sc: Scope) -> list[str]:
@@ -177,8 +199,7 @@ class Governance:
                 gone.extend(e.store.delete_hard([str(r["id"]) for r in rows], sc))
             e.governor.queries.delete_tenant_entities(user_id)
             m.sync()  # the vectors and postings go before the compaction in finish()
-            purger.finish(texts, tenant=user_id)
-            e.governor.queries.rewrite_log()
+            purger.finish(texts, tenant=user_id)  # ... and rewrites the graph's log
             m.audit([{"memory_id": None, "action": AuditAction.FORGET.value, "reason": reason, "actor": actor,
                       "at": _epoch(now), "user_id": user_id,
                       "details": {"hard": True, "count": len(gone), "tenant": True}}])

@@ -215,7 +215,10 @@ class GovernanceQueries:
 
     def rewrite_log(self) -> bool:
         """Best effort: ask FalkorDB to rewrite its append-only file, so the commands that created deleted content
-        do not linger in the persistence log after a tenant is forgotten. A no-op on other backends."""
+        do not linger in the persistence log after a hard forget. A no-op on other backends."""
+        forget = getattr(self.executor, "forget_persisted", None)
+        if callable(forget):
+            return bool(forget())
         conn = getattr(getattr(self.executor, "_db", None), "connection", None)
         if conn is None:
             return False

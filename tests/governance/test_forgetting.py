@@ -138,3 +138,50 @@ def test_forget_tenant_right_to_be_forgotten(mem: NeuSymMemory) -> None:
     assert details and not [d for d in details if "Split" in json.dumps(d) or "Zagreb" in json.dumps(d)]
     assert mem.get(keep.id, user_id="stays").content == "I live in Zagreb too."
     assert [h.id for h in mem.search("Zagreb", user_id="stays")] == [keep.id]
+
+
+def test_hard_forget_leaves_no_secret_in_the_graph_servers_files(mem: NeuSymMemory, falkordb_dir) -> None:  # type: ignore[no-untyped-def]
+    """The AOF that created a memory (and the snapshot before it) keep its text after the graph delete; a hard
+    forget rewrites the log, and the server keeps no query telemetry, so the strings leave the files."""
+    from benchmarks.governance.traces import scan_files
+
+    secret = "QUOKKA-7731-TANGERINE"
+    rec = mem.add(f"My locker combination is {secret}, keep it safe.", user_id="files")[0]
+    mem.add("I keep my running shoes in the locker.", user_id="files")
+    before, _ = scan_files(falkordb_dir, [secret])
+    assert secret in before  # the write log holds it: the check below can fail
+    report = mem.forget(rec.id, user_id="files", hard=True, confirm=True)
+    assert report.ids == [rec.id]
+    after, _ = scan_files(falkordb_dir, [secret])
+    assert secret not in after, after
+    assert mem.search("running shoes locker", user_id="files")
+
+
+def test_forget_by_meaning_follows_names_and_category_and_explains(make_memory) -> None:  # type: ignore[no-untyped-def]
+    """Issue 17 item 6: the topic reaches memories sharing no word with it (through its category's descriptions)
+    and memories naming a person only by the surname a matching memory introduced; each item says why."""
+    from neusym.embeddings.local import MiniLMEmbedder
+
+    mem = make_memory(embedder=MiniLMEmbedder())
+    ids = {}
+    for key, text in [("a", "Our landlord Mr. Okafor raised the rent again."),
+                      ("b", "Okafor still hasn't fixed the boiler."),
+                      ("c", "I take insulin before every meal."),
+                      ("d", "I love sailing on the lake."),
+                      ("e", "My sister plays the cello.")]:
+        ids[key] = mem.add(text, user_id="fm")[0].id
+    preview = mem.forget_preview("forget what I told you about my landlord", user_id="fm")
+    got = {i.id: i.why for i in preview.items}
+    assert ids["a"] in got and ids["b"] in got, got
+    assert any("Okafor" in w for w in got[ids["b"]])
+    assert ids["d"] not in got and ids["e"] not in got
+    health = mem.forget_preview("forget everything about my health", user_id="fm")
+    assert ids["c"] in health.ids and ids["d"] not in health.ids
+    assert health.descriptions and all(i.why for i in health.items)
+
+
+def test_forget_that_matches_nothing_says_so(mem: NeuSymMemory) -> None:
+    keep = mem.add("I like espresso.", user_id="nm")[0]
+    report = mem.forget(query="my boat", user_id="nm", confirm=True)
+    assert report.applied is False and report.ids == [] and "nothing matched" in report.reason
+    assert mem.get(keep.id, user_id="nm").status.value == "active"

@@ -141,3 +141,84 @@ def test_janitor_cli(make_memory, falkordb_dir: Path, graph_name: str) -> None: 
     assert summary["expired"] == [rec.id]
     again = make_memory()
     assert again.get(rec.id, user_id="u").status.value == "archived"
+
+
+def test_historic_memories_are_not_expired_at_ingest(mem: NeuSymMemory) -> None:
+    """Issue 18, bug 1: a conversation dated two years ago is stored *now*; the emotion TTL counts from ingestion,
+    so what ``add`` reports stored is what search returns."""
+    past = time.time() - 2 * 365 * DAY
+    res = mem.add("I'm feeling really sad about the move.", user_id="h", valid_from=past)
+    rec = res[0]
+    assert rec.type.value == "emotion" and rec.expires_at is not None
+    assert rec.expires_at.timestamp() > time.time() + 2 * DAY  # three days from ingestion, not from the event
+    assert "from ingestion" in res.decisions[0].reason
+    assert rec.id in {h.id for h in mem.search("sad about the move", user_id="h")}
+    batch = mem.add_batch([{"content": f"I'm so angry about the landlord, day {i}.", "valid_from": past + i * DAY}
+                           for i in range(3)], user_id="h")
+    assert batch and all(r.expires_at is None or r.expires_at.timestamp() > time.time() for r in batch)
+    found = {h.id for h in mem.search("angry about the landlord", user_id="h", k=10)}
+    assert {r.id for r in batch} <= found
+    # the TTL still ends: three days after ingestion the feeling is gone from default reads
+    assert rec.id not in {h.id for h in mem.search("sad about the move", user_id="h", now=time.time() + 4 * DAY)}
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("For the next forty-five minutes I'm offline.", 2700),
+    ("I'm at the gym for two hours, call later.", 7200),
+    ("Next 6 hours: I'm flying.", 21600),
+    ("The voucher code is valid for 15 minutes.", 900),
+    ("Für die nächsten zwei Stunden bin ich im Meeting.", 7200),
+    ("Estoy en una reunión durante las próximas dos horas.", 7200),
+    ("Pendant les deux prochaines heures je suis occupé.", 7200),
+    ("For an hour and a half I'll be driving.", 5400),
+])
+def test_ttl_durations_stated_in_words(text: str, seconds: int) -> None:
+    from datetime import UTC, datetime
+
+    from neusym.governance.ttl import stated_ttl
+
+    assert stated_ttl(text, datetime(2026, 3, 4, 10, 0, tzinfo=UTC)) == seconds
+
+
+@pytest.mark.parametrize("text", [
+    "I run for 30 minutes every morning.", "The flight to Lima takes 11 hours.", "I lived in Oslo for a year.",
+    "We talked for an hour yesterday.", "I'm going to Spain for two weeks in July.", "Remind me in 3 days to call.",
+    "Jeden Morgen jogge ich 30 Minuten lang.", "Viví en Roma durante dos años.",
+])
+def test_durations_that_are_not_a_ttl(text: str) -> None:
+    from datetime import UTC, datetime
+
+    from neusym.governance.ttl import stated_ttl
+
+    assert stated_ttl(text, datetime(2026, 3, 4, 10, 0, tzinfo=UTC)) is None
+
+
+def test_calendar_ttls_end_on_the_named_day() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from neusym.governance.ttl import stated_ttl
+
+    wed = datetime(2026, 3, 4, 10, 0, tzinfo=UTC)  # a Wednesday
+    friday_end = datetime(2026, 3, 6, 23, 59, tzinfo=UTC)
+    for text in ("Until Friday I'm covering for Sara.", "Bis Freitag bin ich im Homeoffice.",
+                 "Hasta el viernes trabajo desde casa.", "Jusqu'à vendredi, je suis à Lyon."):
+        assert stated_ttl(text, wed) == (friday_end - wed).total_seconds(), text
+    tonight = (datetime(2026, 3, 4, 23, 59, tzinfo=UTC) - wed).total_seconds()
+    assert stated_ttl("Just for tonight, call me Captain.", wed) == tonight
+    assert stated_ttl("Solo por hoy, mi número es el 612 345 678.", wed) == tonight
+    sunday = (datetime(2026, 3, 8, 23, 59, tzinfo=UTC) - wed).total_seconds()
+    assert stated_ttl("This week only, my desk is B-12.", wed) == sunday
+    tomorrow = stated_ttl("Till tomorrow morning the wifi password is Sunflower22.", wed)
+    assert tomorrow is not None and timedelta(seconds=tomorrow) < timedelta(days=2)
+
+
+def test_a_ttl_phrase_expires_only_its_own_memory(mem: NeuSymMemory) -> None:
+    res = mem.add("I live in Berlin. I'm at the dentist for 45 minutes.", user_id="t")
+    by_text = {r.content: r for r in res}
+    dentist = next(r for t, r in by_text.items() if "dentist" in t)
+    assert dentist.expires_at is not None
+    assert abs((dentist.expires_at - dentist.created_at).total_seconds() - 2700) < 5
+    assert all(r.expires_at is None for t, r in by_text.items() if "Berlin" in t and "dentist" not in t)
+    t0 = dentist.created_at.timestamp()
+    assert dentist.id in {h.id for h in mem.search("where am I", user_id="t", now=t0 + 600)}
+    assert dentist.id not in {h.id for h in mem.search("where am I", user_id="t", now=t0 + 2700 + 60)}

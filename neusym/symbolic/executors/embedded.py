@@ -255,6 +255,9 @@ class EmbeddedFalkorDB:
                 "--proc-title-template", "{title} {unixsocket}",
                 "--loadmodule", module,
                 "IMPORT_FOLDER", str(self.data_dir / _NO_IMPORT),
+                # no query telemetry: FalkorDB would keep the text of recent queries, parameters included (the
+                # content of every add), in a stream persisted with the AOF, where a hard forget cannot reach it
+                "CMD_INFO", "no",
             ]
             self._remove_rewrite_leftovers()
             watchdog = [sys.executable, "-I", "-S", str(Path(wd.__file__)), str(self.data_dir), str(sock),

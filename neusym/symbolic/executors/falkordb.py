@@ -330,6 +330,9 @@ class FalkorDBExecutor:
             raise BackendUnavailableError(f"cannot connect to FalkorDB: {err}") from err
         if self.embedded is not None:
             self._watch = _CallWatch(self._probe, min(_PROBE_AFTER, self.stall_timeout))
+            # a server started by an older NeuSym may still record query telemetry (see EmbeddedFalkorDB.start)
+            with contextlib.suppress(Exception):
+                self._execute("GRAPH.CONFIG", "SET", "CMD_INFO", "no")
 
     def _connect(self) -> None:
         import falkordb
@@ -502,6 +505,22 @@ class FalkorDBExecutor:
             self._db.connection.close()
         if self.embedded is not None:
             self.embedded.release(stop_if_last=self.stop_on_close)
+
+    def forget_persisted(self, timeout: float | None = None) -> bool:
+        """After a hard delete: make the deleted strings leave the server's files too. Drops the graph's query
+        telemetry stream (recent query texts with their parameters) and rewrites the append-only log into a fresh
+        snapshot, so neither the old base RDB nor the incremental log that replayed the ``CREATE`` keeps them.
+        Embedded: waits for the rewrite (``timeout``, default scaled to the log's size); remote: best effort, not
+        waited for. Returns whether the rewrite is known to have finished."""
+        with contextlib.suppress(Exception):
+            self._execute("DEL", f"telemetry{{{self.graph_name}}}")
+        if self.embedded is not None:
+            return self.embedded.compact(timeout)
+        try:
+            self._execute("BGREWRITEAOF")
+        except Exception:  # noqa: BLE001 - e.g. persistence off or a rewrite already running
+            return False
+        return False
 
     def delete_graph(self) -> None:
         """Drop the whole graph (used by tests and hard tenant purges of a dedicated graph)."""

@@ -1,0 +1,272 @@
+"""How long a memory says it holds: TTLs stated in words, in any position, in several languages.
+
+"I'm at the dentist for 45 minutes", "Next 6 hours: I'm flying", "For 20 min I'll be in a call", "the code is valid
+for fifteen minutes", "until Friday I'm covering for Sara", "just for tonight, call me Captain", "bis Freitag bin ich
+im Homeoffice", "solo por hoy", "jusqu'à dimanche". The phrase is a *frame* (a span of time from now, or a bound on
+the calendar) plus a quantity; where it sits in the sentence does not matter.
+
+What is not a TTL matters as much: a duration that describes a habit ("I run for 30 minutes every morning"), a
+property ("the flight takes 11 hours", "my commute is 45 minutes"), or the past ("I lived in Japan for a year") says
+nothing about how long the memory stays true. Reminders ("remind me in 3 days") are plans with a due date, not
+expiring facts, and are left to the extractor.
+
+Calendar bounds resolve on the server's clock (UTC unless the caller passes an aware ``now``): "until Friday" holds
+through the end of Friday, "tomorrow morning" until noon tomorrow, "tonight"/"today" until midnight.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import datetime, timedelta
+
+__all__ = ["stated_ttl", "ttl_of_memory"]
+
+_F = re.IGNORECASE
+
+
+def _fold(text: str) -> str:
+    if text.isascii():
+        return text.lower()
+    return "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
+
+
+_NUMBERS = {
+    # en
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
+    "forty-five": 45, "fifty": 50, "sixty": 60, "ninety": 90, "a couple of": 2, "a few": 3, "couple of": 2,
+    "half an": 0.5, "half a": 0.5, "a half": 0.5,
+    # de
+    "ein": 1, "eine": 1, "einen": 1, "einer": 1, "zwei": 2, "drei": 3, "vier": 4, "funf": 5, "sechs": 6,
+    "sieben": 7, "acht": 8, "neun": 9, "zehn": 10, "zwolf": 12, "funfzehn": 15, "zwanzig": 20, "dreissig": 30,
+    "vierzig": 40, "funfundvierzig": 45, "eine halbe": 0.5, "einer halben": 0.5, "ein paar": 2,
+    # es
+    "un": 1, "una": 1, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6, "siete": 7, "ocho": 8,
+    "nueve": 9, "diez": 10, "doce": 12, "quince": 15, "veinte": 20, "treinta": 30, "cuarenta": 40,
+    "media": 0.5, "un par de": 2,
+    # fr
+    "une": 1, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "sept": 7, "huit": 8, "neuf": 9, "dix": 10,
+    "douze": 12, "quinze": 15, "vingt": 20, "trente": 30, "quarante": 40, "quarante-cinq": 45, "une demi": 0.5,
+    "demi": 0.5,
+}
+_UNITS = {
+    60.0: "minutes minute mins min m minuten minuto minutos",
+    1.0: "seconds second secs sec sekunden sekunde segundos segundo secondes seconde",
+    3600.0: "hours hour hrs hr h stunden stunde std horas hora heures heure",
+    86400.0: "days day tage tagen tag dias dia jours jour journees journee",
+    604800.0: "weeks week wks wk wochen woche semanas semana semaines semaine",
+    1209600.0: "fortnight fortnights quinzaine",
+    2592000.0: "months month monate monaten monat meses mes mois",
+    31536000.0: "years year jahre jahren jahr anos ano ans annees annee",
+}
+_UNIT_OF = {w: secs for secs, words in _UNITS.items() for w in words.split()}
+_NUM = (r"(?P<n>\d+(?:[.,]\d+)?|" + "|".join(sorted((re.escape(k).replace(r"\ ", r"\s+") for k in _NUMBERS),
+                                                     key=len, reverse=True)) + r")")
+_UNIT = r"(?P<u>" + "|".join(sorted(_UNIT_OF, key=len, reverse=True)) + r")"
+_QTY = rf"{_NUM}[\s-]*(?:-?\s*)?{_UNIT}\b(?:\s+and\s+a\s+half)?"
+_BARE_UNIT = (r"(?P<bu>hour|day|week|fortnight|month|year|minute|stunde|tag|woche|monat|jahr|hora|dia|semana|mes|ano|"
+              r"heure|jour|semaine|mois|annee)")
+
+# a span from now: "for (the next) 2 hours", "next 6 hours", "3 days from now", "valid for 15 minutes",
+# "für die nächsten 2 Stunden", "durante las próximas 3 horas", "pendant les deux prochaines heures"
+_SPAN_LEAD = (r"\b(?:for|over|during|within|in\s+the\s+next|valid\s+for|good\s+for|active\s+for|expires?\s+in|"
+              r"fur|noch|wahrend|gultig\s+fur|durante|por|valido\s+por|valida\s+por|pendant|pour|durant|valable|"
+              r"valide)\s+(?:the\s+|die\s+|las\s+|los\s+|les\s+)?(?:next\s+|coming\s+|following\s+|nachsten\s+|"
+              r"naechsten\s+|kommenden\s+|proximas\s+|proximos\s+|prochaines\s+|prochains\s+)?")
+_SPAN = [
+    re.compile(_SPAN_LEAD + _QTY + r"(?:\s+(?:prochaines|prochains|siguientes))?", _F),
+    re.compile(r"(?:^|[\s,;:(])(?:the\s+|die\s+|las\s+|los\s+|les\s+)?(?:next|coming|nachsten|naechsten|"
+               r"kommenden|proximas|proximos|prochaines|prochains)\s+" + _QTY, _F),
+    re.compile(r"\b(?:for|during|pendant|pour|durant|les|durante|las|los|die|fur|the)\s+(?:les\s+|las\s+|los\s+|"
+               r"die\s+)?" + _NUM + r"\s+(?:prochaines|prochains|proximas|proximos|nachsten|naechsten|kommenden|"
+               r"next|siguientes)\s+" + _UNIT + r"\b", _F),
+    re.compile(_QTY + r"\s+(?:from\s+now|lang|ab\s+jetzt|a\s+partir\s+de\s+ahora|a\s+partir\s+de\s+maintenant|"
+               r"desde\s+ahora)\b", _F),
+    re.compile(r"\b(?:for|fur|durante|por|pendant|pour)\s+(?:the\s+next\s+|die\s+nachste\s+|la\s+proxima\s+|"
+               r"la\s+prochaine\s+|le\s+prochain\s+|an?\s+|eine\s+|einen\s+|un\s+|una\s+|une\s+)" + _BARE_UNIT
+               + r"\b", _F),
+]
+
+_WEEKDAYS = {
+    0: "monday mon montag lunes lundi", 1: "tuesday tue tues dienstag martes mardi",
+    2: "wednesday wed mittwoch miercoles mercredi", 3: "thursday thu thurs donnerstag jueves jeudi",
+    4: "friday fri freitag viernes vendredi", 5: "saturday sat samstag sonnabend sabado samedi",
+    6: "sunday sun sonntag domingo dimanche",
+}
+_WEEKDAY_OF = {w: d for d, words in _WEEKDAYS.items() for w in words.split()}
+_DAY = r"(?P<wd>" + "|".join(sorted(_WEEKDAY_OF, key=len, reverse=True)) + r")"
+_UNTIL = (r"(?:until|till|til|untill|through|thru|up\s+to|bis(?:\s+(?:zum|zur|am|kommenden|nachsten))?|"
+          r"hasta(?:\s+(?:el|la|el\s+proximo|este))?|jusqu'(?:a|au|a\s+la)|jusqu'\s*(?:a|au)|jusque)")
+_END = (r"(?:(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?(?P<end>day|week|month)|(?:dem\s+)?ende\s+(?:der|des|dieser|"
+        r"diesen)\s+(?P<end_de>woche|tages|monats)|(?P<end_de2>wochenende|monatsende)|(?:el\s+)?final\s+de\s+"
+        r"(?:la\s+|el\s+|este\s+|esta\s+)?(?P<end_es>semana|dia|mes)|(?:la\s+)?fin\s+(?:de\s+la\s+|du\s+|de\s+)"
+        r"(?P<end_fr>semaine|journee|mois|jour))")
+_TOMORROW = r"(?P<tm>tomorrow|morgen|manana|demain)"
+_TONIGHT = (r"(?P<tn>tonight|today|this\s+evening|end\s+of\s+(?:the\s+)?day|heute(?:\s+abend)?|heute\s+nacht|"
+            r"hoy|esta\s+noche|ce\s+soir|aujourd'hui|cette\s+nuit)")
+_BOUND = re.compile(rf"\b{_UNTIL}\s+(?:the\s+|next\s+|this\s+|coming\s+|ce\s+|le\s+)?(?:{_DAY}|{_TOMORROW}|{_END}|"
+                    rf"{_TONIGHT})\b", _F)
+# "just for tonight", "only today", "for today only", "this week only", "for the rest of the day/week", "solo por hoy"
+_ONLY = re.compile(
+    r"\b(?:(?:just|only)\s+(?:for\s+)?(?P<o1>today|tonight|this\s+evening|this\s+week|this\s+weekend|this\s+month)|"
+    r"(?:for\s+)?(?P<o2>today|tonight|this\s+week|this\s+weekend|this\s+month)\s+only|"
+    r"for\s+the\s+rest\s+of\s+(?:the\s+|this\s+|today)?(?P<o3>day|week|month|evening|night)?|"
+    r"nur\s+(?:fur\s+)?(?P<o4>heute(?:\s+abend)?|diese\s+woche|dieses\s+wochenende|diesen\s+monat)|"
+    r"(?:solo|solamente|unicamente|solo\s+por)\s+(?:por\s+|para\s+)?(?P<o5>hoy|esta\s+noche|esta\s+semana|este\s+mes|"
+    r"este\s+fin\s+de\s+semana)|(?:por|para)\s+(?P<o5b>hoy|esta\s+noche)\s+(?:solo|nada\s+mas)|"
+    r"(?:seulement|uniquement|juste)\s+(?:pour\s+)?(?P<o6>aujourd'hui|ce\s+soir|cette\s+semaine|ce\s+mois-ci|"
+    r"ce\s+week-end)|(?:pour\s+)?(?P<o6b>aujourd'hui|ce\s+soir|cette\s+semaine)\s+(?:seulement|uniquement))\b", _F)
+
+# what makes a duration not a TTL
+_HABIT = re.compile(
+    r"\b(?:every|each|daily|weekly|nightly|usually|normally|typically|often|always|per\s+(?:day|week)|"
+    r"(?:once|twice|times|\d+\s*(?:x|h|hours?|minutes?|mins?))\s+a\s+(?:day|week)|each\s+way|jeden|jede|jeder|taglich|immer|normalerweise|meistens|cada|todos\s+los|todas\s+las|"
+    r"siempre|normalmente|chaque|tous\s+les|toutes\s+les|toujours|habituellement|d'habitude)\b", _F)
+_PROPERTY = re.compile(
+    r"\b(?:takes?|took|lasts?|lasted|long|duration|is\s+\d+\s*(?:min|minutes|hours)|dauert|dauerte|dura|duro|"
+    r"dure|a\s+dure|tarda|tardo|braucht|prend)\b", _F)
+_PAST = re.compile(
+    r"\b(?:was|were|had|did|spent|lived|worked|stayed|studied|travel(?:l)?ed|used\s+to|ago|last\s+(?:year|month|"
+    r"week|summer|winter)|after\s+(?:university|college|school)|back\s+then|in\s+(?:19|20)\d\d|war|waren|hatte|"
+    r"gewohnt|gearbeitet|verbracht|vor\s+\w+\s+(?:jahren|monaten)|letztes\s+jahr|vivi|vivio|estuve|estuvo|trabaje|"
+    r"pase|hace\s+\w+\s+anos|el\s+ano\s+pasado|j'ai\s+vecu|j'ai\s+travaille|j'etais|il\s+y\s+a|l'an\s+dernier|"
+    r"l'annee\s+derniere)\b", _F)
+_PAST_WORDS = re.compile(
+    r"\b(?:yesterday|last\s+night|earlier\s+today|the\s+other\s+day|gestern|vorgestern|ayer|anoche|hier|"
+    r"slept|went|ran|sat|stood|drove|flew|swam|spoke|spent|took|left|met|felt|waited|schlief|fuhr|dormi|hablamos|"
+    r"j'ai\s+dormi|nous\s+avons)\b", _F)
+_PAST_PARTICIPLE = re.compile(r"\b(\w+\s+)?(\w{3,}ed)\b")
+_NOT_PAST = frozenset({"need", "speed", "feed", "seed", "bed", "red", "shed", "proceed", "exceed", "succeed", "breed",
+                       "embed", "indeed", "weed", "greed", "deed", "heed", "based", "used", "supposed", "scheduled",
+                       "booked", "blocked", "closed", "reserved", "required", "allowed", "expected", "planned",
+                       "needed", "parked", "stationed", "assigned", "located", "placed", "signed", "subscribed",
+                       "locked", "enabled", "disabled", "muted", "valid"})
+_COPULA = frozenset({"am", "is", "are", "be", "been", "being", "i'm", "you're", "we're", "they're", "it's", "get",
+                     "got", "'m", "'re", "stay", "remain", "keep"})
+_IS_FOR = re.compile(r"\b(?:is|are|was|were|ist|es|est)\s+(?:only\s+)?(?:for|fur|por|pour)\s+" + _NUM + r"\b", _F)
+_LATER = re.compile(
+    r"\b(?:in|im|en|au|de|from|ab|desde|des|starting|next)\s+(?:january|february|march|april|may|june|july|august|"
+    r"september|october|november|december|januar|februar|marz|juni|juli|oktober|dezember|enero|febrero|marzo|"
+    r"abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|janvier|fevrier|mars|avril|mai|juin|"
+    r"juillet|aout|septembre|octobre|novembre|decembre)\b|\bnext\s+(?:week|month|year|summer|winter)\b|"
+    r"\b(?:nachste|nachsten|nachstes)\s+(?:woche|monat|jahr)\b|\b(?:la\s+)?(?:semana|mes)\s+que\s+viene\b|"
+    r"\b(?:le\s+mois|la\s+semaine|l'annee)\s+prochaine?\b|\bgoing\s+to\s+\w+\s+for\b|\bin\s+\d+\s+(?:days|weeks|months)\b", _F)
+
+
+def _past_before(folded: str, start: int) -> bool:
+    """A regular past tense right before the duration ("we talked for an hour"), not a state ("I'm booked for")."""
+    window = folded[max(0, start - 40):start]
+    for m in _PAST_PARTICIPLE.finditer(window):
+        word = m.group(2)
+        before = (m.group(1) or "").strip()
+        if word not in _NOT_PAST and before not in _COPULA:
+            return True
+    return False
+
+
+_REMINDER = re.compile(r"\b(?:remind|reminder|erinnere|erinnerung|recuerdame|recordatorio|rappelle-moi|rappel)\b",
+                       _F)
+
+
+def _number(word: str) -> float:
+    w = re.sub(r"\s+", " ", word.strip().lower())
+    if w in _NUMBERS:
+        return float(_NUMBERS[w])
+    return float(w.replace(",", "."))
+
+
+def _end_of_day(day: datetime) -> datetime:
+    return day.replace(hour=23, minute=59, second=0, microsecond=0)
+
+
+def _calendar(now: datetime, *, weekday: int | None = None, tomorrow: bool = False, end: str | None = None
+              ) -> datetime:
+    if weekday is not None:
+        return _end_of_day(now + timedelta(days=(weekday - now.weekday()) % 7))
+    if tomorrow:
+        return (now + timedelta(days=1)).replace(hour=12, minute=0, second=0, microsecond=0)
+    if end in ("week", "woche", "wochenende", "semana", "semaine"):
+        return _end_of_day(now + timedelta(days=6 - now.weekday()))
+    if end in ("month", "monats", "monatsende", "mes", "mois"):
+        first_next = (now.replace(day=28) + timedelta(days=4)).replace(day=1)
+        return _end_of_day(first_next - timedelta(days=1))
+    return _end_of_day(now)
+
+
+def _period(word: str) -> str | None:
+    w = word.lower()
+    for key, names in (("week", ("week", "woche", "semana", "semaine", "weekend", "wochenende", "fin de semana",
+                                 "week-end")),
+                       ("month", ("month", "monat", "mes", "mois"))):
+        if any(n in w for n in names):
+            return key
+    return None
+
+
+def stated_ttl(text: str, now: datetime) -> float | None:
+    """Seconds from ``now`` until the memory stated in ``text`` stops holding, or None if it states no TTL."""
+    folded = _fold(text)
+    if _REMINDER.search(folded):
+        return None
+    at: datetime | None = None
+    m = _BOUND.search(folded)
+    if m is not None:
+        if m.group("wd"):
+            at = _calendar(now, weekday=_WEEKDAY_OF[m.group("wd").lower()])
+        elif m.group("tm"):
+            at = _calendar(now, tomorrow=True)
+        elif m.group("tn"):
+            at = _calendar(now)
+        else:
+            end = next((m.group(g) for g in ("end", "end_de", "end_de2", "end_es", "end_fr") if m.group(g)), "day")
+            at = _calendar(now, end=(_period(end) or "day"))
+    if at is None:
+        o = _ONLY.search(folded)
+        if o is not None:
+            said = next((o.group(g) for g in ("o1", "o2", "o3", "o4", "o5", "o5b", "o6", "o6b") if o.group(g)), "day")
+            at = _calendar(now, end=_period(said) or "day")
+    if at is not None:
+        seconds = (at - now).total_seconds()
+        return seconds if seconds > 0 else None
+    s = next((found for pattern in _SPAN if (found := pattern.search(folded)) is not None), None)
+    if s is None:
+        return None
+    # a duration that is a habit, a property or the past says nothing about how long the memory holds
+    if (_HABIT.search(folded) or _PROPERTY.search(folded) or _PAST.search(folded) or _PAST_WORDS.search(folded)
+            or _IS_FOR.search(folded) or _LATER.search(folded) or _past_before(folded, s.start())):
+        return None
+    if "bu" in s.groupdict() and s.group("bu"):
+        return _UNIT_OF[s.group("bu").lower()]
+    try:
+        n = _number(s.group("n"))
+    except ValueError:
+        return None
+    seconds = n * _UNIT_OF[s.group("u").lower()]
+    if "and a half" in s.group(0):
+        seconds += 0.5 * _UNIT_OF[s.group("u").lower()]
+    return seconds if seconds > 0 else None
+
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_TOKEN = re.compile(r"\w+")
+
+
+def ttl_of_memory(content: str, source: str, now: datetime) -> float | None:
+    """The TTL of one memory extracted from ``source``: stated in the memory itself, or in the sentence of the
+    source it came from (extraction may drop the phrase: "Until Friday I'm covering for Sara" -> "covering for
+    Sara"). Only the sentence the memory shares most of its words with counts, so "I live in Berlin. I'm at the
+    dentist for an hour." does not make the address expire."""
+    own = stated_ttl(content, now)
+    if own is not None or source == content:
+        return own
+    words = set(_TOKEN.findall(_fold(content)))
+    if not words:
+        return None
+    for sentence in _SENTENCE.split(source):
+        said = set(_TOKEN.findall(_fold(sentence)))
+        if len(words & said) >= 0.5 * len(words):
+            found = stated_ttl(sentence, now)
+            if found is not None:
+                return found
+    return None
