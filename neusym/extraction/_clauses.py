@@ -25,6 +25,7 @@ from neusym.extraction._lexicon import (
     AUXILIARIES,
     IRREGULAR,
     LIGHT_VERBS,
+    NO_E_VERBS,
     NEGATIVE_FIND,
     POSITIVE_FIND,
     VERB_PREDICATES,
@@ -164,6 +165,7 @@ _CATENATIVE_KEEP = words_of(
     "look forward go seek strive promise agree"
 )
 _STOP_ASPECT = words_of("stop quit finish")
+_TALK = words_of("talk chat speak")
 _SUB_CLAUSE = words_of(
     "when while after before because since as although though until once where that whenever"
 )
@@ -882,7 +884,9 @@ class _Reader:
                 self.out.append(Clause(a, ta, pa, "be", b, -1, passive=passive, **base))
             return i
         verb = str(vg["verb"])
-        if vg.get("lemma") in _SAY and self.low(i) not in {"in", "about", "with"}:
+        if vg.get("lemma") in _SAY and not (
+            self.low(i) in {"in", "about", "with"} or self.low(i) == "to" and vg.get("lemma") in _TALK
+        ):
             k = i + 1 if self.low(i) == "that" else i
             if k < self.n and (self.low(k) in _PRONOUN_SUBJ or _is_name(self.toks[k])) and k > i:
                 return k - 1  # "acknowledges that Joanna likes X": read the reported clause on its own
@@ -930,8 +934,10 @@ class _Reader:
         if named_class and obj:
             self.out.append(Clause(obj[0], True, False, "be", named_class, -1, copula=True))
         # a second object: "a dog named Luna and a cat named Oliver" / "peanuts and shellfish"
-        while obj and self.low(i) in {"and", ","} and (self.low(i + 1) in _DETS | _POSS.keys() | _QUANT):
-            more, j = self.noun_phrase(i + 1)
+        while obj and self.low(i) in {"and", ","} and (
+            self.low(i + 1) in _DETS | _POSS.keys() | _QUANT or self._conjunct(i + 1)
+        ):
+            more, j = self.noun_phrase(i + 2 if self.low(i) == "," and self.low(i + 1) == "and" else i + 1)
             if not more:
                 break
             for s, tp, pr in subjects:
@@ -981,6 +987,51 @@ class _Reader:
             i += 1
         return out
 
+    def _conjunct(self, i: int) -> bool:
+        """Does a bare noun phrase start at ``i`` (after "and" or a comma), rather than a new verb phrase?
+
+        "finds peace and refreshment", "with family and friends", "the love and support she received" are one
+        verb with two things; "loves X and finds it ...", "and provide support" are a second verb. A word the
+        lexicon knows as a verb counts as one when an object follows it (a determiner, a possessive, a pronoun).
+        """
+        if self.low(i - 1) == "," and self.low(i) == "and":
+            i += 1
+        if i >= self.n:
+            return False
+        tok = self.toks[i]
+        low = tok.low
+        if (
+            not low.isalpha()
+            or low in COMMON_WORDS
+            or low in _PREPS
+            or low in _SUBORD
+            or low in _ADVERBS
+            or low.endswith("ly")
+            or low in _TIME_WORDS
+            or looks_finite(low) and not low.endswith("s")
+            or low in IRREGULAR
+            or low.endswith("s") and lemma(low) != low and lemma(low) in _KNOWN_VERBS and low not in _NOUN_S
+            or low.endswith("ing") and low not in _ING_NOUNS and not _is_name(tok)
+        ):
+            return False
+        nxt = self.low(i + 1)
+        if _is_name(tok) and (_is_verbish(self.toks[i + 1]) if i + 1 < self.n else False):
+            return False  # "..., and Jon runs a studio": a new clause
+        takes_object = (
+            nxt in _DETS
+            or nxt in _POSS
+            or nxt in _OBJ_PRONOUNS
+            or nxt in _PARTICLES
+            or nxt in _PP_KEEP
+            or nxt.isalpha()
+            and nxt not in COMMON_WORDS
+            and nxt not in _PREPS
+            and nxt not in _SUBORD
+        )
+        if takes_object and (low in _KNOWN_VERBS or low.endswith("s") and nxt in _OBJ_PRONOUNS | _POSS.keys()):
+            return False
+        return True
+
     def _skip_to_clause_end(self, i: int) -> int:
         return self.n  # reported content ("believes that X, Y and Z") is not the subject's own doing
 
@@ -1006,7 +1057,7 @@ class _Reader:
                 break
             if (
                 low == "to"
-                and self.low(i + 1) in VERB_LEMMAS
+                and self.low(i + 1) in _KNOWN_VERBS
                 and self.low(i + 1) not in {"school", "work", "church", "class"}
             ):
                 break  # "to support those ...": a purpose clause, not a place
@@ -1019,9 +1070,17 @@ class _Reader:
             np, j = self.noun_phrase(i + 1)
             if not np:
                 break
+            found = [np]
+            while self.low(j) in {"and", ","} and self._conjunct(j + 1):
+                k = j + 2 if self.low(j) == "," and self.low(j + 1) == "and" else j + 1
+                more, k = self.noun_phrase(k)
+                if not more:
+                    break
+                found.append(more)  # "with family and friends": both are company
+                j = k
             if attach and clauses:
                 for c in clauses:
-                    c.pps.append((low, np[0], np[1]))
+                    c.pps.extend((low, x[0], x[1]) for x in found)
             elif attach:
                 for s, tp, pr in subjects:
                     self.out.append(Clause(s, tp, pr, verb, None, -1, pps=[(low, np[0], np[1])], **base))
@@ -1082,6 +1141,13 @@ _ADJ_ONLY = words_of(
 _OCC_SUFFIX = ("ist", "ician", "ologist", "eer", "grapher", "ator", "er", "or", "ant", "ent")
 
 
+_KNOWN_VERBS = VERB_LEMMAS | _SAY | NO_E_VERBS | words_of(
+    "showcase discuss figure reset recharge express promote advise cheer combine surprise rate remain "
+    "invest respect praise value admire recommend reference symbolize symbolise capture inspire motivate"
+)
+_NOUN_S = words_of("friends kids parents talents works plays news series species means")
+
+
 def _is_time(obj: str, start: int, ctx: Ctx) -> bool:
     words = obj.lower().split()
     if not words or words[-1] in _TIME_WORDS or words[0] in _TIME_WORDS and len(words) <= 2:
@@ -1101,6 +1167,8 @@ def _clean(obj: str | None, start: int, ctx: Ctx) -> str | None:
         if start < d.start < start + len(obj):
             obj = obj[: d.start - start].strip()
     obj = obj.strip(" ,.;:'\"")
+    if obj.lower().endswith(" of"):
+        obj = obj[:-3]  # "talents of", "a pair of": the phrase was cut before its head
     if obj.endswith("'s"):
         obj = obj[:-2]
     words = obj.split()
@@ -1235,6 +1303,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                     emit(c, f"finds_{c.complement}", c.obj, "preference", 0.7, c.obj_start)
             elif hit:
                 pred, kind = hit
+                if pred == "visited" and lem in {"explore", "tour"} and not c.obj[:1].isupper():
+                    pred, kind = lem, "fact"  # "explores themes of loss", "exploring opportunities": not a trip
                 if pred == "has" and singular(c.obj.lower().split()[-1]) in PETS:
                     pred = "has_pet"
                 if lem == "run" and head[0] not in _RUN_THINGS:
@@ -1248,7 +1318,12 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         if c.obj and c.obj.split()[0].lower().endswith("ing") and c.obj.split()[0].lower() not in _ING_NOUNS:
             continue  # "loves traveling to new places": the places belong to the travelling, not the loving
         for k, (prep, pobj, pstart) in enumerate(c.pps):
-            if k > 0 and prep not in {"to", "from"} and not (k == 1 and c.pps[0][0] == "from"):
+            if (
+                k > 0
+                and prep not in {"to", "from"}
+                and not (k == 1 and c.pps[0][0] == "from")
+                and prep != c.pps[k - 1][0]  # "with family and friends": a conjunct, same attachment
+            ):
                 break  # "a novel about his childhood in Glasgow": a later phrase belongs to the noun before it
             phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (None if c.obj or k else hit)
             if phit and phit != hit or phit and not c.obj:

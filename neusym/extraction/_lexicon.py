@@ -125,6 +125,10 @@ _NO_E = words_of(
 )
 
 
+NO_E_VERBS = _NO_E
+"""Verbs whose stem keeps no silent e: also a list of common verbs for telling a verb from a noun."""
+
+
 def _add_e(stem: str) -> str:
     """Restore the silent e that -ed/-ing removed ("lov" -> "love", "creat" -> "create", "visit" stays)."""
     if stem in _NO_E or len(stem) < 2:

@@ -250,6 +250,8 @@ def _covered(t: RawTriple, found: list[RawTriple]) -> bool:
     for u in found:
         if u.subject.casefold() != subj:
             continue
+        if u.predicate == "plans_to" and t.predicate != "plans_to":
+            continue  # "wants to visit the Cliffs": the plan is a verb phrase, what it is about is a fact of its own
         other = u.object.casefold()
         if (
             obj == other
