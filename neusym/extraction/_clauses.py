@@ -145,7 +145,7 @@ _SAY = words_of(
     "reveal confess announce claim hear wonder imagine talk chat seem"
 )
 _MAKE_NOT_CREATE = words_of(
-    "friend friends decision decisions progress effort difference sense time money plan plans "
+    "order orders friend friends decision decisions progress effort difference sense time money plan plans "
     "memories memory change changes mistake mistakes choice choices connection connections "
     "peace point sure it way impact"
 )
@@ -165,6 +165,12 @@ _CATENATIVE_KEEP = words_of(
     "look forward go seek strive promise agree"
 )
 _STOP_ASPECT = words_of("stop quit finish")
+_MODALS = words_of("will would shall should can could may might must do does did")
+_OBJ_CONTROL = words_of(
+    "encourage advise ask tell urge invite remind convince persuade teach allow inspire motivate push "
+    "challenge expect want need help get enable force beg recommend suggest warn"
+)
+_TO_STATE = words_of("lucky fortunate blessed able happy glad proud grateful thankful")
 _TALK = words_of("talk chat speak")
 _SUB_CLAUSE = words_of(
     "when while after before because since as although though until once where that whenever"
@@ -278,7 +284,20 @@ def _is_verbish(tok: _Tok) -> bool:
 
 
 class _Reader:
-    __slots__ = ("toks", "ctx", "n", "out", "first", "third", "plural", "subject_names", "place", "recipient")
+    __slots__ = (
+        "toks",
+        "ctx",
+        "n",
+        "out",
+        "first",
+        "third",
+        "plural",
+        "subject_names",
+        "place",
+        "recipient",
+        "bare",
+        "bare_future",
+    )
 
     def __init__(self, sentence: str, ctx: Ctx) -> None:
         self.toks = _tokens(sentence)
@@ -291,6 +310,8 @@ class _Reader:
         self.subject_names: list[str] = []
         self.place: tuple[str, int] | None = None  # antecedent of a "where" clause
         self.recipient: tuple[str, int] | None = None  # indirect object of "give X Y"
+        self.bare = False  # the last verb was an infinitive or after a modal: "and VERB" may be bare too
+        self.bare_future = False  # ... and it was planned ("plans to explore and volunteer")
 
     def low(self, i: int) -> str:
         return self.toks[i].low if 0 <= i < self.n else ""
@@ -642,6 +663,7 @@ class _Reader:
         if (
             self.third
             and not aux
+            and not self.bare
             and not (looks_finite(low) or low in IRREGULAR or low.endswith("ing"))
             and not (self.plural and lemma(low) == low and low in VERB_LEMMAS)
         ):
@@ -741,11 +763,17 @@ class _Reader:
             self.subject_names.extend(s for s, tp, _ in subjects if tp and s[:1].isupper() and "'" not in s)
             self.third = all(tp for _, tp, _ in subjects)
             self.plural = len(subjects) > 1 or subjects[0][0].lower().endswith("s")
+            conjunct_bare, conjunct_future = self.bare, self.bare_future
             vg, j = self.verb_group(i)
             self.first = False
             if vg is None:
                 break
+            if conjunct_bare and conjunct_future and not vg.get("aux") and lemma(self.low(i)) == self.low(i):
+                vg["future"] = True  # "plans to explore more and volunteer at shelters": both are planned
+            self.bare = bool(vg.get("inner")) or any(a in _MODALS for a in vg.get("aux", ()))  # type: ignore[attr-defined]
+            self.bare_future = bool(vg.get("future"))
             i = self._complements(subjects, vg, j)
+            i = self._infinitives(subjects, vg, i)
             nxt = self._next_clause(i)
             if nxt is None:
                 break
@@ -753,6 +781,41 @@ class _Reader:
             if new_subjects:
                 subjects = new_subjects
         return self.out
+
+    def _infinitives(self, subjects: list[tuple[str, bool, bool]], vg: dict[str, object], i: int) -> int:
+        """Read "to VERB ..." after a clause as a clause of the same subject: a purpose or a wish, so planned.
+
+        "attended a group to help with her decision", "is lucky to have friends", "wants to visit the Cliffs for
+        the views": the infinitive's own object and phrases are facts about the subject, stated as intended.
+        """
+        for _ in range(3):
+            k = i
+            if vg.get("copula") and self.low(k).isalpha() and self.low(k + 1) == "to":
+                k += 1  # "is excited to start", "is lucky to have"
+            elif self.low(k) == "in" and self.low(k + 1) == "order" and self.low(k + 2) == "to":
+                k += 2
+            if self.low(k) != "to" or self.low(k + 1) not in _KNOWN_VERBS or lemma(self.low(k + 1)) != self.low(k + 1):
+                return i
+            ongoing = vg.get("copula") and self.low(k - 1) in _TO_STATE
+            if vg.get("lemma") in _OBJ_CONTROL or vg.get("lemma") in _SAY:
+                # "encourages Jon to believe in himself": Jon is the one to believe, not the encourager
+                last = self.out[-1] if self.out else None
+                if not (last and last.obj and _NAMEY.match(last.obj) and " " not in last.obj):
+                    return i
+                subjects = [(last.obj, last.obj.casefold() != self.ctx.me.casefold(), False)]
+                ongoing = False
+            self.bare = True
+            inner, j = self.verb_group(k + 1)
+            self.bare = False
+            if inner is None or inner.get("copula") or inner.get("passive"):
+                return i
+            if not ongoing:
+                inner["future"] = True
+            inner["negated"] = False  # "didn't go to X to see Y": the purpose is not denied
+            self.bare, self.bare_future = True, bool(inner.get("future"))
+            i = self._complements(subjects, inner, j)
+            vg = inner
+        return i
 
     def _skip_intro(self) -> int:
         # "Last week, Caroline ..." / "After the race, she ...": an opening adverbial up to the first comma
@@ -1143,7 +1206,9 @@ _OCC_SUFFIX = ("ist", "ician", "ologist", "eer", "grapher", "ator", "er", "or", 
 
 _KNOWN_VERBS = VERB_LEMMAS | _SAY | NO_E_VERBS | words_of(
     "showcase discuss figure reset recharge express promote advise cheer combine surprise rate remain "
-    "invest respect praise value admire recommend reference symbolize symbolise capture inspire motivate"
+    "invest respect praise value admire recommend reference symbolize symbolise capture inspire motivate "
+    "increase prevent tackle reduce gain boost avoid lower improve develop overcome earn collect "
+    "reach achieve relax unwind destress de-stress bond spread raise honor honour"
 )
 _NOUN_S = words_of("friends kids parents talents works plays news series species means")
 
@@ -1221,6 +1286,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         value = _clean(obj, start, ctx)
         if not pred or not value:
             return
+        if pred == "helps" and value.lower() in _KNOWN_VERBS:
+            return  # "to help make a difference": "make" is the helping's verb, not who is helped
         canon = canonical_predicate(pred)
         if not canon:
             return

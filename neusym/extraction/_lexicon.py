@@ -152,13 +152,16 @@ def _add_e(stem: str) -> str:
     return stem
 
 
+_BASE_ING = frozenset("bring sing ring string swing spring cling fling sting wring sling".split())
+
+
 @functools.lru_cache(maxsize=8192)
 def lemma(word: str) -> str:
     """Base form of an English verb form ("studies" -> "study", "moved" -> "move", "planning" -> "plan")."""
     w = word.lower()
     if w in IRREGULAR:
         return IRREGULAR[w]
-    if len(w) <= 3:
+    if len(w) <= 3 or w in _BASE_ING:
         return w
     if w.endswith("ied") and len(w) > 4:
         return w[:-3] + "y"
