@@ -166,6 +166,11 @@ _CATENATIVE_KEEP = words_of(
 )
 _STOP_ASPECT = words_of("stop quit finish")
 _MODALS = words_of("will would shall should can could may might must do does did")
+_GERUND_NOUNS = words_of(
+    "clothing building painting evening morning wedding meeting training camping hiking reading writing "
+    "counseling counselling gaming swimming cooking dancing parenting fishing feeling feelings setting "
+    "beginning ending offering savings belongings surroundings"
+)
 _OBJ_CONTROL = words_of(
     "encourage advise ask tell urge invite remind convince persuade teach allow inspire motivate push "
     "challenge expect want need help get enable force beg recommend suggest warn"
@@ -963,8 +968,12 @@ class _Reader:
             and self.low(i + 1) not in POSITIVE_FIND | NEGATIVE_FIND
         ):
             i += 1
+        gerund_at = -1
         if i < self.n and self.low(i) not in _PREPS and self.low(i) not in {",", "and", "but", "to"}:
+            at = i
             obj, i = self.noun_phrase(i, stop_adj=stop_adj)
+            if obj and i == at + 1 and self._gerund_here(at) and self._object_follows(i):
+                gerund_at = at  # "appreciates cultivating a loving home": what is cultivated is a fact too
         named_class: str | None = None
         if obj and self.low(i) in {"named", "called"} and i + 1 < self.n and _is_name(self.toks[i + 1]):
             names, j = self._names(i + 1)
@@ -1006,7 +1015,45 @@ class _Reader:
             for s, tp, pr in subjects:
                 self.out.append(Clause(s, tp, pr, verb, more[0], more[1], **base))
             i = j
+        if gerund_at >= 0:
+            return self._gerund(subjects, base, gerund_at)
         return self._pps(subjects, verb, i, base, clauses=clauses)
+
+    def _gerund_here(self, i: int) -> bool:
+        low = self.low(i)
+        return (
+            low.endswith("ing")
+            and low not in _ING_NOUNS
+            and low not in _GERUND_NOUNS
+            and not _is_name(self.toks[i])
+            and lemma(low) in _KNOWN_VERBS
+        )
+
+    def _object_follows(self, i: int) -> bool:
+        low = self.low(i)
+        return low in _DETS or low in _POSS or low in _PARTICLES or (
+            low.isalpha() and low not in COMMON_WORDS and low not in _PREPS and low not in _SUBORD
+            and low not in _ADVERBS and not low.endswith("ly")
+        )
+
+    def _gerund(self, subjects: list[tuple[str, bool, bool]], base: _Base, i: int) -> int:
+        """The clause of a gerund ("finds joy in painting landscapes", "loves cooking Thai food"): same subject,
+        same time; its object and phrases are read as for any verb."""
+        verb = lemma(self.low(i))
+        i += 1
+        if self.low(i) in _PARTICLES and map_verb(verb, None, self.low(i)):
+            verb = f"{verb}_{self.low(i)}"
+            i += 1
+        vg: dict[str, object] = {
+            "verb": verb,
+            "lemma": verb.partition("_")[0],
+            "negated": base["negated"],
+            "future": base["aspect"] == "future",
+            "habitual": base["aspect"] == "habitual_past",
+            "ended": base["aspect"] == "ended",
+            "past": base["aspect"] == "past_event",
+        }
+        return self._complements(subjects, vg, i)
 
     def concepts(self, limit: int = 4) -> list[str]:
         out: list[str] = []
@@ -1129,7 +1176,9 @@ class _Reader:
                 and self.low(i + 1) not in _ING_NOUNS
                 or self.low(i + 1) in _OBJ_PRONOUNS
             ):
-                break  # "by reading stories", "for helping kids": a clause, not a thing
+                if low in {"in", "by"} and self._gerund_here(i + 1) and verb.partition("_")[0] not in _SAY:
+                    return self._gerund(subjects, base, i + 1)  # "finds joy in volunteering at the shelter"
+                break  # "for helping kids": a clause, not a thing (and often someone else's doing)
             np, j = self.noun_phrase(i + 1)
             if not np:
                 break
