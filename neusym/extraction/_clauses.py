@@ -166,6 +166,15 @@ _CATENATIVE_KEEP = words_of(
 )
 _STOP_ASPECT = words_of("stop quit finish")
 _MODALS = words_of("will would shall should can could may might must do does did")
+_SAY_THING = words_of(
+    "mention express describe recall reveal announce acknowledge emphasize emphasise note explain update "
+    "confess share admit"
+)
+_MEDIA = words_of(
+    "show movie film series video game match documentary episode anime tv television netflix youtube "
+    "channel season stream streamer vlog cartoon sitcom drama play musical performance concert"
+)
+_LY_NOUNS = words_of("family italy july ally belly fly supply assembly rally jelly bully reply butterfly lily")
 _GERUND_NOUNS = words_of(
     "clothing building painting evening morning wedding meeting training camping hiking reading writing "
     "counseling counselling gaming swimming cooking dancing parenting fishing feeling feelings setting "
@@ -364,7 +373,10 @@ class _Reader:
                     return [], i
             subjects = [(nm, nm.casefold() != me.casefold(), False) for nm in names]
             if self.low(j) == "and" and self.low(j + 1) in _POSS:
-                more, k = self._possessed(j + 1)
+                before = list(self.subject_names)
+                self.subject_names[:0] = [n for n in names if n.casefold() != me.casefold()][:1]
+                more, k = self._possessed(j + 1)  # "Melanie and her kids": her = Melanie's
+                self.subject_names[:] = before
                 if more:  # "Melanie and her kids finished ...", "Nina and her husband run ..."
                     return subjects + more, k
             return subjects, j
@@ -454,7 +466,7 @@ class _Reader:
                 break
             if words and (
                 low.endswith("ly")
-                and low not in {"family", "italy", "july", "ally", "belly", "fly"}
+                and low not in _LY_NOUNS
                 or low in _ADVERBS
                 and low not in {"home", "back"}
             ):
@@ -958,7 +970,9 @@ class _Reader:
             k = i + 1 if self.low(i) == "that" else i
             if k < self.n and (self.low(k) in _PRONOUN_SUBJ or _is_name(self.toks[k])) and k > i:
                 return k - 1  # "acknowledges that Joanna likes X": read the reported clause on its own
-            return self._skip_to_clause_end(i)  # "believes that ...", "mentioned X": reported content
+            if not (vg.get("lemma") in _SAY_THING and self._says_a_thing(i)):
+                return self._skip_to_clause_end(i)  # "believes that ...", "mentioned it's ...": reported content
+            # "expressed gratitude for the support", "described her trip": the thing said is a fact of its own
         stop_adj = vg.get("lemma") in {"find", "consider", "call", "keep", "think"}
         obj: tuple[str, int] | None = None
         if self.low(i) in _OBJ_PRONOUNS and not (
@@ -1018,6 +1032,22 @@ class _Reader:
         if gerund_at >= 0:
             return self._gerund(subjects, base, gerund_at)
         return self._pps(subjects, verb, i, base, clauses=clauses)
+
+    def _says_a_thing(self, i: int) -> bool:
+        """A noun phrase (not a clause) follows a verb of saying: "expresses gratitude", "described the trip"."""
+        low = self.low(i)
+        if low in {"herself", "himself", "themselves", "myself"}:
+            return True
+        if low in {"that", "how", "what", "why", "when", "whether", "if"} or low.endswith("ing"):
+            return False  # a reported clause or activity ("mentioned reading a series"): not the thing said
+        if low in _DETS or low in _POSS:
+            np, j = self.noun_phrase(i)
+        elif self._object_follows(i) and not _is_name(self.toks[i]) and not self._gerund_here(i):
+            np, j = self.noun_phrase(i)
+        else:
+            return False
+        # a noun phrase followed by a verb is the subject of a reported clause ("mentioned her dog loves X")
+        return bool(np) and not (j < self.n and (_is_verbish(self.toks[j]) or self.low(j) in AUXILIARIES))
 
     def _gerund_here(self, i: int) -> bool:
         low = self.low(i)
@@ -1117,6 +1147,7 @@ class _Reader:
             or low in _SUBORD
             or low in _ADVERBS
             or low.endswith("ly")
+            and low not in _LY_NOUNS
             or low in _TIME_WORDS
             or looks_finite(low) and not low.endswith("s")
             or low in IRREGULAR
@@ -1423,6 +1454,10 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                     pred, kind = lem, "fact"  # "explores themes of loss", "exploring opportunities": not a trip
                 if pred == "has" and singular(c.obj.lower().split()[-1]) in PETS:
                     pred = "has_pet"
+                elif lem == "raise" and head[0] not in RELATIONS and singular(head[0]) not in RELATIONS:
+                    pred, kind = "raise", "fact"  # "raised donations", "raised $500": not a child
+                elif lem == "watch" and singular(head[0]) not in _MEDIA:
+                    pred, kind = "watch", "event" if c.aspect == "past_event" else "fact"  # "the meteor shower"
                 if lem == "run" and head[0] not in _RUN_THINGS:
                     pred, kind = "practises", "preference"  # "runs 10 km", "ran a marathon": the sport
                 emit(c, pred, c.obj, kind, 0.85, c.obj_start)
@@ -1432,7 +1467,9 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                     c, pred, c.obj, "event" if c.aspect == "past_event" else "fact", 0.7, c.obj_start, source
                 )
         if c.obj and c.obj.split()[0].lower().endswith("ing") and c.obj.split()[0].lower() not in _ING_NOUNS:
-            continue  # "loves traveling to new places": the places belong to the travelling, not the loving
+            continue
+        if lem in _SAY_THING and lem in _SAY:
+            continue  # "expressed pride in the courage to transition": the phrases belong to the thing said  # "loves traveling to new places": the places belong to the travelling, not the loving
         for k, (prep, pobj, pstart) in enumerate(c.pps):
             if (
                 k > 0
