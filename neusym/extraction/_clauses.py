@@ -184,6 +184,12 @@ _OBJ_CONTROL = words_of(
     "encourage advise ask tell urge invite remind convince persuade teach allow inspire motivate push "
     "challenge expect want need help get enable force beg recommend suggest warn"
 )
+_MAKE_ADJ = words_of("better worse easier harder successful happier stronger safer possible")
+_TASTED = words_of(
+    "dessert recipe dish food restaurant flavor flavour cake pie cookie meal drink coffee tea wine beer "
+    "cuisine snack sauce"
+)
+_EAGER = words_of("excited keen eager ready open looking thrilled psyched pumped")
 _TO_STATE = words_of("lucky fortunate blessed able happy glad proud grateful thankful")
 _TALK = words_of("talk chat speak")
 _SUB_CLAUSE = words_of(
@@ -664,6 +670,21 @@ class _Reader:
                 "future": future,
                 "ended": ended,
             }, i
+        if (
+            be
+            and low.endswith("ed")
+            and self.low(i + 1) in _ADJ_PREPS
+            and self.low(i + 1) != "by"
+        ):
+            # "is focused on X", "was excited about the trip": a participle used as an adjective
+            return {
+                "copula": True,
+                "aux": aux,
+                "negated": negated,
+                "habitual": habitual,
+                "future": future,
+                "ended": ended,
+            }, i
         if be and not low.endswith("ing"):
             return None, start  # other passives ("was given a chance"): too easy to misread
         if low in {"got", "get", "gets", "getting"} and self.low(i + 1) in _PASSIVE:
@@ -924,6 +945,16 @@ class _Reader:
                 adj.isalpha()
                 and adj not in _NOT_VERB
                 and self.low(i + 1) in _ADJ_PREPS
+                and self._gerund_here(i + 2)
+            ):
+                if adj in _EAGER:
+                    base = {"negated": base["negated"], "aspect": "future"}  # "is excited about visiting NYC"
+                return self._gerund(subjects, base, i + 2)  # "is focused on building her customer base"
+            if (
+                adj.isalpha()
+                and adj not in _NOT_VERB
+                and self.low(i + 1) in _ADJ_PREPS
+                and not (self.low(i + 1) == "to" and self.low(i + 2) in _KNOWN_VERBS)
                 and self.low(i + 2) not in _OBJ_PRONOUNS
                 and not self.low(i + 2).endswith("ing")
             ):
@@ -938,6 +969,11 @@ class _Reader:
                     for s, tp, pr in subjects:
                         self.out.append(Clause(s, tp, pr, "be", np[0], np[1], copula=True, **base))
                     return self._pps(subjects, "be", j, base, attach=False)
+                return j
+            j = i
+            while j < self.n and j - i < 3 and self.low(j).isalpha() and self.low(j) not in _SUBORD:
+                j += 1  # "is lactose intolerant and is trying X": the adjective ends at the coordination
+            if j > i and self.low(j) in {",", "and", "but"}:
                 return j
             return i
         passive = vg.get("passive")
@@ -986,7 +1022,12 @@ class _Reader:
         if i < self.n and self.low(i) not in _PREPS and self.low(i) not in {",", "and", "but", "to"}:
             at = i
             obj, i = self.noun_phrase(i, stop_adj=stop_adj)
-            if obj and i == at + 1 and self._gerund_here(at) and self._object_follows(i):
+            if (
+                obj
+                and i == at + 1
+                and self._gerund_here(at)
+                and (self._object_follows(i) or self.low(i) in _PP_KEEP and not self.low(i + 1).endswith("ing"))
+            ):
                 gerund_at = at  # "appreciates cultivating a loving home": what is cultivated is a fact too
         named_class: str | None = None
         if obj and self.low(i) in {"named", "called"} and i + 1 < self.n and _is_name(self.toks[i + 1]):
@@ -1057,6 +1098,8 @@ class _Reader:
             and low not in _GERUND_NOUNS
             and not _is_name(self.toks[i])
             and lemma(low) in _KNOWN_VERBS
+            and lemma(low) not in _STOP_ASPECT
+            and lemma(low) != "stop"
         )
 
     def _object_follows(self, i: int) -> bool:
@@ -1071,7 +1114,7 @@ class _Reader:
         same time; its object and phrases are read as for any verb."""
         verb = lemma(self.low(i))
         i += 1
-        if self.low(i) in _PARTICLES and map_verb(verb, None, self.low(i)):
+        if self.low(i) in _PARTICLES and (map_verb(verb, None, self.low(i)) or self.low(i) in {"up", "out", "off"}):
             verb = f"{verb}_{self.low(i)}"
             i += 1
         vg: dict[str, object] = {
@@ -1288,7 +1331,7 @@ _KNOWN_VERBS = VERB_LEMMAS | _SAY | NO_E_VERBS | words_of(
     "showcase discuss figure reset recharge express promote advise cheer combine surprise rate remain "
     "invest respect praise value admire recommend reference symbolize symbolise capture inspire motivate "
     "increase prevent tackle reduce gain boost avoid lower improve develop overcome earn collect "
-    "reach achieve relax unwind destress de-stress bond spread raise honor honour"
+    "reach achieve relax unwind destress de-stress bond spread raise honor honour experience"
 )
 _NOUN_S = words_of("friends kids parents talents works plays news series species means")
 
@@ -1423,6 +1466,10 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         head = (c.obj or "").lower().split()[-1:] or [""]
         if lem == "make" and head[0] in _MAKE_NOT_CREATE:
             hit = None  # "made friends", "made a decision": not a creation
+        if lem == "make" and c.obj and " " in c.obj and (_adjective(head[0]) or head[0] in _ADJ_ONLY | _MAKE_ADJ):
+            continue  # "make his business successful", "make education better": a change of state, no object
+        if lem == "try" and hit and ("'s" in (c.obj or "") or singular(head[0]) in _TASTED):
+            hit = None  # "try Nate's desserts", "tried a new recipe": tasting, not taking up a practice
         if c.obj and head[0] in _TRIP_NOUNS and lem in LIGHT_VERBS | {"plan", "book", "go"}:
             for prep, pobj, pstart in c.pps:
                 if prep in {"to", "in"}:  # "took a trip to Chicago"
