@@ -10,6 +10,7 @@ meaning; everything else should come from :data:`PREDICATES`.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -368,6 +369,12 @@ def canonical_predicate(raw: str) -> str | None:
     """
     if not isinstance(raw, str):
         return None
+    return _canonical(raw)
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical(raw: str) -> str | None:
+    # cached: every extracted triple passes here on the write path, and predicates repeat
     text = _CAMEL.sub("_", _ascii_fold(raw.strip()))
     snake = _NON_WORD.sub("_", text.casefold()).strip("_")
     if not snake or not snake[0].isalpha() or len(snake) > 64:
