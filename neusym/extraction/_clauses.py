@@ -101,7 +101,7 @@ _ADVERBS = words_of(
     "never ever again together soon later lately originally eventually initially officially mostly mainly "
     "generally regularly frequently occasionally rarely seldom constantly recently newly previously once twice "
     "happily proudly secretly quickly slowly gradually particularly especially truly deeply greatly "
-    "successfully personally honestly basically literally simply only first then both all too very so "
+    "successfully personally honestly basically literally simply only first then both all too very so quite "
     "nowadays currently here there back home abroad overseas online together alone hard well late fast "
     "nonstop remotely overtime full-time part-time anymore instead especially"
 )
@@ -404,6 +404,28 @@ class _Reader:
                     k = j + 1
                     if k < self.n and _is_name(self.toks[k]):
                         return [self.toks[k].text], k + 1  # "Ellie's cat Mochi"
+                    while (
+                        len(noun) < 3
+                        and k + 1 < self.n
+                        and self.low(k).isalpha()
+                        and self.toks[k].text.islower()
+                        and self.low(k) not in COMMON_WORDS
+                        and self.low(k) not in _ADVERBS
+                        and not self.low(k).endswith("ly")
+                        and not looks_finite(self.low(k))
+                        and self.low(k) not in IRREGULAR
+                        and self.low(k) not in _KNOWN_VERBS
+                        and not self.low(k).endswith("ing")
+                        and noun[0] not in _FAVOURITE
+                        and (
+                            self.low(k + 1).endswith("ed")
+                            or self.low(k + 1) in IRREGULAR
+                            or self.low(k + 1) in AUXILIARIES
+                            or self.low(k + 1).endswith("s") and lemma(self.low(k + 1)) in _KNOWN_VERBS
+                        )
+                    ):
+                        noun.append(self.low(k))  # "John's basketball team played": the team plays
+                        k += 1
                     return [f"{owner}'s {' '.join(noun)}"], k
                 return [], i
             names.append(" ".join(parts).replace(ABBREV_DOT, "."))
@@ -559,9 +581,16 @@ class _Reader:
                 low == words[-1].low
                 and self.low(i) == "and"
                 and len(words) <= 2
-                and _adjective(low)
+                and (
+                    _adjective(low)
+                    and _adjective(self.low(i + 1))
+                    # "a loving and accepting home": -ing adjectives only right after an article
+                    or len(words) == 1
+                    and self.low(start) in {"a", "an", "the"}
+                    and low.endswith("ing")
+                    and self.low(i + 1).endswith("ing")
+                )
                 and self.low(i + 1).isalpha()
-                and _adjective(self.low(i + 1))
                 and self.low(i + 2).isalpha()
                 and self.low(i + 2) not in _PREPS
                 and self.low(i + 2) not in _DETS
@@ -805,13 +834,24 @@ class _Reader:
             vg, j = self.verb_group(i)
             self.first = False
             if vg is None:
-                break
+                resumed = self._resume(i)
+                if resumed is None:
+                    break
+                subjects, i = resumed
+                continue
             if conjunct_bare and conjunct_future and not vg.get("aux") and lemma(self.low(i)) == self.low(i):
                 vg["future"] = True  # "plans to explore more and volunteer at shelters": both are planned
             self.bare = bool(vg.get("inner")) or any(a in _MODALS for a in vg.get("aux", ()))  # type: ignore[attr-defined]
             self.bare_future = bool(vg.get("future"))
             i = self._complements(subjects, vg, j)
             i = self._infinitives(subjects, vg, i)
+            for _ in range(3):  # "... effect of nature, recognizing X": skip phrases nothing attached to
+                if self.low(i) not in _PREPS or self.low(i + 1).endswith("ing"):
+                    break
+                np, k = self.noun_phrase(i + 1)
+                if np is None:
+                    break
+                i = k
             nxt = self._next_clause(i)
             if nxt is None:
                 break
@@ -820,12 +860,29 @@ class _Reader:
                 subjects = new_subjects
         return self.out
 
+    def _resume(self, i: int) -> tuple[list[tuple[str, bool, bool]], int] | None:
+        """After a clause the reader cannot parse ("Nate's tournament got pushed back, so he tried X"), the next
+        clause with a subject of its own: a comma or conjunction, then a subject pronoun or a name and a verb."""
+        k = i
+        while k < self.n - 2:
+            if self.low(k) in {",", ";", "and", "but", "so"} and (
+                self.low(k + 1) in {"he", "she", "they", "i", "we"}
+                or self.low(k + 1) in {"so", "and", "but"} and self.low(k + 2) in {"he", "she", "i", "we"}
+            ):
+                nxt = self._next_clause(k)
+                if nxt and nxt[0]:
+                    return nxt
+            k += 1
+        return None
+
     def _infinitives(self, subjects: list[tuple[str, bool, bool]], vg: dict[str, object], i: int) -> int:
         """Read "to VERB ..." after a clause as a clause of the same subject: a purpose or a wish, so planned.
 
         "attended a group to help with her decision", "is lucky to have friends", "wants to visit the Cliffs for
         the views": the infinitive's own object and phrases are facts about the subject, stated as intended.
         """
+        if vg.get("copula") and self.low(i) == "to":
+            return i  # "his dream was to play on the big courts": a wish, not a plan of the dream's
         for _ in range(3):
             k = i
             if vg.get("copula") and self.low(k).isalpha() and self.low(k + 1) == "to":
@@ -924,6 +981,10 @@ class _Reader:
             subjects, j = self.subject(i)
             return (subjects, j) if subjects else None
         if _is_verbish(self.toks[i]) or low in AUXILIARIES or low in {"never", "not", "now"}:
+            if self.low(i - 1) == "," and (
+                lemma(low) in _ABOUT_THE_THING or low.endswith("ed") and self.low(i + 1) == "by" or low in _NOUN_S
+            ):
+                return None  # "a necklace from her grandmother, symbolizing love": about the necklace
             return [], i
         return None
 
@@ -1006,6 +1067,8 @@ class _Reader:
             k = i + 1 if self.low(i) == "that" else i
             if k < self.n and (self.low(k) in _PRONOUN_SUBJ or _is_name(self.toks[k])) and k > i:
                 return k - 1  # "acknowledges that Joanna likes X": read the reported clause on its own
+            if vg.get("lemma") in {"think", "dream"} and self.low(i) in {"of", "about"} and self._gerund_here(i + 1):
+                return self._gerund(subjects, {"negated": base["negated"], "aspect": "future"}, i + 1)
             if not (vg.get("lemma") in _SAY_THING and self._says_a_thing(i)):
                 return self._skip_to_clause_end(i)  # "believes that ...", "mentioned it's ...": reported content
             # "expressed gratitude for the support", "described her trip": the thing said is a fact of its own
@@ -1331,9 +1394,17 @@ _KNOWN_VERBS = VERB_LEMMAS | _SAY | NO_E_VERBS | words_of(
     "showcase discuss figure reset recharge express promote advise cheer combine surprise rate remain "
     "invest respect praise value admire recommend reference symbolize symbolise capture inspire motivate "
     "increase prevent tackle reduce gain boost avoid lower improve develop overcome earn collect "
-    "reach achieve relax unwind destress de-stress bond spread raise honor honour experience"
+    "reach achieve relax unwind destress de-stress bond spread raise honor honour experience "
+    "experiment fund greet expand mentor cultivate nurture advocate"
 )
-_NOUN_S = words_of("friends kids parents talents works plays news series species means")
+_NOUN_S = words_of("friends kids parents talents works plays news series species means clothes")
+_ABOUT_THE_THING = words_of(
+    "symbolize symbolise represent showcase feature include indicate depict capture mean reflect show "
+    "contain involve portray describe"
+)
+_STATE_VERBS = words_of("find consider stay remain get feel seem keep become look sound")
+_CAUSATIVE = words_of("make let help have watch see")
+_BARE_ONLY = words_of("happen work come go")
 
 
 def _is_time(obj: str, start: int, ctx: Ctx) -> bool:
@@ -1409,8 +1480,10 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         value = _clean(obj, start, ctx)
         if not pred or not value:
             return
-        if pred == "helps" and value.lower() in _KNOWN_VERBS:
-            return  # "to help make a difference": "make" is the helping's verb, not who is helped
+        if c.verb in _STATE_VERBS and " " not in value and value.islower() and _adjective(value):
+            return  # "finds it gorgeous", "stays positive": a quality, not a thing (the aspect rules say feel)
+        if (pred == "helps" or c.verb in _CAUSATIVE) and (value.lower() in _KNOWN_VERBS or value.lower() in _BARE_ONLY):
+            return  # "to help make a difference", "make it happen": the verb after is no object
         canon = canonical_predicate(pred)
         if not canon:
             return
@@ -1508,7 +1581,7 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 if lem == "run" and head[0] not in _RUN_THINGS:
                     pred, kind = "practises", "preference"  # "runs 10 km", "ran a marathon": the sport
                 emit(c, pred, c.obj, kind, 0.85, c.obj_start)
-            elif lem not in LIGHT_VERBS or lem in {"make", "take", "keep", "find", "give", "get", "see"}:
+            elif lem not in LIGHT_VERBS or particle or lem in {"make", "take", "keep", "find", "give", "get", "see"}:
                 pred, _, source = open_predicate(verb, None)
                 emit(
                     c, pred, c.obj, "event" if c.aspect == "past_event" else "fact", 0.7, c.obj_start, source

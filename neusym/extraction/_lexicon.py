@@ -152,6 +152,18 @@ def _add_e(stem: str) -> str:
     return stem
 
 
+_ODD_FORMS = {
+    "focuses": "focus",
+    "focused": "focus",
+    "focusing": "focus",
+    "welcoming": "welcome",
+    "welcomed": "welcome",
+    "mentoring": "mentor",
+    "mentored": "mentor",
+    "monitoring": "monitor",
+    "monitored": "monitor",
+    "overcoming": "overcome",
+}
 _BASE_ING = frozenset("bring sing ring string swing spring cling fling sting wring sling".split())
 
 
@@ -163,6 +175,8 @@ def lemma(word: str) -> str:
         return IRREGULAR[w]
     if len(w) <= 3 or w in _BASE_ING:
         return w
+    if w in _ODD_FORMS:
+        return _ODD_FORMS[w]
     if w.endswith("ied") and len(w) > 4:
         return w[:-3] + "y"
     if w.endswith("ies") and len(w) > 4:
