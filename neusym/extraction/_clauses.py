@@ -25,8 +25,8 @@ from neusym.extraction._lexicon import (
     AUXILIARIES,
     IRREGULAR,
     LIGHT_VERBS,
-    NO_E_VERBS,
     NEGATIVE_FIND,
+    NO_E_VERBS,
     POSITIVE_FIND,
     VERB_PREDICATES,
     lemma,
@@ -174,7 +174,9 @@ _MEDIA = words_of(
     "show movie film series video game match documentary episode anime tv television netflix youtube "
     "channel season stream streamer vlog cartoon sitcom drama play musical performance concert"
 )
-_LY_NOUNS = words_of("family italy july ally belly fly supply assembly rally jelly bully reply butterfly lily")
+_LY_NOUNS = words_of(
+    "family italy july ally belly fly supply assembly rally jelly bully reply butterfly lily"
+)
 _GERUND_NOUNS = words_of(
     "clothing building painting evening morning wedding meeting training camping hiking reading writing "
     "counseling counselling gaming swimming cooking dancing parenting fishing feeling feelings setting "
@@ -317,6 +319,7 @@ class _Reader:
         "recipient",
         "bare",
         "bare_future",
+        "owners",
     )
 
     def __init__(self, sentence: str, ctx: Ctx) -> None:
@@ -332,6 +335,9 @@ class _Reader:
         self.recipient: tuple[str, int] | None = None  # indirect object of "give X Y"
         self.bare = False  # the last verb was an infinitive or after a modal: "and VERB" may be bare too
         self.bare_future = False  # ... and it was planned ("plans to explore and volunteer")
+        self.owners: list[
+            str
+        ] = []  # named owners of earlier subjects ("Omar's flight"), for a later "he"/"she"
 
     def low(self, i: int) -> str:
         return self.toks[i].low if 0 <= i < self.n else ""
@@ -352,6 +358,8 @@ class _Reader:
                 return [(me, False, False)], i + 1
             # a subject pronoun continues the sentence's subject (centering); else the last name before it
             who = self.subject_names[0] if self.subject_names else self.ctx.referent_at(self.toks[i].start)
+            if who is None and self.owners:
+                who = self.owners[0]  # "Omar's flight got cancelled, so he rented a car": he is Omar
             return ([(who, True, True)], i + 1) if who else ([], i)
         if low in _POSS:
             return self._possessed(i)
@@ -421,7 +429,8 @@ class _Reader:
                             self.low(k + 1).endswith("ed")
                             or self.low(k + 1) in IRREGULAR
                             or self.low(k + 1) in AUXILIARIES
-                            or self.low(k + 1).endswith("s") and lemma(self.low(k + 1)) in _KNOWN_VERBS
+                            or self.low(k + 1).endswith("s")
+                            and lemma(self.low(k + 1)) in _KNOWN_VERBS
                         )
                     ):
                         noun.append(self.low(k))  # "John's basketball team played": the team plays
@@ -493,10 +502,7 @@ class _Reader:
             if low in AUXILIARIES and words:
                 break
             if words and (
-                low.endswith("ly")
-                and low not in _LY_NOUNS
-                or low in _ADVERBS
-                and low not in {"home", "back"}
+                low.endswith("ly") and low not in _LY_NOUNS or low in _ADVERBS and low not in {"home", "back"}
             ):
                 break
             if words and not subject and low in {"named", "called"}:
@@ -575,6 +581,18 @@ class _Reader:
                 break
             if not subject and words and low in IRREGULAR and low not in {"read", "set", "cut", "lead"}:
                 break
+            if (
+                subject
+                and words
+                and low in _KNOWN_VERBS
+                and lemma(low) == low
+                and (
+                    words[-1].low in RELATIONS
+                    or words[-1].low.endswith("s")
+                    and not words[-1].low.endswith("ss")
+                )
+            ):
+                break  # "her kids enjoy X", "her sister enjoy": a plural subject's verb is a bare form
             words.append(tok)
             i += 1
             if (
@@ -582,8 +600,8 @@ class _Reader:
                 and self.low(i) == "and"
                 and len(words) <= 2
                 and (
-                    _adjective(low)
-                    and _adjective(self.low(i + 1))
+                    (_adjective(low) or low in _ADJ_ONLY or low in POSITIVE_FIND)
+                    and (_adjective(self.low(i + 1)) or self.low(i + 1).endswith("ing"))
                     # "a loving and accepting home": -ing adjectives only right after an article
                     or len(words) == 1
                     and self.low(start) in {"a", "an", "the"}
@@ -699,12 +717,7 @@ class _Reader:
                 "future": future,
                 "ended": ended,
             }, i
-        if (
-            be
-            and low.endswith("ed")
-            and self.low(i + 1) in _ADJ_PREPS
-            and self.low(i + 1) != "by"
-        ):
+        if be and low.endswith("ed") and self.low(i + 1) in _ADJ_PREPS and self.low(i + 1) != "by":
             # "is focused on X", "was excited about the trip": a participle used as an adjective
             return {
                 "copula": True,
@@ -828,6 +841,9 @@ class _Reader:
         subjects, i = self.subject(i)
         while subjects and i < self.n:
             self.subject_names.extend(s for s, tp, _ in subjects if tp and s[:1].isupper() and "'" not in s)
+            self.owners.extend(
+                s.partition("'s ")[0] for s, _, _ in subjects if "'s " in s and s[:1].isupper()
+            )
             self.third = all(tp for _, tp, _ in subjects)
             self.plural = len(subjects) > 1 or subjects[0][0].lower().endswith("s")
             conjunct_bare, conjunct_future = self.bare, self.bare_future
@@ -867,7 +883,8 @@ class _Reader:
         while k < self.n - 2:
             if self.low(k) in {",", ";", "and", "but", "so"} and (
                 self.low(k + 1) in {"he", "she", "they", "i", "we"}
-                or self.low(k + 1) in {"so", "and", "but"} and self.low(k + 2) in {"he", "she", "i", "we"}
+                or self.low(k + 1) in {"so", "and", "but"}
+                and self.low(k + 2) in {"he", "she", "i", "we"}
             ):
                 nxt = self._next_clause(k)
                 if nxt and nxt[0]:
@@ -889,7 +906,11 @@ class _Reader:
                 k += 1  # "is excited to start", "is lucky to have"
             elif self.low(k) == "in" and self.low(k + 1) == "order" and self.low(k + 2) == "to":
                 k += 2
-            if self.low(k) != "to" or self.low(k + 1) not in _KNOWN_VERBS or lemma(self.low(k + 1)) != self.low(k + 1):
+            if (
+                self.low(k) != "to"
+                or self.low(k + 1) not in _KNOWN_VERBS
+                or lemma(self.low(k + 1)) != self.low(k + 1)
+            ):
                 return i
             ongoing = vg.get("copula") and self.low(k - 1) in _TO_STATE
             if vg.get("lemma") in _OBJ_CONTROL or vg.get("lemma") in _SAY:
@@ -982,7 +1003,10 @@ class _Reader:
             return (subjects, j) if subjects else None
         if _is_verbish(self.toks[i]) or low in AUXILIARIES or low in {"never", "not", "now"}:
             if self.low(i - 1) == "," and (
-                lemma(low) in _ABOUT_THE_THING or low.endswith("ed") and self.low(i + 1) == "by" or low in _NOUN_S
+                lemma(low) in _ABOUT_THE_THING
+                or low.endswith("ed")
+                and self.low(i + 1) == "by"
+                or low in _NOUN_S
             ):
                 return None  # "a necklace from her grandmother, symbolizing love": about the necklace
             return [], i
@@ -1067,10 +1091,16 @@ class _Reader:
             k = i + 1 if self.low(i) == "that" else i
             if k < self.n and (self.low(k) in _PRONOUN_SUBJ or _is_name(self.toks[k])) and k > i:
                 return k - 1  # "acknowledges that Joanna likes X": read the reported clause on its own
-            if vg.get("lemma") in {"think", "dream"} and self.low(i) in {"of", "about"} and self._gerund_here(i + 1):
+            if (
+                vg.get("lemma") in {"think", "dream"}
+                and self.low(i) in {"of", "about"}
+                and self._gerund_here(i + 1)
+            ):
                 return self._gerund(subjects, {"negated": base["negated"], "aspect": "future"}, i + 1)
             if not (vg.get("lemma") in _SAY_THING and self._says_a_thing(i)):
-                return self._skip_to_clause_end(i)  # "believes that ...", "mentioned it's ...": reported content
+                return self._skip_to_clause_end(
+                    i
+                )  # "believes that ...", "mentioned it's ...": reported content
             # "expressed gratitude for the support", "described her trip": the thing said is a fact of its own
         stop_adj = vg.get("lemma") in {"find", "consider", "call", "keep", "think"}
         obj: tuple[str, int] | None = None
@@ -1089,7 +1119,9 @@ class _Reader:
                 obj
                 and i == at + 1
                 and self._gerund_here(at)
-                and (self._object_follows(i) or self.low(i) in _PP_KEEP and not self.low(i + 1).endswith("ing"))
+                and (
+                    self._object_follows(i) or self.low(i) in _PP_KEEP and not self.low(i + 1).endswith("ing")
+                )
             ):
                 gerund_at = at  # "appreciates cultivating a loving home": what is cultivated is a fact too
         named_class: str | None = None
@@ -1124,8 +1156,10 @@ class _Reader:
         if named_class and obj:
             self.out.append(Clause(obj[0], True, False, "be", named_class, -1, copula=True))
         # a second object: "a dog named Luna and a cat named Oliver" / "peanuts and shellfish"
-        while obj and self.low(i) in {"and", ","} and (
-            self.low(i + 1) in _DETS | _POSS.keys() | _QUANT or self._conjunct(i + 1)
+        while (
+            obj
+            and self.low(i) in {"and", ","}
+            and (self.low(i + 1) in _DETS | _POSS.keys() | _QUANT or self._conjunct(i + 1))
         ):
             more, j = self.noun_phrase(i + 2 if self.low(i) == "," and self.low(i + 1) == "and" else i + 1)
             if not more:
@@ -1144,12 +1178,12 @@ class _Reader:
             return True
         if low in {"that", "how", "what", "why", "when", "whether", "if"} or low.endswith("ing"):
             return False  # a reported clause or activity ("mentioned reading a series"): not the thing said
-        if low in _DETS or low in _POSS:
-            np, j = self.noun_phrase(i)
-        elif self._object_follows(i) and not _is_name(self.toks[i]) and not self._gerund_here(i):
-            np, j = self.noun_phrase(i)
-        else:
+        thing = low in _DETS or low in _POSS
+        if not thing and not (
+            self._object_follows(i) and not _is_name(self.toks[i]) and not self._gerund_here(i)
+        ):
             return False
+        np, j = self.noun_phrase(i)
         # a noun phrase followed by a verb is the subject of a reported clause ("mentioned her dog loves X")
         return bool(np) and not (j < self.n and (_is_verbish(self.toks[j]) or self.low(j) in AUXILIARIES))
 
@@ -1167,9 +1201,18 @@ class _Reader:
 
     def _object_follows(self, i: int) -> bool:
         low = self.low(i)
-        return low in _DETS or low in _POSS or low in _PARTICLES or (
-            low.isalpha() and low not in COMMON_WORDS and low not in _PREPS and low not in _SUBORD
-            and low not in _ADVERBS and not low.endswith("ly")
+        return (
+            low in _DETS
+            or low in _POSS
+            or low in _PARTICLES
+            or (
+                low.isalpha()
+                and low not in COMMON_WORDS
+                and low not in _PREPS
+                and low not in _SUBORD
+                and low not in _ADVERBS
+                and not low.endswith("ly")
+            )
         )
 
     def _gerund(self, subjects: list[tuple[str, bool, bool]], base: _Base, i: int) -> int:
@@ -1177,7 +1220,9 @@ class _Reader:
         same time; its object and phrases are read as for any verb."""
         verb = lemma(self.low(i))
         i += 1
-        if self.low(i) in _PARTICLES and (map_verb(verb, None, self.low(i)) or self.low(i) in {"up", "out", "off"}):
+        if self.low(i) in _PARTICLES and (
+            map_verb(verb, None, self.low(i)) or self.low(i) in {"up", "out", "off"}
+        ):
             verb = f"{verb}_{self.low(i)}"
             i += 1
         vg: dict[str, object] = {
@@ -1255,10 +1300,16 @@ class _Reader:
             or low.endswith("ly")
             and low not in _LY_NOUNS
             or low in _TIME_WORDS
-            or looks_finite(low) and not low.endswith("s")
+            or looks_finite(low)
+            and not low.endswith("s")
             or low in IRREGULAR
-            or low.endswith("s") and lemma(low) != low and lemma(low) in _KNOWN_VERBS and low not in _NOUN_S
-            or low.endswith("ing") and low not in _ING_NOUNS and not _is_name(tok)
+            or low.endswith("s")
+            and lemma(low) != low
+            and lemma(low) in _KNOWN_VERBS
+            and low not in _NOUN_S
+            or low.endswith("ing")
+            and low not in _ING_NOUNS
+            and not _is_name(tok)
         ):
             return False
         nxt = self.low(i + 1)
@@ -1275,9 +1326,13 @@ class _Reader:
             and nxt not in _PREPS
             and nxt not in _SUBORD
         )
-        if takes_object and (low in _KNOWN_VERBS or low.endswith("s") and nxt in _OBJ_PRONOUNS | _POSS.keys()):
-            return False
-        return True
+        # a bare verb form cannot continue a third-person-singular subject's finite clause ("finds calm and focus
+        # in yoga"): it is a noun there, unless the clause was an infinitive or after a modal
+        agrees = self.bare or not (self.third and not self.plural)
+        verb_here = (
+            low in _KNOWN_VERBS and agrees or low.endswith("s") and nxt in _OBJ_PRONOUNS | _POSS.keys()
+        )
+        return not (takes_object and verb_here)
 
     def _skip_to_clause_end(self, i: int) -> int:
         return self.n  # reported content ("believes that X, Y and Z") is not the subject's own doing
@@ -1390,18 +1445,24 @@ _ADJ_ONLY = words_of(
 _OCC_SUFFIX = ("ist", "ician", "ologist", "eer", "grapher", "ator", "er", "or", "ant", "ent")
 
 
-_KNOWN_VERBS = VERB_LEMMAS | _SAY | NO_E_VERBS | words_of(
-    "showcase discuss figure reset recharge express promote advise cheer combine surprise rate remain "
-    "invest respect praise value admire recommend reference symbolize symbolise capture inspire motivate "
-    "increase prevent tackle reduce gain boost avoid lower improve develop overcome earn collect "
-    "reach achieve relax unwind destress de-stress bond spread raise honor honour experience "
-    "experiment fund greet expand mentor cultivate nurture advocate"
+_KNOWN_VERBS = (
+    VERB_LEMMAS
+    | _SAY
+    | NO_E_VERBS
+    | words_of(
+        "showcase discuss figure reset recharge express promote advise cheer combine surprise rate remain "
+        "invest respect praise value admire recommend reference symbolize symbolise capture inspire motivate "
+        "increase prevent tackle reduce gain boost avoid lower improve develop overcome earn collect "
+        "reach achieve relax unwind destress de-stress bond spread raise honor honour experience "
+        "experiment fund greet expand mentor cultivate nurture advocate"
+    )
 )
 _NOUN_S = words_of("friends kids parents talents works plays news series species means clothes")
 _ABOUT_THE_THING = words_of(
     "symbolize symbolise represent showcase feature include indicate depict capture mean reflect show "
     "contain involve portray describe"
 )
+_HOMES = words_of("apartment flat house home room studio place condo loft cottage villa")
 _STATE_VERBS = words_of("find consider stay remain get feel seem keep become look sound")
 _CAUSATIVE = words_of("make let help have watch see")
 _BARE_ONLY = words_of("happen work come go")
@@ -1482,7 +1543,9 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             return
         if c.verb in _STATE_VERBS and " " not in value and value.islower() and _adjective(value):
             return  # "finds it gorgeous", "stays positive": a quality, not a thing (the aspect rules say feel)
-        if (pred == "helps" or c.verb in _CAUSATIVE) and (value.lower() in _KNOWN_VERBS or value.lower() in _BARE_ONLY):
+        if (pred == "helps" or c.verb in _CAUSATIVE) and (
+            value.lower() in _KNOWN_VERBS or value.lower() in _BARE_ONLY
+        ):
             return  # "to help make a difference", "make it happen": the verb after is no object
         canon = canonical_predicate(pred)
         if not canon:
@@ -1539,7 +1602,12 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         head = (c.obj or "").lower().split()[-1:] or [""]
         if lem == "make" and head[0] in _MAKE_NOT_CREATE:
             hit = None  # "made friends", "made a decision": not a creation
-        if lem == "make" and c.obj and " " in c.obj and (_adjective(head[0]) or head[0] in _ADJ_ONLY | _MAKE_ADJ):
+        if (
+            lem == "make"
+            and c.obj
+            and " " in c.obj
+            and (_adjective(head[0]) or head[0] in _ADJ_ONLY | _MAKE_ADJ)
+        ):
             continue  # "make his business successful", "make education better": a change of state, no object
         if lem == "try" and hit and ("'s" in (c.obj or "") or singular(head[0]) in _TASTED):
             hit = None  # "try Nate's desserts", "tried a new recipe": tasting, not taking up a practice
@@ -1571,17 +1639,27 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             elif hit:
                 pred, kind = hit
                 if pred == "visited" and lem in {"explore", "tour"} and not c.obj[:1].isupper():
-                    pred, kind = lem, "fact"  # "explores themes of loss", "exploring opportunities": not a trip
+                    pred, kind = (
+                        lem,
+                        "fact",
+                    )  # "explores themes of loss", "exploring opportunities": not a trip
                 if pred == "has" and singular(c.obj.lower().split()[-1]) in PETS:
                     pred = "has_pet"
                 elif lem == "raise" and head[0] not in RELATIONS and singular(head[0]) not in RELATIONS:
                     pred, kind = "raise", "fact"  # "raised donations", "raised $500": not a child
                 elif lem == "watch" and singular(head[0]) not in _MEDIA:
-                    pred, kind = "watch", "event" if c.aspect == "past_event" else "fact"  # "the meteor shower"
+                    pred, kind = (
+                        "watch",
+                        "event" if c.aspect == "past_event" else "fact",
+                    )  # "the meteor shower"
                 if lem == "run" and head[0] not in _RUN_THINGS:
                     pred, kind = "practises", "preference"  # "runs 10 km", "ran a marathon": the sport
                 emit(c, pred, c.obj, kind, 0.85, c.obj_start)
-            elif lem not in LIGHT_VERBS or particle or lem in {"make", "take", "keep", "find", "give", "get", "see"}:
+            elif (
+                lem not in LIGHT_VERBS
+                or particle
+                or lem in {"make", "take", "keep", "find", "give", "get", "see"}
+            ):
                 pred, _, source = open_predicate(verb, None)
                 emit(
                     c, pred, c.obj, "event" if c.aspect == "past_event" else "fact", 0.7, c.obj_start, source
@@ -1599,6 +1677,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             ):
                 break  # "a novel about his childhood in Glasgow": a later phrase belongs to the noun before it
             phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (None if c.obj or k else hit)
+            if phit and phit[0] == "lives_in" and c.obj and singular(head[0]) not in _HOMES:
+                phit = None  # "rented a car in Porto": the car is rented there, nobody lives there
             if phit and phit != hit or phit and not c.obj:
                 pred, kind = phit
                 emit(c, pred, pobj, kind, 0.85, pstart)

@@ -164,7 +164,7 @@ _ODD_FORMS = {
     "monitored": "monitor",
     "overcoming": "overcome",
 }
-_BASE_ING = frozenset("bring sing ring string swing spring cling fling sting wring sling".split())
+_BASE_ING = words_of("bring sing ring string swing spring cling fling sting wring sling")
 
 
 @functools.lru_cache(maxsize=8192)
@@ -243,7 +243,7 @@ def looks_finite(word: str) -> bool:
     """True for a word that reads as a finite or past verb form in running text ("found", "enjoys", "taught")."""
     w = word.lower()
     return w in _FINITE_IRREGULAR or (
-        len(w) > 3 and (w.endswith("ed") or (w.endswith("s") and not w.endswith("ss")))
+        len(w) > 3 and (w.endswith("ed") or (w.endswith("s") and not w.endswith(("ss", "us", "is"))))
     )
 
 
