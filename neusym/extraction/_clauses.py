@@ -791,6 +791,7 @@ class _Reader:
                 i += 2
             elif nxt.endswith("ing") and nxt.isalpha() and verb in _CATENATIVE_INNER:
                 inner_aspect = verb
+                future = future or verb == "consider"  # "is considering adopting a pup": not adopted yet
                 verb = lemma(nxt)
                 i += 1
         particle = None
@@ -898,8 +899,8 @@ class _Reader:
         "attended a group to help with her decision", "is lucky to have friends", "wants to visit the Cliffs for
         the views": the infinitive's own object and phrases are facts about the subject, stated as intended.
         """
-        if vg.get("copula") and self.low(i) == "to":
-            return i  # "his dream was to play on the big courts": a wish, not a plan of the dream's
+        if vg.get("copula") and self.low(i) == "to" or vg.get("lemma") in _DITRANSITIVE:
+            return i  # "his dream was to play ...", "gives Jon tips to stay confident": not the subject's plan
         for _ in range(3):
             k = i
             if vg.get("copula") and self.low(k).isalpha() and self.low(k + 1) == "to":
