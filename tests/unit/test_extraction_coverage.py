@@ -178,3 +178,11 @@ def test_words_ending_in_us_or_is_are_not_finite_verbs(word: str) -> None:
 def test_canonical_predicate_is_cached_and_stable() -> None:
     assert canonical_predicate("worksFor") == canonical_predicate("worksFor") == "works_at"
     assert canonical_predicate("9lives") is None
+
+
+def test_a_fact_inside_a_plan_is_planned_not_current() -> None:
+    # kept beside plans_to (so the graph links the city), but governance must not read it as today's home
+    e = ext("We're moving to Helsinki in August.")
+    assert fact(e, "lives_in", "Helsinki").aspect == "future"
+    assert fact(ext("I'm flying to Tokyo next Thursday for a conference."), "visited", "Tokyo").aspect == "future"
+    assert fact(ext("I moved to Lisbon last year."), "lives_in", "Lisbon").aspect == "ongoing"
