@@ -152,6 +152,68 @@ def sample(
     return rows
 
 
+# Runs in a subprocess with another source tree on PYTHONPATH (e.g. main before a change), so only the public
+# RuleExtractor is used: it prints CPU ms/sentence (best of the rounds) of the default extractor on the given files.
+_TIME_SNIPPET = """
+import json, sys, time
+from neusym.extraction import RuleExtractor
+texts = json.load(open(sys.argv[1]))
+rounds = int(sys.argv[2])
+rx = RuleExtractor()
+for t in texts:
+    rx.extract(t)
+best = []
+for _ in range(rounds):
+    start = time.process_time()
+    for t in texts:
+        rx.extract(t)
+    best.append((time.process_time() - start) * 1000 / len(texts))
+print(json.dumps(best))
+"""
+
+
+def compare_trees(
+    corpora: dict[str, list[tuple[str, list[str]]]], trees: dict[str, Path], pairs: int, rounds: int
+) -> dict[str, Any]:
+    """CPU ms/sentence of the default extractor from each source tree, processes alternated (A B, A B, ...)
+    so a busy machine slows both alike; the figure per tree is the median over processes of the best round."""
+    import os
+    import subprocess
+    import tempfile
+
+    out: dict[str, Any] = {}
+    for corpus_name, corpus in corpora.items():
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+            json.dump([t for t, _ in corpus], fh)
+        per: dict[str, list[float]] = {name: [] for name in trees}
+        for _ in range(pairs):
+            for name, tree in trees.items():
+                env = {**os.environ, "PYTHONPATH": str(tree)}
+                res = subprocess.run(
+                    [sys.executable, "-c", _TIME_SNIPPET, fh.name, str(rounds)],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    cwd=str(tree),
+                    check=True,
+                )
+                per[name].append(min(json.loads(res.stdout)))
+        Path(fh.name).unlink()
+        names = list(trees)
+        med = {name: statistics.median(v) for name, v in per.items()}
+        out[corpus_name] = {
+            "ms_per_sentence_cpu": {name: round(med[name], 4) for name in names},
+            "processes": {name: [round(x, 4) for x in v] for name, v in per.items()},
+            "ratio_last_to_first": round(med[names[-1]] / med[names[0]], 3),
+        }
+        print(
+            f"{corpus_name:9s} "
+            + " ".join(f"{n}={med[n]:.3f}ms" for n in names)
+            + f" ratio={out[corpus_name]['ratio_last_to_first']}"
+        )
+    return out
+
+
 def score_judged(path: Path) -> dict[str, Any]:
     """Precision of a hand-judged sample: share of triples marked true, and of sentences whose triples all are."""
     rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
@@ -175,6 +237,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/extraction"))
     ap.add_argument("--judged", type=Path, action="append", help="score hand-judged sample file(s) and exit")
+    ap.add_argument(
+        "--compare-tree",
+        type=Path,
+        help="time the default extractor of this source tree (e.g. a checkout of main) against this one, "
+        "in alternating processes, and exit",
+    )
+    ap.add_argument("--pairs", type=int, default=3, help="alternating process pairs for --compare-tree")
     args = ap.parse_args(argv)
     if args.judged:
         for path in args.judged:
@@ -183,6 +252,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     corpora = {"everyday": everyday_sentences(), "heldout": everyday_sentences(HELDOUT)}
     if args.locomo:
         corpora = {"locomo": locomo_sentences(args.locomo), **corpora}
+    if args.compare_tree:
+        here = Path(__file__).resolve().parent.parent
+        trees = {"before": args.compare_tree.resolve(), "after": here}
+        timing_out = {
+            "machine": machine_info("neusym"),
+            "command": " ".join(sys.argv),
+            "trees": {k: str(v) for k, v in trees.items()},
+            "corpora": compare_trees(corpora, trees, args.pairs, args.rounds),
+        }
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_json(args.out / "timing_before_after.json", timing_out)
+        return 0
     results: dict[str, Any] = {"machine": machine_info("neusym"), "command": " ".join(sys.argv), "runs": {}}
     args.out.mkdir(parents=True, exist_ok=True)
     extractors = {name: build_extractor(name) for name in args.extractor or ["rules"]}

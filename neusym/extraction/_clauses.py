@@ -26,6 +26,7 @@ from neusym.extraction._lexicon import (
     IRREGULAR,
     LIGHT_VERBS,
     NEGATIVE_FIND,
+    NO_E_VERBS,
     POSITIVE_FIND,
     VERB_PREDICATES,
     lemma,
@@ -100,7 +101,7 @@ _ADVERBS = words_of(
     "never ever again together soon later lately originally eventually initially officially mostly mainly "
     "generally regularly frequently occasionally rarely seldom constantly recently newly previously once twice "
     "happily proudly secretly quickly slowly gradually particularly especially truly deeply greatly "
-    "successfully personally honestly basically literally simply only first then both all too very so "
+    "successfully personally honestly basically literally simply only first then both all too very so quite "
     "nowadays currently here there back home abroad overseas online together alone hard well late fast "
     "nonstop remotely overtime full-time part-time anymore instead especially"
 )
@@ -144,7 +145,7 @@ _SAY = words_of(
     "reveal confess announce claim hear wonder imagine talk chat seem"
 )
 _MAKE_NOT_CREATE = words_of(
-    "friend friends decision decisions progress effort difference sense time money plan plans "
+    "order orders friend friends decision decisions progress effort difference sense time money plan plans "
     "memories memory change changes mistake mistakes choice choices connection connections "
     "peace point sure it way impact"
 )
@@ -164,6 +165,35 @@ _CATENATIVE_KEEP = words_of(
     "look forward go seek strive promise agree"
 )
 _STOP_ASPECT = words_of("stop quit finish")
+_MODALS = words_of("will would shall should can could may might must do does did")
+_SAY_THING = words_of(
+    "mention express describe recall reveal announce acknowledge emphasize emphasise note explain update "
+    "confess share admit"
+)
+_MEDIA = words_of(
+    "show movie film series video game match documentary episode anime tv television netflix youtube "
+    "channel season stream streamer vlog cartoon sitcom drama play musical performance concert"
+)
+_LY_NOUNS = words_of(
+    "family italy july ally belly fly supply assembly rally jelly bully reply butterfly lily"
+)
+_GERUND_NOUNS = words_of(
+    "clothing building painting evening morning wedding meeting training camping hiking reading writing "
+    "counseling counselling gaming swimming cooking dancing parenting fishing feeling feelings setting "
+    "beginning ending offering savings belongings surroundings"
+)
+_OBJ_CONTROL = words_of(
+    "encourage advise ask tell urge invite remind convince persuade teach allow inspire motivate push "
+    "challenge expect want need help get enable force beg recommend suggest warn"
+)
+_MAKE_ADJ = words_of("better worse easier harder successful happier stronger safer possible")
+_TASTED = words_of(
+    "dessert recipe dish food restaurant flavor flavour cake pie cookie meal drink coffee tea wine beer "
+    "cuisine snack sauce"
+)
+_EAGER = words_of("excited keen eager ready open looking thrilled psyched pumped")
+_TO_STATE = words_of("lucky fortunate blessed able happy glad proud grateful thankful")
+_TALK = words_of("talk chat speak")
 _SUB_CLAUSE = words_of(
     "when while after before because since as although though until once where that whenever"
 )
@@ -276,7 +306,21 @@ def _is_verbish(tok: _Tok) -> bool:
 
 
 class _Reader:
-    __slots__ = ("toks", "ctx", "n", "out", "first", "third", "plural", "subject_names", "place", "recipient")
+    __slots__ = (
+        "toks",
+        "ctx",
+        "n",
+        "out",
+        "first",
+        "third",
+        "plural",
+        "subject_names",
+        "place",
+        "recipient",
+        "bare",
+        "bare_future",
+        "owners",
+    )
 
     def __init__(self, sentence: str, ctx: Ctx) -> None:
         self.toks = _tokens(sentence)
@@ -289,6 +333,11 @@ class _Reader:
         self.subject_names: list[str] = []
         self.place: tuple[str, int] | None = None  # antecedent of a "where" clause
         self.recipient: tuple[str, int] | None = None  # indirect object of "give X Y"
+        self.bare = False  # the last verb was an infinitive or after a modal: "and VERB" may be bare too
+        self.bare_future = False  # ... and it was planned ("plans to explore and volunteer")
+        self.owners: list[
+            str
+        ] = []  # named owners of earlier subjects ("Omar's flight"), for a later "he"/"she"
 
     def low(self, i: int) -> str:
         return self.toks[i].low if 0 <= i < self.n else ""
@@ -309,6 +358,8 @@ class _Reader:
                 return [(me, False, False)], i + 1
             # a subject pronoun continues the sentence's subject (centering); else the last name before it
             who = self.subject_names[0] if self.subject_names else self.ctx.referent_at(self.toks[i].start)
+            if who is None and self.owners:
+                who = self.owners[0]  # "Omar's flight got cancelled, so he rented a car": he is Omar
             return ([(who, True, True)], i + 1) if who else ([], i)
         if low in _POSS:
             return self._possessed(i)
@@ -336,7 +387,10 @@ class _Reader:
                     return [], i
             subjects = [(nm, nm.casefold() != me.casefold(), False) for nm in names]
             if self.low(j) == "and" and self.low(j + 1) in _POSS:
-                more, k = self._possessed(j + 1)
+                before = list(self.subject_names)
+                self.subject_names[:0] = [n for n in names if n.casefold() != me.casefold()][:1]
+                more, k = self._possessed(j + 1)  # "Melanie and her kids": her = Melanie's
+                self.subject_names[:] = before
                 if more:  # "Melanie and her kids finished ...", "Nina and her husband run ..."
                     return subjects + more, k
             return subjects, j
@@ -358,6 +412,29 @@ class _Reader:
                     k = j + 1
                     if k < self.n and _is_name(self.toks[k]):
                         return [self.toks[k].text], k + 1  # "Ellie's cat Mochi"
+                    while (
+                        len(noun) < 3
+                        and k + 1 < self.n
+                        and self.low(k).isalpha()
+                        and self.toks[k].text.islower()
+                        and self.low(k) not in COMMON_WORDS
+                        and self.low(k) not in _ADVERBS
+                        and not self.low(k).endswith("ly")
+                        and not looks_finite(self.low(k))
+                        and self.low(k) not in IRREGULAR
+                        and self.low(k) not in _KNOWN_VERBS
+                        and not self.low(k).endswith("ing")
+                        and noun[0] not in _FAVOURITE
+                        and (
+                            self.low(k + 1).endswith("ed")
+                            or self.low(k + 1) in IRREGULAR
+                            or self.low(k + 1) in AUXILIARIES
+                            or self.low(k + 1).endswith("s")
+                            and lemma(self.low(k + 1)) in _KNOWN_VERBS
+                        )
+                    ):
+                        noun.append(self.low(k))  # "John's basketball team played": the team plays
+                        k += 1
                     return [f"{owner}'s {' '.join(noun)}"], k
                 return [], i
             names.append(" ".join(parts).replace(ABBREV_DOT, "."))
@@ -425,10 +502,7 @@ class _Reader:
             if low in AUXILIARIES and words:
                 break
             if words and (
-                low.endswith("ly")
-                and low not in {"family", "italy", "july", "ally", "belly", "fly"}
-                or low in _ADVERBS
-                and low not in {"home", "back"}
+                low.endswith("ly") and low not in _LY_NOUNS or low in _ADVERBS and low not in {"home", "back"}
             ):
                 break
             if words and not subject and low in {"named", "called"}:
@@ -507,15 +581,34 @@ class _Reader:
                 break
             if not subject and words and low in IRREGULAR and low not in {"read", "set", "cut", "lead"}:
                 break
+            if (
+                subject
+                and words
+                and low in _KNOWN_VERBS
+                and lemma(low) == low
+                and (
+                    words[-1].low in RELATIONS
+                    or words[-1].low.endswith("s")
+                    and not words[-1].low.endswith("ss")
+                )
+            ):
+                break  # "her kids enjoy X", "her sister enjoy": a plural subject's verb is a bare form
             words.append(tok)
             i += 1
             if (
                 low == words[-1].low
                 and self.low(i) == "and"
                 and len(words) <= 2
-                and _adjective(low)
+                and (
+                    (_adjective(low) or low in _ADJ_ONLY or low in POSITIVE_FIND)
+                    and (_adjective(self.low(i + 1)) or self.low(i + 1).endswith("ing"))
+                    # "a loving and accepting home": -ing adjectives only right after an article
+                    or len(words) == 1
+                    and self.low(start) in {"a", "an", "the"}
+                    and low.endswith("ing")
+                    and self.low(i + 1).endswith("ing")
+                )
                 and self.low(i + 1).isalpha()
-                and _adjective(self.low(i + 1))
                 and self.low(i + 2).isalpha()
                 and self.low(i + 2) not in _PREPS
                 and self.low(i + 2) not in _DETS
@@ -624,6 +717,16 @@ class _Reader:
                 "future": future,
                 "ended": ended,
             }, i
+        if be and low.endswith("ed") and self.low(i + 1) in _ADJ_PREPS and self.low(i + 1) != "by":
+            # "is focused on X", "was excited about the trip": a participle used as an adjective
+            return {
+                "copula": True,
+                "aux": aux,
+                "negated": negated,
+                "habitual": habitual,
+                "future": future,
+                "ended": ended,
+            }, i
         if be and not low.endswith("ing"):
             return None, start  # other passives ("was given a chance"): too easy to misread
         if low in {"got", "get", "gets", "getting"} and self.low(i + 1) in _PASSIVE:
@@ -640,6 +743,7 @@ class _Reader:
         if (
             self.third
             and not aux
+            and not self.bare
             and not (looks_finite(low) or low in IRREGULAR or low.endswith("ing"))
             and not (self.plural and lemma(low) == low and low in VERB_LEMMAS)
         ):
@@ -687,6 +791,7 @@ class _Reader:
                 i += 2
             elif nxt.endswith("ing") and nxt.isalpha() and verb in _CATENATIVE_INNER:
                 inner_aspect = verb
+                future = future or verb == "consider"  # "is considering adopting a pup": not adopted yet
                 verb = lemma(nxt)
                 i += 1
         particle = None
@@ -737,13 +842,33 @@ class _Reader:
         subjects, i = self.subject(i)
         while subjects and i < self.n:
             self.subject_names.extend(s for s, tp, _ in subjects if tp and s[:1].isupper() and "'" not in s)
+            self.owners.extend(
+                s.partition("'s ")[0] for s, _, _ in subjects if "'s " in s and s[:1].isupper()
+            )
             self.third = all(tp for _, tp, _ in subjects)
             self.plural = len(subjects) > 1 or subjects[0][0].lower().endswith("s")
+            conjunct_bare, conjunct_future = self.bare, self.bare_future
             vg, j = self.verb_group(i)
             self.first = False
             if vg is None:
-                break
+                resumed = self._resume(i)
+                if resumed is None:
+                    break
+                subjects, i = resumed
+                continue
+            if conjunct_bare and conjunct_future and not vg.get("aux") and lemma(self.low(i)) == self.low(i):
+                vg["future"] = True  # "plans to explore more and volunteer at shelters": both are planned
+            self.bare = bool(vg.get("inner")) or any(a in _MODALS for a in vg.get("aux", ()))  # type: ignore[attr-defined]
+            self.bare_future = bool(vg.get("future"))
             i = self._complements(subjects, vg, j)
+            i = self._infinitives(subjects, vg, i)
+            for _ in range(3):  # "... effect of nature, recognizing X": skip phrases nothing attached to
+                if self.low(i) not in _PREPS or self.low(i + 1).endswith("ing"):
+                    break
+                np, k = self.noun_phrase(i + 1)
+                if np is None:
+                    break
+                i = k
             nxt = self._next_clause(i)
             if nxt is None:
                 break
@@ -751,6 +876,63 @@ class _Reader:
             if new_subjects:
                 subjects = new_subjects
         return self.out
+
+    def _resume(self, i: int) -> tuple[list[tuple[str, bool, bool]], int] | None:
+        """After a clause the reader cannot parse ("Nate's tournament got pushed back, so he tried X"), the next
+        clause with a subject of its own: a comma or conjunction, then a subject pronoun or a name and a verb."""
+        k = i
+        while k < self.n - 2:
+            if self.low(k) in {",", ";", "and", "but", "so"} and (
+                self.low(k + 1) in {"he", "she", "they", "i", "we"}
+                or self.low(k + 1) in {"so", "and", "but"}
+                and self.low(k + 2) in {"he", "she", "i", "we"}
+            ):
+                nxt = self._next_clause(k)
+                if nxt and nxt[0]:
+                    return nxt
+            k += 1
+        return None
+
+    def _infinitives(self, subjects: list[tuple[str, bool, bool]], vg: dict[str, object], i: int) -> int:
+        """Read "to VERB ..." after a clause as a clause of the same subject: a purpose or a wish, so planned.
+
+        "attended a group to help with her decision", "is lucky to have friends", "wants to visit the Cliffs for
+        the views": the infinitive's own object and phrases are facts about the subject, stated as intended.
+        """
+        if vg.get("copula") and self.low(i) == "to" or vg.get("lemma") in _DITRANSITIVE:
+            return i  # "his dream was to play ...", "gives Jon tips to stay confident": not the subject's plan
+        for _ in range(3):
+            k = i
+            if vg.get("copula") and self.low(k).isalpha() and self.low(k + 1) == "to":
+                k += 1  # "is excited to start", "is lucky to have"
+            elif self.low(k) == "in" and self.low(k + 1) == "order" and self.low(k + 2) == "to":
+                k += 2
+            if (
+                self.low(k) != "to"
+                or self.low(k + 1) not in _KNOWN_VERBS
+                or lemma(self.low(k + 1)) != self.low(k + 1)
+            ):
+                return i
+            ongoing = vg.get("copula") and self.low(k - 1) in _TO_STATE
+            if vg.get("lemma") in _OBJ_CONTROL or vg.get("lemma") in _SAY:
+                # "encourages Jon to believe in himself": Jon is the one to believe, not the encourager
+                last = self.out[-1] if self.out else None
+                if not (last and last.obj and _NAMEY.match(last.obj) and " " not in last.obj):
+                    return i
+                subjects = [(last.obj, last.obj.casefold() != self.ctx.me.casefold(), False)]
+                ongoing = False
+            self.bare = True
+            inner, j = self.verb_group(k + 1)
+            self.bare = False
+            if inner is None or inner.get("copula") or inner.get("passive"):
+                return i
+            if not ongoing:
+                inner["future"] = True
+            inner["negated"] = False  # "didn't go to X to see Y": the purpose is not denied
+            self.bare, self.bare_future = True, bool(inner.get("future"))
+            i = self._complements(subjects, inner, j)
+            vg = inner
+        return i
 
     def _skip_intro(self) -> int:
         # "Last week, Caroline ..." / "After the race, she ...": an opening adverbial up to the first comma
@@ -821,6 +1003,13 @@ class _Reader:
             subjects, j = self.subject(i)
             return (subjects, j) if subjects else None
         if _is_verbish(self.toks[i]) or low in AUXILIARIES or low in {"never", "not", "now"}:
+            if self.low(i - 1) == "," and (
+                lemma(low) in _ABOUT_THE_THING
+                or low.endswith("ed")
+                and self.low(i + 1) == "by"
+                or low in _NOUN_S
+            ):
+                return None  # "a necklace from her grandmother, symbolizing love": about the necklace
             return [], i
         return None
 
@@ -842,6 +1031,16 @@ class _Reader:
                 adj.isalpha()
                 and adj not in _NOT_VERB
                 and self.low(i + 1) in _ADJ_PREPS
+                and self._gerund_here(i + 2)
+            ):
+                if adj in _EAGER:
+                    base = {"negated": base["negated"], "aspect": "future"}  # "is excited about visiting NYC"
+                return self._gerund(subjects, base, i + 2)  # "is focused on building her customer base"
+            if (
+                adj.isalpha()
+                and adj not in _NOT_VERB
+                and self.low(i + 1) in _ADJ_PREPS
+                and not (self.low(i + 1) == "to" and self.low(i + 2) in _KNOWN_VERBS)
                 and self.low(i + 2) not in _OBJ_PRONOUNS
                 and not self.low(i + 2).endswith("ing")
             ):
@@ -856,6 +1055,11 @@ class _Reader:
                     for s, tp, pr in subjects:
                         self.out.append(Clause(s, tp, pr, "be", np[0], np[1], copula=True, **base))
                     return self._pps(subjects, "be", j, base, attach=False)
+                return j
+            j = i
+            while j < self.n and j - i < 3 and self.low(j).isalpha() and self.low(j) not in _SUBORD:
+                j += 1  # "is lactose intolerant and is trying X": the adjective ends at the coordination
+            if j > i and self.low(j) in {",", "and", "but"}:
                 return j
             return i
         passive = vg.get("passive")
@@ -882,11 +1086,23 @@ class _Reader:
                 self.out.append(Clause(a, ta, pa, "be", b, -1, passive=passive, **base))
             return i
         verb = str(vg["verb"])
-        if vg.get("lemma") in _SAY and self.low(i) not in {"in", "about", "with"}:
+        if vg.get("lemma") in _SAY and not (
+            self.low(i) in {"in", "about", "with"} or self.low(i) == "to" and vg.get("lemma") in _TALK
+        ):
             k = i + 1 if self.low(i) == "that" else i
             if k < self.n and (self.low(k) in _PRONOUN_SUBJ or _is_name(self.toks[k])) and k > i:
                 return k - 1  # "acknowledges that Joanna likes X": read the reported clause on its own
-            return self._skip_to_clause_end(i)  # "believes that ...", "mentioned X": reported content
+            if (
+                vg.get("lemma") in {"think", "dream"}
+                and self.low(i) in {"of", "about"}
+                and self._gerund_here(i + 1)
+            ):
+                return self._gerund(subjects, {"negated": base["negated"], "aspect": "future"}, i + 1)
+            if not (vg.get("lemma") in _SAY_THING and self._says_a_thing(i)):
+                return self._skip_to_clause_end(
+                    i
+                )  # "believes that ...", "mentioned it's ...": reported content
+            # "expressed gratitude for the support", "described her trip": the thing said is a fact of its own
         stop_adj = vg.get("lemma") in {"find", "consider", "call", "keep", "think"}
         obj: tuple[str, int] | None = None
         if self.low(i) in _OBJ_PRONOUNS and not (
@@ -896,8 +1112,19 @@ class _Reader:
             and self.low(i + 1) not in POSITIVE_FIND | NEGATIVE_FIND
         ):
             i += 1
+        gerund_at = -1
         if i < self.n and self.low(i) not in _PREPS and self.low(i) not in {",", "and", "but", "to"}:
+            at = i
             obj, i = self.noun_phrase(i, stop_adj=stop_adj)
+            if (
+                obj
+                and i == at + 1
+                and self._gerund_here(at)
+                and (
+                    self._object_follows(i) or self.low(i) in _PP_KEEP and not self.low(i + 1).endswith("ing")
+                )
+            ):
+                gerund_at = at  # "appreciates cultivating a loving home": what is cultivated is a fact too
         named_class: str | None = None
         if obj and self.low(i) in {"named", "called"} and i + 1 < self.n and _is_name(self.toks[i + 1]):
             names, j = self._names(i + 1)
@@ -930,14 +1157,85 @@ class _Reader:
         if named_class and obj:
             self.out.append(Clause(obj[0], True, False, "be", named_class, -1, copula=True))
         # a second object: "a dog named Luna and a cat named Oliver" / "peanuts and shellfish"
-        while obj and self.low(i) in {"and", ","} and (self.low(i + 1) in _DETS | _POSS.keys() | _QUANT):
-            more, j = self.noun_phrase(i + 1)
+        while (
+            obj
+            and self.low(i) in {"and", ","}
+            and (self.low(i + 1) in _DETS | _POSS.keys() | _QUANT or self._conjunct(i + 1))
+        ):
+            more, j = self.noun_phrase(i + 2 if self.low(i) == "," and self.low(i + 1) == "and" else i + 1)
             if not more:
                 break
             for s, tp, pr in subjects:
                 self.out.append(Clause(s, tp, pr, verb, more[0], more[1], **base))
             i = j
+        if gerund_at >= 0:
+            return self._gerund(subjects, base, gerund_at)
         return self._pps(subjects, verb, i, base, clauses=clauses)
+
+    def _says_a_thing(self, i: int) -> bool:
+        """A noun phrase (not a clause) follows a verb of saying: "expresses gratitude", "described the trip"."""
+        low = self.low(i)
+        if low in {"herself", "himself", "themselves", "myself"}:
+            return True
+        if low in {"that", "how", "what", "why", "when", "whether", "if"} or low.endswith("ing"):
+            return False  # a reported clause or activity ("mentioned reading a series"): not the thing said
+        thing = low in _DETS or low in _POSS
+        if not thing and not (
+            self._object_follows(i) and not _is_name(self.toks[i]) and not self._gerund_here(i)
+        ):
+            return False
+        np, j = self.noun_phrase(i)
+        # a noun phrase followed by a verb is the subject of a reported clause ("mentioned her dog loves X")
+        return bool(np) and not (j < self.n and (_is_verbish(self.toks[j]) or self.low(j) in AUXILIARIES))
+
+    def _gerund_here(self, i: int) -> bool:
+        low = self.low(i)
+        return (
+            low.endswith("ing")
+            and low not in _ING_NOUNS
+            and low not in _GERUND_NOUNS
+            and not _is_name(self.toks[i])
+            and lemma(low) in _KNOWN_VERBS
+            and lemma(low) not in _STOP_ASPECT
+            and lemma(low) != "stop"
+        )
+
+    def _object_follows(self, i: int) -> bool:
+        low = self.low(i)
+        return (
+            low in _DETS
+            or low in _POSS
+            or low in _PARTICLES
+            or (
+                low.isalpha()
+                and low not in COMMON_WORDS
+                and low not in _PREPS
+                and low not in _SUBORD
+                and low not in _ADVERBS
+                and not low.endswith("ly")
+            )
+        )
+
+    def _gerund(self, subjects: list[tuple[str, bool, bool]], base: _Base, i: int) -> int:
+        """The clause of a gerund ("finds joy in painting landscapes", "loves cooking Thai food"): same subject,
+        same time; its object and phrases are read as for any verb."""
+        verb = lemma(self.low(i))
+        i += 1
+        if self.low(i) in _PARTICLES and (
+            map_verb(verb, None, self.low(i)) or self.low(i) in {"up", "out", "off"}
+        ):
+            verb = f"{verb}_{self.low(i)}"
+            i += 1
+        vg: dict[str, object] = {
+            "verb": verb,
+            "lemma": verb.partition("_")[0],
+            "negated": base["negated"],
+            "future": base["aspect"] == "future",
+            "habitual": base["aspect"] == "habitual_past",
+            "ended": base["aspect"] == "ended",
+            "past": base["aspect"] == "past_event",
+        }
+        return self._complements(subjects, vg, i)
 
     def concepts(self, limit: int = 4) -> list[str]:
         out: list[str] = []
@@ -981,6 +1279,62 @@ class _Reader:
             i += 1
         return out
 
+    def _conjunct(self, i: int) -> bool:
+        """Does a bare noun phrase start at ``i`` (after "and" or a comma), rather than a new verb phrase?
+
+        "finds peace and refreshment", "with family and friends", "the love and support she received" are one
+        verb with two things; "loves X and finds it ...", "and provide support" are a second verb. A word the
+        lexicon knows as a verb counts as one when an object follows it (a determiner, a possessive, a pronoun).
+        """
+        if self.low(i - 1) == "," and self.low(i) == "and":
+            i += 1
+        if i >= self.n:
+            return False
+        tok = self.toks[i]
+        low = tok.low
+        if (
+            not low.isalpha()
+            or low in COMMON_WORDS
+            or low in _PREPS
+            or low in _SUBORD
+            or low in _ADVERBS
+            or low.endswith("ly")
+            and low not in _LY_NOUNS
+            or low in _TIME_WORDS
+            or looks_finite(low)
+            and not low.endswith("s")
+            or low in IRREGULAR
+            or low.endswith("s")
+            and lemma(low) != low
+            and lemma(low) in _KNOWN_VERBS
+            and low not in _NOUN_S
+            or low.endswith("ing")
+            and low not in _ING_NOUNS
+            and not _is_name(tok)
+        ):
+            return False
+        nxt = self.low(i + 1)
+        if _is_name(tok) and (_is_verbish(self.toks[i + 1]) if i + 1 < self.n else False):
+            return False  # "..., and Jon runs a studio": a new clause
+        takes_object = (
+            nxt in _DETS
+            or nxt in _POSS
+            or nxt in _OBJ_PRONOUNS
+            or nxt in _PARTICLES
+            or nxt in _PP_KEEP
+            or nxt.isalpha()
+            and nxt not in COMMON_WORDS
+            and nxt not in _PREPS
+            and nxt not in _SUBORD
+        )
+        # a bare verb form cannot continue a third-person-singular subject's finite clause ("finds calm and focus
+        # in yoga"): it is a noun there, unless the clause was an infinitive or after a modal
+        agrees = self.bare or not (self.third and not self.plural)
+        verb_here = (
+            low in _KNOWN_VERBS and agrees or low.endswith("s") and nxt in _OBJ_PRONOUNS | _POSS.keys()
+        )
+        return not (takes_object and verb_here)
+
     def _skip_to_clause_end(self, i: int) -> int:
         return self.n  # reported content ("believes that X, Y and Z") is not the subject's own doing
 
@@ -1006,7 +1360,7 @@ class _Reader:
                 break
             if (
                 low == "to"
-                and self.low(i + 1) in VERB_LEMMAS
+                and self.low(i + 1) in _KNOWN_VERBS
                 and self.low(i + 1) not in {"school", "work", "church", "class"}
             ):
                 break  # "to support those ...": a purpose clause, not a place
@@ -1015,13 +1369,23 @@ class _Reader:
                 and self.low(i + 1) not in _ING_NOUNS
                 or self.low(i + 1) in _OBJ_PRONOUNS
             ):
-                break  # "by reading stories", "for helping kids": a clause, not a thing
+                if low in {"in", "by"} and self._gerund_here(i + 1) and verb.partition("_")[0] not in _SAY:
+                    return self._gerund(subjects, base, i + 1)  # "finds joy in volunteering at the shelter"
+                break  # "for helping kids": a clause, not a thing (and often someone else's doing)
             np, j = self.noun_phrase(i + 1)
             if not np:
                 break
+            found = [np]
+            while self.low(j) in {"and", ","} and self._conjunct(j + 1):
+                k = j + 2 if self.low(j) == "," and self.low(j + 1) == "and" else j + 1
+                more, k = self.noun_phrase(k)
+                if not more:
+                    break
+                found.append(more)  # "with family and friends": both are company
+                j = k
             if attach and clauses:
                 for c in clauses:
-                    c.pps.append((low, np[0], np[1]))
+                    c.pps.extend((low, x[0], x[1]) for x in found)
             elif attach:
                 for s, tp, pr in subjects:
                     self.out.append(Clause(s, tp, pr, verb, None, -1, pps=[(low, np[0], np[1])], **base))
@@ -1082,6 +1446,29 @@ _ADJ_ONLY = words_of(
 _OCC_SUFFIX = ("ist", "ician", "ologist", "eer", "grapher", "ator", "er", "or", "ant", "ent")
 
 
+_KNOWN_VERBS = (
+    VERB_LEMMAS
+    | _SAY
+    | NO_E_VERBS
+    | words_of(
+        "showcase discuss figure reset recharge express promote advise cheer combine surprise rate remain "
+        "invest respect praise value admire recommend reference symbolize symbolise capture inspire motivate "
+        "increase prevent tackle reduce gain boost avoid lower improve develop overcome earn collect "
+        "reach achieve relax unwind destress de-stress bond spread raise honor honour experience "
+        "experiment fund greet expand mentor cultivate nurture advocate"
+    )
+)
+_NOUN_S = words_of("friends kids parents talents works plays news series species means clothes")
+_ABOUT_THE_THING = words_of(
+    "symbolize symbolise represent showcase feature include indicate depict capture mean reflect show "
+    "contain involve portray describe"
+)
+_HOMES = words_of("apartment flat house home room studio place condo loft cottage villa")
+_STATE_VERBS = words_of("find consider stay remain get feel seem keep become look sound")
+_CAUSATIVE = words_of("make let help have watch see")
+_BARE_ONLY = words_of("happen work come go")
+
+
 def _is_time(obj: str, start: int, ctx: Ctx) -> bool:
     words = obj.lower().split()
     if not words or words[-1] in _TIME_WORDS or words[0] in _TIME_WORDS and len(words) <= 2:
@@ -1101,6 +1488,8 @@ def _clean(obj: str | None, start: int, ctx: Ctx) -> str | None:
         if start < d.start < start + len(obj):
             obj = obj[: d.start - start].strip()
     obj = obj.strip(" ,.;:'\"")
+    if obj.lower().endswith(" of"):
+        obj = obj[:-3]  # "talents of", "a pair of": the phrase was cut before its head
     if obj.endswith("'s"):
         obj = obj[:-2]
     words = obj.split()
@@ -1153,6 +1542,12 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         value = _clean(obj, start, ctx)
         if not pred or not value:
             return
+        if c.verb in _STATE_VERBS and " " not in value and value.islower() and _adjective(value):
+            return  # "finds it gorgeous", "stays positive": a quality, not a thing (the aspect rules say feel)
+        if (pred == "helps" or c.verb in _CAUSATIVE) and (
+            value.lower() in _KNOWN_VERBS or value.lower() in _BARE_ONLY
+        ):
+            return  # "to help make a difference", "make it happen": the verb after is no object
         canon = canonical_predicate(pred)
         if not canon:
             return
@@ -1208,6 +1603,15 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         head = (c.obj or "").lower().split()[-1:] or [""]
         if lem == "make" and head[0] in _MAKE_NOT_CREATE:
             hit = None  # "made friends", "made a decision": not a creation
+        if (
+            lem == "make"
+            and c.obj
+            and " " in c.obj
+            and (_adjective(head[0]) or head[0] in _ADJ_ONLY | _MAKE_ADJ)
+        ):
+            continue  # "make his business successful", "make education better": a change of state, no object
+        if lem == "try" and hit and ("'s" in (c.obj or "") or singular(head[0]) in _TASTED):
+            hit = None  # "try Nate's desserts", "tried a new recipe": tasting, not taking up a practice
         if c.obj and head[0] in _TRIP_NOUNS and lem in LIGHT_VERBS | {"plan", "book", "go"}:
             for prep, pobj, pstart in c.pps:
                 if prep in {"to", "in"}:  # "took a trip to Chicago"
@@ -1235,22 +1639,47 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                     emit(c, f"finds_{c.complement}", c.obj, "preference", 0.7, c.obj_start)
             elif hit:
                 pred, kind = hit
+                if pred == "visited" and lem in {"explore", "tour"} and not c.obj[:1].isupper():
+                    pred, kind = (
+                        lem,
+                        "fact",
+                    )  # "explores themes of loss", "exploring opportunities": not a trip
                 if pred == "has" and singular(c.obj.lower().split()[-1]) in PETS:
                     pred = "has_pet"
+                elif lem == "raise" and head[0] not in RELATIONS and singular(head[0]) not in RELATIONS:
+                    pred, kind = "raise", "fact"  # "raised donations", "raised $500": not a child
+                elif lem == "watch" and singular(head[0]) not in _MEDIA:
+                    pred, kind = (
+                        "watch",
+                        "event" if c.aspect == "past_event" else "fact",
+                    )  # "the meteor shower"
                 if lem == "run" and head[0] not in _RUN_THINGS:
                     pred, kind = "practises", "preference"  # "runs 10 km", "ran a marathon": the sport
                 emit(c, pred, c.obj, kind, 0.85, c.obj_start)
-            elif lem not in LIGHT_VERBS or lem in {"make", "take", "keep", "find", "give", "get", "see"}:
+            elif (
+                lem not in LIGHT_VERBS
+                or particle
+                or lem in {"make", "take", "keep", "find", "give", "get", "see"}
+            ):
                 pred, _, source = open_predicate(verb, None)
                 emit(
                     c, pred, c.obj, "event" if c.aspect == "past_event" else "fact", 0.7, c.obj_start, source
                 )
         if c.obj and c.obj.split()[0].lower().endswith("ing") and c.obj.split()[0].lower() not in _ING_NOUNS:
-            continue  # "loves traveling to new places": the places belong to the travelling, not the loving
+            continue
+        if lem in _SAY_THING and lem in _SAY:
+            continue  # "expressed pride in the courage to transition": the phrases belong to the thing said  # "loves traveling to new places": the places belong to the travelling, not the loving
         for k, (prep, pobj, pstart) in enumerate(c.pps):
-            if k > 0 and prep not in {"to", "from"} and not (k == 1 and c.pps[0][0] == "from"):
+            if (
+                k > 0
+                and prep not in {"to", "from"}
+                and not (k == 1 and c.pps[0][0] == "from")
+                and prep != c.pps[k - 1][0]  # "with family and friends": a conjunct, same attachment
+            ):
                 break  # "a novel about his childhood in Glasgow": a later phrase belongs to the noun before it
             phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (None if c.obj or k else hit)
+            if phit and phit[0] == "lives_in" and c.obj and singular(head[0]) not in _HOMES:
+                phit = None  # "rented a car in Porto": the car is rented there, nobody lives there
             if phit and phit != hit or phit and not c.obj:
                 pred, kind = phit
                 emit(c, pred, pobj, kind, 0.85, pstart)

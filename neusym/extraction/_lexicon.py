@@ -125,6 +125,10 @@ _NO_E = words_of(
 )
 
 
+NO_E_VERBS = _NO_E
+"""Verbs whose stem keeps no silent e: also a list of common verbs for telling a verb from a noun."""
+
+
 def _add_e(stem: str) -> str:
     """Restore the silent e that -ed/-ing removed ("lov" -> "love", "creat" -> "create", "visit" stays)."""
     if stem in _NO_E or len(stem) < 2:
@@ -148,14 +152,31 @@ def _add_e(stem: str) -> str:
     return stem
 
 
+_ODD_FORMS = {
+    "focuses": "focus",
+    "focused": "focus",
+    "focusing": "focus",
+    "welcoming": "welcome",
+    "welcomed": "welcome",
+    "mentoring": "mentor",
+    "mentored": "mentor",
+    "monitoring": "monitor",
+    "monitored": "monitor",
+    "overcoming": "overcome",
+}
+_BASE_ING = words_of("bring sing ring string swing spring cling fling sting wring sling")
+
+
 @functools.lru_cache(maxsize=8192)
 def lemma(word: str) -> str:
     """Base form of an English verb form ("studies" -> "study", "moved" -> "move", "planning" -> "plan")."""
     w = word.lower()
     if w in IRREGULAR:
         return IRREGULAR[w]
-    if len(w) <= 3:
+    if len(w) <= 3 or w in _BASE_ING:
         return w
+    if w in _ODD_FORMS:
+        return _ODD_FORMS[w]
     if w.endswith("ied") and len(w) > 4:
         return w[:-3] + "y"
     if w.endswith("ies") and len(w) > 4:
@@ -222,7 +243,7 @@ def looks_finite(word: str) -> bool:
     """True for a word that reads as a finite or past verb form in running text ("found", "enjoys", "taught")."""
     w = word.lower()
     return w in _FINITE_IRREGULAR or (
-        len(w) > 3 and (w.endswith("ed") or (w.endswith("s") and not w.endswith("ss")))
+        len(w) > 3 and (w.endswith("ed") or (w.endswith("s") and not w.endswith(("ss", "us", "is"))))
     )
 
 

@@ -250,6 +250,8 @@ def _covered(t: RawTriple, found: list[RawTriple]) -> bool:
     for u in found:
         if u.subject.casefold() != subj:
             continue
+        if u.predicate == "plans_to" and t.predicate != "plans_to":
+            continue  # "wants to visit the Cliffs": the plan is a verb phrase, what it is about is a fact of its own
         other = u.object.casefold()
         if (
             obj == other
@@ -260,6 +262,14 @@ def _covered(t: RawTriple, found: list[RawTriple]) -> bool:
         ):
             return True
     return False
+
+
+def _planned(t: RawTriple, found: list[RawTriple]) -> bool:
+    """A clause triple read inside a plan's verb phrase ("plans_to: moving to Helsinki in August")."""
+    subj, obj = t.subject.casefold(), t.object.casefold()
+    return any(
+        u.predicate == "plans_to" and u.subject.casefold() == subj and obj in u.object.casefold() for u in found
+    )
 
 
 def _clamp(x: float) -> float:
@@ -415,7 +425,11 @@ class RuleExtractor:
         if self.clauses and raw_triples is not None and not sent.chitchat and not (question or hypothetical):
             clauses, sent.concepts = (self.clause_reader or read_sentence)(norm, ctx)
             extra = clause_triples(clauses, ctx, self.predicate_mapper)
-            raw_triples += [t for t in extra if not _covered(t, raw_triples)]
+            kept = [t for t in extra if not _covered(t, raw_triples)]
+            for t in kept:
+                if _planned(t, raw_triples):
+                    t.aspect = "future"  # "we're moving to Helsinki in August": not where we live yet
+            raw_triples += kept
         if raw_triples:
             raw_triples = apply_corrections(norm, _dedupe_is_a(raw_triples))
         if question_form or hypothetical:
