@@ -30,7 +30,7 @@ from neusym.errors import (
 )
 from neusym.facade import AddResult, NeuSymMemory
 from neusym.governance.decisions import Decision
-from neusym.governance.forgetting import ForgetPreview
+from neusym.governance.forgetting import ForgetPreview, ForgetReport
 from neusym.governance.review import ReviewItem
 from neusym.importing import ImportReport
 from neusym.prompting import render_memories
@@ -59,6 +59,7 @@ __all__ = [
     "ExportReport",
     "ExtractionError",
     "ForgetPreview",
+    "ForgetReport",
     "ImportReport",
     "IndexCorruptionError",
     "IndexPersistenceError",

@@ -264,8 +264,10 @@ class Purger:
         self.policy = policy
         self.sync = sync  # the engine's catch-up (inside the open mutation): the indexes must drop the vectors first
 
-    def purge(self, ids: Sequence[str], scope: Scope, *, extra_texts: Iterable[str] = ()) -> list[str]:
-        """Delete ``ids`` (visible in ``scope``) everywhere. Returns the ids actually deleted."""
+    def purge(self, ids: Sequence[str], scope: Scope, *, extra_texts: Iterable[str] = (),
+              rewrite: bool = True) -> list[str]:
+        """Delete ``ids`` (visible in ``scope``) everywhere. Returns the ids actually deleted. ``rewrite=False``
+        leaves the graph server's log rewrite to the caller (the janitor does one after all its purges)."""
         records = self.store.get(list(dict.fromkeys(ids)), scope)
         if not records:
             self._complete_interrupted(ids, scope, extra_texts)
@@ -273,10 +275,11 @@ class Purger:
         texts = {r.content for r in records} | set(extra_texts) | self.earlier_versions([r.id for r in records])
         gone = self.store.delete_hard([r.id for r in records], scope)
         self.sync()
-        self.finish(texts, audit_ids=gone)
+        self.finish(texts, audit_ids=gone, rewrite=rewrite)
         return gone
 
-    def finish(self, texts: Iterable[str], *, audit_ids: Sequence[str] = (), tenant: str | None = None) -> None:
+    def finish(self, texts: Iterable[str], *, audit_ids: Sequence[str] = (), tenant: str | None = None,
+               rewrite: bool = True) -> None:
         """Everything after the graph delete: derived indexes, caches, audit redaction, persistence."""
         with self.derived.lock:
             compact_lexical(self.derived)
@@ -290,7 +293,8 @@ class Purger:
         self.queries.redact_audit([_redacted(r) for r in rows])
         self.derived.save()
         # the graph server's own files still hold the deleted strings (the AOF that created them, the old snapshot)
-        self.queries.rewrite_log()
+        if rewrite:
+            self.queries.rewrite_log()
 
     def _complete_interrupted(self, ids: Sequence[str], scope: Scope, extra_texts: Iterable[str]) -> None:
         """Finish a purge that died after its graph delete (crash, lost connection): a retry finds nothing left to

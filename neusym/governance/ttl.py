@@ -36,7 +36,7 @@ _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
     "forty-five": 45, "fifty": 50, "sixty": 60, "ninety": 90, "a couple of": 2, "a few": 3, "couple of": 2,
-    "half an": 0.5, "half a": 0.5, "a half": 0.5,
+    "half an": 0.5, "half a": 0.5, "a half": 0.5, "half": 0.5,
     # de
     "ein": 1, "eine": 1, "einen": 1, "einer": 1, "zwei": 2, "drei": 3, "vier": 4, "funf": 5, "sechs": 6,
     "sieben": 7, "acht": 8, "neun": 9, "zehn": 10, "zwolf": 12, "funfzehn": 15, "zwanzig": 20, "dreissig": 30,
@@ -114,7 +114,9 @@ _ONLY = re.compile(
     r"for\s+the\s+rest\s+of\s+(?:the\s+|this\s+|today)?(?P<o3>day|week|month|evening|night)?|"
     r"nur\s+(?:fur\s+)?(?P<o4>heute(?:\s+abend)?|diese\s+woche|dieses\s+wochenende|diesen\s+monat)|"
     r"(?:solo|solamente|unicamente|solo\s+por)\s+(?:por\s+|para\s+)?(?P<o5>hoy|esta\s+noche|esta\s+semana|este\s+mes|"
-    r"este\s+fin\s+de\s+semana)|(?:por|para)\s+(?P<o5b>hoy|esta\s+noche)\s+(?:solo|nada\s+mas)|"
+    r"este\s+fin\s+de\s+semana)|(?:(?:por|para)\s+)?(?P<o5b>hoy|esta\s+noche|esta\s+semana|este\s+fin\s+de\s+semana)"
+    r"\s+(?:solo|solamente|unicamente|nada\s+mas)|"
+    r"(?:over|for|during)\s+(?:the|this)\s+(?P<o7>weekend)|"
     r"(?:seulement|uniquement|juste)\s+(?:pour\s+)?(?P<o6>aujourd'hui|ce\s+soir|cette\s+semaine|ce\s+mois-ci|"
     r"ce\s+week-end)|(?:pour\s+)?(?P<o6b>aujourd'hui|ce\s+soir|cette\s+semaine)\s+(?:seulement|uniquement))\b", _F)
 
@@ -204,6 +206,34 @@ def _period(word: str) -> str | None:
     return None
 
 
+_UNTIL_ANY = re.compile(rf"\b{_UNTIL}\s+(?P<rest>[^,;.!?]{{1,40}})", _F)
+_CLOCK_WORDS = {"midnight": (23, 59), "mitternacht": (23, 59), "medianoche": (23, 59), "minuit": (23, 59),
+                "noon": (12, 0), "midday": (12, 0), "mittag": (12, 0), "mediodia": (12, 0), "midi": (12, 0)}
+
+
+def _until_date(folded: str, now: datetime) -> datetime | None:
+    """ "until 5pm", "until noon", "until March 20", "bis 20. März": a bound the date reader resolves (a day holds
+    through its end, a time of day until then, later today or tomorrow)."""
+    from neusym.extraction.dates import find_dates
+
+    m = _UNTIL_ANY.search(folded)
+    if m is None or _past_before(folded, m.start()):
+        return None
+    rest = m.group("rest")
+    first = rest.split()[0] if rest.split() else ""
+    if first in _CLOCK_WORDS or first.removeprefix("the ") in _CLOCK_WORDS:
+        hour, minute = _CLOCK_WORDS[first]
+        at = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+        return at if at > now else at + timedelta(days=1)
+    dates = find_dates(rest, now, prefer_future=True)
+    if not dates:
+        return None
+    when = dates[0].when
+    if dates[0].precision == "day":
+        when = _end_of_day(when)
+    return when if when > now else None
+
+
 def stated_ttl(text: str, now: datetime) -> float | None:
     """Seconds from ``now`` until the memory stated in ``text`` stops holding, or None if it states no TTL."""
     folded = _fold(text)
@@ -211,6 +241,9 @@ def stated_ttl(text: str, now: datetime) -> float | None:
         return None
     at: datetime | None = None
     m = _BOUND.search(folded)
+    past = bool(_PAST.search(folded) or _PAST_WORDS.search(folded))
+    if past or (m is not None and _past_before(folded, m.start())):
+        m = None  # "I was there until Friday", "I waited until Friday": the bound of a past event
     if m is not None:
         if m.group("wd"):
             at = _calendar(now, weekday=_WEEKDAY_OF[m.group("wd").lower()])
@@ -224,8 +257,12 @@ def stated_ttl(text: str, now: datetime) -> float | None:
     if at is None:
         o = _ONLY.search(folded)
         if o is not None:
-            said = next((o.group(g) for g in ("o1", "o2", "o3", "o4", "o5", "o5b", "o6", "o6b") if o.group(g)), "day")
-            at = _calendar(now, end=_period(said) or "day")
+            said = next((o.group(g) for g in ("o1", "o2", "o3", "o4", "o5", "o5b", "o6", "o6b", "o7") if o.group(g)),
+                        "day")
+            if not past:  # "I went to Rome over the weekend"
+                at = _calendar(now, end=_period(said) or "day")
+    if at is None and not past:
+        at = _until_date(folded, now)
     if at is not None:
         seconds = (at - now).total_seconds()
         return seconds if seconds > 0 else None

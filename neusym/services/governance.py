@@ -87,9 +87,10 @@ class Governance:
         e = self.engine
         return Purger(e.store, e.derived, e.governor.queries, e.embedder, e.governor.policy, sync=m.sync)
 
-    def _purge(self, m: Mutation, ids: Sequence[str], scope: Scope, extra_texts: Sequence[str] = ()) -> list[str]:
+    def _purge(self, m: Mutation, ids: Sequence[str], scope: Scope, extra_texts: Sequence[str] = (),
+               rewrite: bool = True) -> list[str]:
         m.persist()
-        return self._purger(m).purge(ids, scope, extra_texts=extra_texts)
+        return self._purger(m).purge(ids, scope, extra_texts=extra_texts, rewrite=rewrite)
 
     def forget_preview(self, query: str, *, scope: ScopeArg = None, limit: int | None = None,
                        statuses: Sequence[str] = ALL_STATUSES) -> ForgetPreview:
@@ -219,8 +220,11 @@ class Governance:
             raise ScopeError("pass either a scope or all_tenants=True, not both")
         sc = e.scope(scope, all_tenants=all_tenants, what="run_janitor", admin=True)
         with e.mutation(sc) as m:
+            # one log rewrite for the whole pass, not one per tenant and page of purges
             report = run_janitor(e.store, e.governor.queries, e.governor.policy, scope=sc, now=_epoch(now),
-                                 purge=lambda i, s: self._purge(m, i, s), dry_run=dry_run)
+                                 purge=lambda i, s: self._purge(m, i, s, rewrite=False), dry_run=dry_run)
+            if report.purged and not dry_run:
+                e.governor.queries.rewrite_log()
             if not dry_run:
                 m.sync()
                 # plain deletes and edits leave dead BM25 postings and FAISS tombstones behind: sweep them here

@@ -222,3 +222,20 @@ def test_a_ttl_phrase_expires_only_its_own_memory(mem: NeuSymMemory) -> None:
     t0 = dentist.created_at.timestamp()
     assert dentist.id in {h.id for h in mem.search("where am I", user_id="t", now=t0 + 600)}
     assert dentist.id not in {h.id for h in mem.search("where am I", user_id="t", now=t0 + 2700 + 60)}
+
+
+def test_ttl_bounds_by_clock_and_date_and_not_for_the_past() -> None:
+    from datetime import UTC, datetime
+
+    from neusym.governance.ttl import stated_ttl
+
+    wed = datetime(2026, 3, 4, 10, 0, tzinfo=UTC)
+    assert stated_ttl("I'm in the office until 5pm.", wed) == 7 * 3600
+    assert stated_ttl("The discount code is good until midnight.", wed) == (13 * 60 + 59) * 60
+    assert stated_ttl("Until March 20 I'm in Tokyo.", wed) == (datetime(2026, 3, 20, 23, 59, tzinfo=UTC) - wed
+                                                                ).total_seconds()
+    assert stated_ttl("My phone is off for the next half hour.", wed) == 1800
+    assert stated_ttl("I'll be in Rome over the weekend.", wed) is not None
+    for past in ("I was there until Friday.", "I waited until 5pm.", "I went to Rome over the weekend.",
+                 "I stayed up until midnight."):
+        assert stated_ttl(past, wed) is None, past

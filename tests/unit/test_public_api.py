@@ -9,7 +9,8 @@ import neusym
 
 EXPECTED = [
     "AddResult", "BackendError", "BackendUnavailableError", "ClosedError", "Decision", "DimensionMismatchError",
-    "EmbedderMismatchError", "EmbeddingError", "ExportReport", "ExtractionError", "ForgetPreview", "ImportReport",
+    "EmbedderMismatchError", "EmbeddingError", "ExportReport", "ExtractionError", "ForgetPreview", "ForgetReport",
+    "ImportReport",
     "IndexCorruptionError", "IndexPersistenceError", "InvalidInputError", "MemoryRecord", "MemoryStatus", "MemoryType",
     "ModelIntegrityError", "NeuSymConfig", "NeuSymError", "NeuSymMemory", "PlanState", "PolicyViolationError",
     "RecordNotFoundError", "RestoreReport", "RetrievalConfig", "ReviewItem", "Scope", "ScopeError", "ScoreExplanation",
