@@ -125,11 +125,9 @@ _EVENT_PAST = re.compile(r"\b(?:yesterday|last\s+(?:week|weekend|month|year|nigh
 """A dated event ("last Friday", "yesterday"): something that happened, not a standing value to replace."""
 _WORD = re.compile(r"[\w@][\w@.'\-/]*\w|\w", re.UNICODE)
 _CUE_WORDS = frozenset(
-    "now nowadays days anymore longer instead switched changed change moved new newly left quit stopped gave "
-    "dropped sold replaced retired actually correction typo misspoke started joined became got promoted sorry "
-    "btw oh um honestly anyway update quick finally".split())
+    ["now", "nowadays", "days", "anymore", "longer", "instead", "switched", "changed", "change", "moved", "new", "newly", "left", "quit", "stopped", "gave", "dropped", "sold", "replaced", "retired", "actually", "correction", "typo", "misspoke", "started", "joined", "became", "got", "promoted", "sorry", "btw", "oh", "um", "honestly", "anyway", "update", "quick", "finally"])
 _PERSON_WORDS = frozenset(
-    "i me my mine myself we us our ours you your yours he him his she her hers they them their".split())
+    ["i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "you", "your", "yours", "he", "him", "his", "she", "her", "hers", "they", "them", "their"])
 
 
 def past_framed(text: str) -> bool:
@@ -191,9 +189,7 @@ def _names(rec: MemoryRecord) -> set[str]:
 
 
 _STARTERS = frozenset(
-    "the a an my our your his her their this that these those so oh btw anyway sorry correction honestly um well "
-    "hey hi yes yeah no not now also and but then just got started switched moved left work mein meine mi ma mon "
-    "ich je yo".split())
+    ["the", "a", "an", "my", "our", "your", "his", "her", "their", "this", "that", "these", "those", "so", "oh", "btw", "anyway", "sorry", "correction", "honestly", "um", "well", "hey", "hi", "yes", "yeah", "no", "not", "now", "also", "and", "but", "then", "just", "got", "started", "switched", "moved", "left", "work", "mein", "meine", "mi", "ma", "mon", "ich", "je", "yo"])
 
 
 def _leading_name(text: str) -> str | None:
@@ -392,7 +388,8 @@ class UpdateDetector:
         if supersede:
             why = ("retracts the old value" if v.retracts else f"single-valued slot {v.slot}")
             entry["why"] = why
-            entry["valid_to"] = as_epoch(rec.valid_from or rec.created_at)
+            t_new = as_epoch(rec.valid_from or rec.created_at) or 0.0
+            entry["valid_to"] = t_new
             d.supersedes.append(old.id)
             _push(d.details, "supersede", entry)
             if d.details.get("dedup") == "review":  # the near-duplicate was a new value after all
@@ -404,7 +401,7 @@ class UpdateDetector:
                 d.record = rec
             d.note(f"candidate update ({why}, similarity {v.similarity:.2f}): supersedes an older memory")
             if v.batch is not None:  # an earlier candidate of this batch: it is created as history directly
-                v.batch.record = mark_superseded(v.batch.record, float(entry["valid_to"] or 0.0))
+                v.batch.record = mark_superseded(v.batch.record, t_new)
             return
         if not (v.slot and v.cue and v.similarity >= self.review_pair and _STRONG.search(rec.content)):
             return  # two memories about one multi-valued slot: both stand
