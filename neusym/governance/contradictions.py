@@ -88,7 +88,8 @@ _TRANSLATE = {"rauche": "smoke cigarette", "trinke": "drink", "esse": "eat", "fl
 _KEPT = re.compile(r"\b(?:[\w]+-free|free\s+of|without|instead\s+of|non-alcoholic|alcohol-free|decaf\w*|sin|ohne|"
                    r"sans|stayed\s+(?:on|away|home)|let\s+the\s+\w+|kept\s+\w+\s+\w*\s*(?:away|in\s+another)|"
                    r"avoided|skipped|refused|declined|said\s+no|"
-                   r"sparkling\s+water|instead)\b", re.IGNORECASE)
+                   r"sparkling\s+water|instead|vegan|plant-based|(?:oat|almond|soy|coconut|rice)\s+milk)\b",
+                   re.IGNORECASE)
 """An event that says the constraint was kept: compatible, never flagged."""
 _NOT_NAMES = frozenset(["no", "the", "a", "an", "so", "oh", "well", "ich", "je", "yo", "soy", "nous", "wir", "we", "you", "he", "she", "they", "it", "this", "that", "there", "meine", "mein", "mon", "ma", "mi", "nunca"])
 _FIRST_PERSON = re.compile(r"^\s*(?:i|i'm|i've|my|we|our|ich|je|j'|yo|soy|mi)\b", re.IGNORECASE)

@@ -148,12 +148,13 @@ def _retracts(text: str, shared: set[str]) -> bool:
         return False
     if any(_stem(m.group(1)) in shared for m in _CORRECTION.finditer(text)):
         return True
-    cue_at = [len(_WORD.findall(text[:m.start()])) for m in _ENDING.finditer(text)
-              if not _IMPERATIVE.search(text[max(0, m.start() - 24):m.start()])]
-    if not cue_at:
-        return False
-    words = [_stem(w) for w in _WORD.findall(text)]
-    return any(w in shared and any(abs(i - c) <= 3 for c in cue_at) for i, w in enumerate(words))
+    for sentence in re.split(r"(?<=[.!?;])\s+", text):  # a value and its ending word share a sentence
+        cue_at = [len(_WORD.findall(sentence[:m.start()])) for m in _ENDING.finditer(sentence)
+                  if not _IMPERATIVE.search(sentence[max(0, m.start() - 24):m.start()])]
+        if cue_at and any(w in shared and any(abs(i - c) <= 3 for c in cue_at)
+                          for i, w in enumerate(_stem(x) for x in _WORD.findall(sentence))):
+            return True
+    return False
 
 
 def _stem(w: str) -> str:
