@@ -276,7 +276,8 @@ class UpdateDetector:
         if slots is None or slots.shape[1] != vectors.shape[1]:
             return
         unit = _unit(np.asarray(vectors, dtype=np.float32)[live])
-        olds = self._neighbours(unit, scope)
+        scores = unit @ slots.T  # every candidate's slot (and filler) scores, one product
+        olds = self._neighbours(unit, scores, slots, scope)
         # in-batch similarities in one product; each candidate looks at its few closest earlier candidates
         sims = unit @ unit.T
         for pos, i in enumerate(live):
@@ -288,15 +289,16 @@ class UpdateDetector:
                 close = np.flatnonzero(row >= self.pair_floor)
                 for j in close[np.argsort(-row[close])][: self.neighbours].tolist():
                     other = decisions[live[j]]
-                    if other.record.status is not MemoryStatus.SUPERSEDED:
-                        cands.append((float(row[j]), other.record, unit[j], other))
+                    if (other.record.status is not MemoryStatus.SUPERSEDED
+                            and self._gate(scores[pos], scores[j], float(row[j]))):
+                        cands.append((float(row[j]), other.record, scores[j], other))
             if past_framed(d.record.content):
                 if cands:
                     d.details["update_check"] = "describes the past: replaces nothing"
                 continue
             best: _Verdict | None = None
-            for sim, old, ov, od in cands:
-                v = self._judge(d.record, unit[pos] @ slots.T, old, ov @ slots.T, sim)
+            for sim, old, s_old, od in cands:
+                v = self._judge(d.record, scores[pos], old, s_old, sim)
                 if v is not None:
                     v.batch = od
                 if v is not None and (best is None or (v.retracts, v.similarity) > (best.retracts, best.similarity)):
@@ -314,26 +316,40 @@ class UpdateDetector:
             return False  # already waiting for a reviewer for another reason
         return not (d.supersedes or d.superseded_by or d.conflicts_with or d.contradicts)
 
-    def _neighbours(self, unit: np.ndarray, scope: Scope) -> list[list[tuple[float, MemoryRecord, np.ndarray]]]:
+    def _gate(self, s_new: np.ndarray, s_old: np.ndarray, sim: float) -> bool:
+        """The vector half of :meth:`_judge` (same slot, or close and not filler): pairs failing it are never read
+        from the graph, which keeps the write path's cost near that of the FAISS search."""
+        n = len(ATTRIBUTES)
+        bg_new, bg_old = float(s_new[n:].max()), float(s_old[n:].max())
+        if sim >= self.close_pair and max(bg_new, bg_old) < self.background_cap:
+            return True
+        a = int(np.argmax(s_new[:n] + s_old[:n]))
+        return (sim >= self.slot_pair and float(s_old[a]) >= max(self.slot_floor_old, bg_old + self.background_margin)
+                and float(s_new[a]) >= max(self.slot_floor_new, bg_new + self.background_margin))
+
+    def _neighbours(self, unit: np.ndarray, scores: np.ndarray, slots: np.ndarray,
+                    scope: Scope) -> list[list[tuple[float, MemoryRecord, np.ndarray]]]:
+        """Stored neighbours of each candidate that pass :meth:`_gate`, with their slot scores."""
         out: list[list[tuple[float, MemoryRecord, np.ndarray]]] = [[] for _ in range(len(unit))]
         tenant = Scope(user_id=scope.user_id) if scope.user_id else scope
         _, allow = self.derived.allowed(tenant, ["active", "pending"])
         if allow is not None and len(allow) == 0:
             return out
         found = self.derived.faiss.search_many(unit, self.neighbours, allow_ids=allow)
-        hits = [[(int(n), float(s)) for n, s in zip(ids.tolist(), scores.tolist(), strict=False)
-                 if s >= self.pair_floor] for ids, scores in found]
+        hits = [[(int(n), float(s)) for n, s in zip(ids.tolist(), scores_.tolist(), strict=False)
+                 if s >= self.pair_floor and n >= 0] for ids, scores_ in found]
         nids = sorted({n for h in hits for n, _ in h})
         if not nids:
             return out
-        by_nid = {r.nid: r for r in self.queries.records_by_nids(nids, tenant)
-                  if r.status.value in ("active", "pending")}
-        present = [n for n in nids if n in by_nid]
-        if not present:
+        nb = dict(zip(nids, _unit(self.derived.faiss.reconstruct(nids)) @ slots.T, strict=True))
+        hits = [[(n, s) for n, s in h if self._gate(scores[k], nb[n], s)] for k, h in enumerate(hits)]
+        wanted = sorted({n for h in hits for n, _ in h})
+        if not wanted:
             return out
-        vecs = dict(zip(present, _unit(self.derived.faiss.reconstruct(present)), strict=True))
+        by_nid = {r.nid: r for r in self.queries.records_by_nids(wanted, tenant)
+                  if r.status.value in ("active", "pending")}
         for k, h in enumerate(hits):
-            out[k] = [(s, by_nid[n], vecs[n]) for n, s in h if n in by_nid]
+            out[k] = [(s, by_nid[n], nb[n]) for n, s in h if n in by_nid]
         return out
 
     def _judge(self, new: MemoryRecord, s_new: np.ndarray, old: MemoryRecord, s_old: np.ndarray,
