@@ -88,10 +88,10 @@ _TRANSLATE = {"rauche": "smoke cigarette", "trinke": "drink", "esse": "eat", "fl
 _KEPT = re.compile(r"\b(?:[\w]+-free|free\s+of|without|instead\s+of|non-alcoholic|alcohol-free|decaf\w*|sin|ohne|"
                    r"sans|stayed\s+(?:on|away|home)|let\s+the\s+\w+|kept\s+\w+\s+\w*\s*(?:away|in\s+another)|"
                    r"avoided|skipped|refused|declined|said\s+no|"
-                   r"sparkling\s+water|instead)\b", re.IGNORECASE)
+                   r"sparkling\s+water|instead|vegan|plant-based|(?:oat|almond|soy|coconut|rice)\s+milk)\b",
+                   re.IGNORECASE)
 """An event that says the constraint was kept: compatible, never flagged."""
-_NOT_NAMES = frozenset("no the a an so oh well ich je yo soy nous wir we you he she they it this that there "
-                       "meine mein mon ma mi nunca".split())
+_NOT_NAMES = frozenset(["no", "the", "a", "an", "so", "oh", "well", "ich", "je", "yo", "soy", "nous", "wir", "we", "you", "he", "she", "they", "it", "this", "that", "there", "meine", "mein", "mon", "ma", "mi", "nunca"])
 _FIRST_PERSON = re.compile(r"^\s*(?:i|i'm|i've|my|we|our|ich|je|j'|yo|soy|mi)\b", re.IGNORECASE)
 
 
@@ -108,9 +108,9 @@ def _subject(text: str) -> str | None:
     if _FIRST_PERSON.match(text):
         names = re.findall(r"\b([A-Z][a-z]+)\s+(?:is|has|never|doesn't|does|can't|won't)\b", text)
         if names:
-            return names[0].casefold()
+            return str(names[0]).casefold()
         kin = re.match(r"\s*(?:my|our)\s+([a-z]+)\s+(?:is|has|never|doesn't|does|can't|won't)\b", text, re.I)
-        return kin.group(1).casefold() if kin else None
+        return str(kin.group(1)).casefold() if kin else None
     m = re.match(r"\s*([A-ZÀ-Ý][\w'-]+)", text)
     name = m.group(1).split("'")[0].casefold() if m else None
     return None if name is None or name in _NOT_NAMES else name

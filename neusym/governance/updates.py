@@ -125,11 +125,9 @@ _EVENT_PAST = re.compile(r"\b(?:yesterday|last\s+(?:week|weekend|month|year|nigh
 """A dated event ("last Friday", "yesterday"): something that happened, not a standing value to replace."""
 _WORD = re.compile(r"[\w@][\w@.'\-/]*\w|\w", re.UNICODE)
 _CUE_WORDS = frozenset(
-    "now nowadays days anymore longer instead switched changed change moved new newly left quit stopped gave "
-    "dropped sold replaced retired actually correction typo misspoke started joined became got promoted sorry "
-    "btw oh um honestly anyway update quick finally".split())
+    ["now", "nowadays", "days", "anymore", "longer", "instead", "switched", "changed", "change", "moved", "new", "newly", "left", "quit", "stopped", "gave", "dropped", "sold", "replaced", "retired", "actually", "correction", "typo", "misspoke", "started", "joined", "became", "got", "promoted", "sorry", "btw", "oh", "um", "honestly", "anyway", "update", "quick", "finally"])
 _PERSON_WORDS = frozenset(
-    "i me my mine myself we us our ours you your yours he him his she her hers they them their".split())
+    ["i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "you", "your", "yours", "he", "him", "his", "she", "her", "hers", "they", "them", "their"])
 
 
 def past_framed(text: str) -> bool:
@@ -150,12 +148,13 @@ def _retracts(text: str, shared: set[str]) -> bool:
         return False
     if any(_stem(m.group(1)) in shared for m in _CORRECTION.finditer(text)):
         return True
-    cue_at = [len(_WORD.findall(text[:m.start()])) for m in _ENDING.finditer(text)
-              if not _IMPERATIVE.search(text[max(0, m.start() - 24):m.start()])]
-    if not cue_at:
-        return False
-    words = [_stem(w) for w in _WORD.findall(text)]
-    return any(w in shared and any(abs(i - c) <= 3 for c in cue_at) for i, w in enumerate(words))
+    for sentence in re.split(r"(?<=[.!?;])\s+", text):  # a value and its ending word share a sentence
+        cue_at = [len(_WORD.findall(sentence[:m.start()])) for m in _ENDING.finditer(sentence)
+                  if not _IMPERATIVE.search(sentence[max(0, m.start() - 24):m.start()])]
+        if cue_at and any(w in shared and any(abs(i - c) <= 3 for c in cue_at)
+                          for i, w in enumerate(_stem(x) for x in _WORD.findall(sentence))):
+            return True
+    return False
 
 
 def _stem(w: str) -> str:
@@ -191,9 +190,7 @@ def _names(rec: MemoryRecord) -> set[str]:
 
 
 _STARTERS = frozenset(
-    "the a an my our your his her their this that these those so oh btw anyway sorry correction honestly um well "
-    "hey hi yes yeah no not now also and but then just got started switched moved left work mein meine mi ma mon "
-    "ich je yo".split())
+    ["the", "a", "an", "my", "our", "your", "his", "her", "their", "this", "that", "these", "those", "so", "oh", "btw", "anyway", "sorry", "correction", "honestly", "um", "well", "hey", "hi", "yes", "yeah", "no", "not", "now", "also", "and", "but", "then", "just", "got", "started", "switched", "moved", "left", "work", "mein", "meine", "mi", "ma", "mon", "ich", "je", "yo"])
 
 
 def _leading_name(text: str) -> str | None:
@@ -279,7 +276,8 @@ class UpdateDetector:
         if slots is None or slots.shape[1] != vectors.shape[1]:
             return
         unit = _unit(np.asarray(vectors, dtype=np.float32)[live])
-        olds = self._neighbours(unit, scope)
+        scores = unit @ slots.T  # every candidate's slot (and filler) scores, one product
+        olds = self._neighbours(unit, scores, slots, scope)
         # in-batch similarities in one product; each candidate looks at its few closest earlier candidates
         sims = unit @ unit.T
         for pos, i in enumerate(live):
@@ -291,15 +289,16 @@ class UpdateDetector:
                 close = np.flatnonzero(row >= self.pair_floor)
                 for j in close[np.argsort(-row[close])][: self.neighbours].tolist():
                     other = decisions[live[j]]
-                    if other.record.status is not MemoryStatus.SUPERSEDED:
-                        cands.append((float(row[j]), other.record, unit[j], other))
+                    if (other.record.status is not MemoryStatus.SUPERSEDED
+                            and self._gate(scores[pos], scores[j], float(row[j]))):
+                        cands.append((float(row[j]), other.record, scores[j], other))
             if past_framed(d.record.content):
                 if cands:
                     d.details["update_check"] = "describes the past: replaces nothing"
                 continue
             best: _Verdict | None = None
-            for sim, old, ov, od in cands:
-                v = self._judge(d.record, unit[pos] @ slots.T, old, ov @ slots.T, sim)
+            for sim, old, s_old, od in cands:
+                v = self._judge(d.record, scores[pos], old, s_old, sim)
                 if v is not None:
                     v.batch = od
                 if v is not None and (best is None or (v.retracts, v.similarity) > (best.retracts, best.similarity)):
@@ -317,26 +316,40 @@ class UpdateDetector:
             return False  # already waiting for a reviewer for another reason
         return not (d.supersedes or d.superseded_by or d.conflicts_with or d.contradicts)
 
-    def _neighbours(self, unit: np.ndarray, scope: Scope) -> list[list[tuple[float, MemoryRecord, np.ndarray]]]:
+    def _gate(self, s_new: np.ndarray, s_old: np.ndarray, sim: float) -> bool:
+        """The vector half of :meth:`_judge` (same slot, or close and not filler): pairs failing it are never read
+        from the graph, which keeps the write path's cost near that of the FAISS search."""
+        n = len(ATTRIBUTES)
+        bg_new, bg_old = float(s_new[n:].max()), float(s_old[n:].max())
+        if sim >= self.close_pair and max(bg_new, bg_old) < self.background_cap:
+            return True
+        a = int(np.argmax(s_new[:n] + s_old[:n]))
+        return (sim >= self.slot_pair and float(s_old[a]) >= max(self.slot_floor_old, bg_old + self.background_margin)
+                and float(s_new[a]) >= max(self.slot_floor_new, bg_new + self.background_margin))
+
+    def _neighbours(self, unit: np.ndarray, scores: np.ndarray, slots: np.ndarray,
+                    scope: Scope) -> list[list[tuple[float, MemoryRecord, np.ndarray]]]:
+        """Stored neighbours of each candidate that pass :meth:`_gate`, with their slot scores."""
         out: list[list[tuple[float, MemoryRecord, np.ndarray]]] = [[] for _ in range(len(unit))]
         tenant = Scope(user_id=scope.user_id) if scope.user_id else scope
         _, allow = self.derived.allowed(tenant, ["active", "pending"])
         if allow is not None and len(allow) == 0:
             return out
         found = self.derived.faiss.search_many(unit, self.neighbours, allow_ids=allow)
-        hits = [[(int(n), float(s)) for n, s in zip(ids.tolist(), scores.tolist(), strict=False)
-                 if s >= self.pair_floor] for ids, scores in found]
+        hits = [[(int(n), float(s)) for n, s in zip(ids.tolist(), scores_.tolist(), strict=False)
+                 if s >= self.pair_floor and n >= 0] for ids, scores_ in found]
         nids = sorted({n for h in hits for n, _ in h})
         if not nids:
             return out
-        by_nid = {r.nid: r for r in self.queries.records_by_nids(nids, tenant)
-                  if r.status.value in ("active", "pending")}
-        present = [n for n in nids if n in by_nid]
-        if not present:
+        nb = dict(zip(nids, _unit(self.derived.faiss.reconstruct(nids)) @ slots.T, strict=True))
+        hits = [[(n, s) for n, s in h if self._gate(scores[k], nb[n], s)] for k, h in enumerate(hits)]
+        wanted = sorted({n for h in hits for n, _ in h})
+        if not wanted:
             return out
-        vecs = dict(zip(present, _unit(self.derived.faiss.reconstruct(present)), strict=True))
+        by_nid = {r.nid: r for r in self.queries.records_by_nids(wanted, tenant)
+                  if r.status.value in ("active", "pending")}
         for k, h in enumerate(hits):
-            out[k] = [(s, by_nid[n], vecs[n]) for n, s in h if n in by_nid]
+            out[k] = [(s, by_nid[n], nb[n]) for n, s in h if n in by_nid]
         return out
 
     def _judge(self, new: MemoryRecord, s_new: np.ndarray, old: MemoryRecord, s_old: np.ndarray,
@@ -392,7 +405,8 @@ class UpdateDetector:
         if supersede:
             why = ("retracts the old value" if v.retracts else f"single-valued slot {v.slot}")
             entry["why"] = why
-            entry["valid_to"] = as_epoch(rec.valid_from or rec.created_at)
+            t_new = as_epoch(rec.valid_from or rec.created_at) or 0.0
+            entry["valid_to"] = t_new
             d.supersedes.append(old.id)
             _push(d.details, "supersede", entry)
             if d.details.get("dedup") == "review":  # the near-duplicate was a new value after all
@@ -404,7 +418,7 @@ class UpdateDetector:
                 d.record = rec
             d.note(f"candidate update ({why}, similarity {v.similarity:.2f}): supersedes an older memory")
             if v.batch is not None:  # an earlier candidate of this batch: it is created as history directly
-                v.batch.record = mark_superseded(v.batch.record, float(entry["valid_to"] or 0.0))
+                v.batch.record = mark_superseded(v.batch.record, t_new)
             return
         if not (v.slot and v.cue and v.similarity >= self.review_pair and _STRONG.search(rec.content)):
             return  # two memories about one multi-valued slot: both stand
