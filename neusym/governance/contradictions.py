@@ -17,6 +17,7 @@ like vegan or sober), not a list of sentences.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -153,18 +154,22 @@ class _Known:
 @dataclass
 class _Tenant:
     known: list[_Known] = field(default_factory=list)
-    loaded: bool = False
+    loaded_at: float | None = None  # time.monotonic() of the last read from the graph
 
 
 class ContradictionFinder:
     """Flags events that break a standing constraint of the same tenant, by embedding closeness.
 
-    Constraints are found in memories as they are written and, once per tenant and process, in the tenant's
-    stored memories (newest ``scan_limit``); their target vectors stay in memory, a few per constraint.
+    The graph is the source of truth for which constraints stand: the tenant's stored memories (newest
+    ``scan_limit``) are re-read at most every ``refresh_seconds``, so a constraint written, forgotten or superseded
+    by another process sharing the graph counts here within that bound (and at once after a restart). Between
+    reads, constraints written by this process are added as they are written. Target vectors are kept per memory
+    id, so a re-read embeds only constraints it has not seen.
     """
 
     threshold = 0.36
     scan_limit = 2000
+    refresh_seconds = 60.0
 
     def __init__(self, store: SymbolicStore, embed: Embed | None, *, enabled: bool = True) -> None:
         self.enabled = enabled
@@ -198,13 +203,19 @@ class ContradictionFinder:
     def _tenant(self, scope: Scope) -> _Tenant:
         uid = str(scope.user_id)
         t = self._tenants.setdefault(uid, _Tenant())
-        if not t.loaded:
-            t.loaded = True
-            recs = self.store.scope_memories(Scope(user_id=uid), limit=self.scan_limit, newest_first=True)
-            for r in recs:
+        now = time.monotonic()
+        if t.loaded_at is None or now - t.loaded_at >= self.refresh_seconds:
+            t.loaded_at = now
+            seen = {k.memory_id: k for k in t.known}
+            known: list[_Known] = []
+            for r in self.store.scope_memories(Scope(user_id=uid), limit=self.scan_limit, newest_first=True):
+                if r.id in seen:
+                    known.append(seen[r.id])
+                    continue
                 c = constraint_of(r.content)
                 if c is not None:
-                    t.known.append(self._know(r, c))
+                    known.append(self._know(r, c))
+            t.known = known
         return t
 
     def _know(self, rec: MemoryRecord, c: Constraint) -> _Known:

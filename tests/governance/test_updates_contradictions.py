@@ -13,7 +13,7 @@ import pytest
 
 from neusym import NeuSymMemory
 from neusym.embeddings import MiniLMEmbedder
-from neusym.governance.contradictions import constraint_of
+from neusym.governance.contradictions import ContradictionFinder, constraint_of
 from neusym.governance.updates import change_cue, past_framed
 
 pytestmark = pytest.mark.minilm
@@ -95,6 +95,21 @@ def test_constraint_broken_by_a_paraphrased_event_is_flagged_not_superseded(sem:
     assert "constraint" in d.reason
     assert "contradiction" in sem.get(c.id, user_id="u6").flags
     assert _status(sem, c.id, "u6") == "active"  # a contradiction is not an update
+
+
+def test_a_constraint_written_by_another_engine_on_the_graph_counts(
+        make_memory: Callable[..., NeuSymMemory], minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    # two engines on one graph stand for two processes: the constraint lives in the graph, not in a dict
+    monkeypatch.setattr(ContradictionFinder, "refresh_seconds", 0.0)
+    a, b = make_memory(embedder=minilm), make_memory(embedder=minilm)
+    b.add("Went for a long bike ride along the river.", user_id="u9", valid_from=JAN)  # b has read u9 already
+    c = a.add("I'm vegan.", user_id="u9", valid_from=JAN)[0]
+    res = b.add("Had a big steak with blue cheese for dinner.", user_id="u9", valid_from=JUN)
+    assert res.decisions[0].contradicts == [c.id]
+    # ... and one forgotten through the other engine no longer does
+    a.forget(c.id, user_id="u9", hard=True, confirm=True)
+    res = b.add("Grilled lamb chops tonight, delicious.", user_id="u9", valid_from=JUN)
+    assert not res.decisions[0].contradicts
 
 
 def test_compatible_events_are_not_flagged(sem: NeuSymMemory) -> None:
