@@ -171,9 +171,9 @@ def _lat(values: list[float]) -> dict[str, float]:
 
 def _server_pid(mem: Any) -> int | None:
     emb = getattr(mem.executor, "embedded", None)
-    proc = getattr(emb, "process", None)
-    if proc is not None:
-        return int(proc.pid)
+    pid = getattr(emb, "server_pid", None)  # the redis-server itself (``process`` is its watchdog since round 3)
+    if pid is not None:
+        return int(pid)
     try:
         import json
 

@@ -280,7 +280,8 @@ class NeuSymMemory:
         """Add many statements at once: one embedding batch and one graph statement per ``max_batch`` memories.
 
         Each item is a string or a dict of :meth:`add` keyword arguments with ``content``; ``common`` applies to
-        all. Items with the same scope share one write.
+        all. Items with the same scope share one write. Items with a ``speaker`` are conversation turns: linked
+        ``NEXT`` in item order, continuing their session's chain (as consecutive :meth:`add` turns are).
 
         ``vectors`` (shape ``(len(items), dimension)``): embeddings the caller already has (a migration, a
         pipeline that embeds elsewhere); the embedder is not called. Each item is then kept verbatim as one memory

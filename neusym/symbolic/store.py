@@ -61,7 +61,11 @@ def _floats(vector: np.ndarray) -> list[float]:
 def chain_key(scope: Scope) -> str:
     """The key of one conversation (user, agent, session) on its tail turn's ``chain_tail`` property. JSON, so
     distinct scopes never share a key whatever their ids contain (the tail is also matched on ``user_id``)."""
-    return json.dumps([scope.user_id, scope.agent_id, scope.session_id], ensure_ascii=False)
+    return _chain_key(scope.user_id, scope.agent_id, scope.session_id)
+
+
+def _chain_key(user_id: str | None, agent_id: str | None, session_id: str | None) -> str:
+    return json.dumps([user_id, agent_id, session_id], ensure_ascii=False)
 
 
 def _key(name: str) -> str:
@@ -90,6 +94,37 @@ class SymbolicStore:
                 if not is_duplicate_schema_error(str(err)):
                     raise
         self.executor.run("MERGE (c:Counter {name: 'seq'}) ON CREATE SET c.value = 0")
+        self.mark_chain_tails()
+
+    def mark_chain_tails(self) -> int:
+        """Once per graph: mark the last turn of every session chained before the tail lived in the graph (stores
+        written by an older NeuSym, which kept it in process memory), so those sessions go on chaining after the
+        upgrade. A ``NeuSymMeta {key: 'chain_tails'}`` node records that it ran; sessions that already have a tail
+        are left alone, so two processes opening at once mark the same memories. Returns the number marked."""
+        if self.executor.run("MATCH (x:NeuSymMeta {key: 'chain_tails'}) RETURN x.key AS k", write=False):
+            return 0
+        rows = self.executor.run(
+            "MATCH (m:Memory)<-[:NEXT]-(:Memory) WHERE NOT (m)-[:NEXT]->(:Memory) "
+            "RETURN m.id AS id, m.nid AS nid, m.user_id AS user_id, m.agent_id AS agent_id, "
+            "m.session_id AS session_id", write=False)
+        newest: dict[str, tuple[int, str]] = {}
+        for r in rows:
+            key = _chain_key(r["user_id"], r["agent_id"], r["session_id"])
+            if key not in newest or int(r["nid"]) > newest[key][0]:
+                newest[key] = (int(r["nid"]), str(r["id"]))
+        if newest:
+            have = {str(r["k"]) for r in self.executor.run(
+                "MATCH (m:Memory) WHERE m.chain_tail IS NOT NULL RETURN DISTINCT m.chain_tail AS k", write=False)}
+            marks = [{"id": mid, "key": k} for k, (_, mid) in newest.items() if k not in have]
+            if marks:
+                self.executor.run("UNWIND $rows AS r MATCH (m:Memory {id: r.id}) SET m.chain_tail = r.key",
+                                  {"rows": marks})
+            newest = {k: v for k, v in newest.items() if k not in have}
+        self.executor.run("MERGE (x:NeuSymMeta {key: 'chain_tails'}) ON CREATE SET x.at = $now",
+                          {"now": time.time()})
+        if newest:
+            log.info("marked the last turn of %d conversation(s) chained by an older NeuSym", len(newest))
+        return len(newest)
 
     # ------------------------------------------------------------------ graph-side vector index
     def vector_index_dimension(self) -> int | None:

@@ -156,3 +156,21 @@ def test_two_tails_of_one_session_are_merged(make_memory: Callable[..., NeuSymMe
     c = _turn(mem, "Turn C: the plan for the garden.", session="s1")
     assert _next_edges(executor) == [(b, c)]
     assert _tails(executor) == [c]
+
+
+def test_a_store_chained_by_an_older_version_goes_on_chaining(make_memory: Callable[..., NeuSymMemory],
+                                                              executor: Executor) -> None:
+    """A graph written when the tail lived in process memory (no ``chain_tail``, no migration marker): the next
+    open marks each session's last turn, so the session continues where it was."""
+    old = make_memory()
+    s1 = [_turn(old, f"Turn {i}: the bike needs part {i}.", session="s1") for i in range(3)]
+    s2 = [_turn(old, f"Turn {i}: the car needs part {i}.", session="s2") for i in range(2)]
+    old.close()
+    executor.run("MATCH (m:Memory) SET m.chain_tail = null")
+    executor.run("MATCH (x:NeuSymMeta {key: 'chain_tails'}) DELETE x")
+    new = make_memory()
+    assert sorted(_tails(executor)) == sorted([s1[-1], s2[-1]])
+    s1.append(_turn(new, "Turn 3: the bike is fixed.", session="s1"))
+    _assert_one_chain(executor, s1)
+    _assert_one_chain(executor, s2)
+    assert new.store.mark_chain_tails() == 0  # once per graph
