@@ -593,6 +593,15 @@ class _Reader:
                 )
             ):
                 break  # "her kids enjoy X", "her sister enjoy": a plural subject's verb is a bare form
+            if (
+                not subject
+                and words
+                and low in _KNOWN_VERBS
+                and lemma(low) == low
+                and words[-1].low.endswith("s")
+                and (self.low(i + 1) in _DETS or self.low(i + 1) in _POSS)
+            ):
+                break  # "helps dancers reach their potential": the dancers reach it
             words.append(tok)
             i += 1
             if (
@@ -900,7 +909,9 @@ class _Reader:
         the views": the infinitive's own object and phrases are facts about the subject, stated as intended.
         """
         if vg.get("copula") and self.low(i) == "to" or vg.get("lemma") in _DITRANSITIVE:
-            return i  # "his dream was to play ...", "gives Jon tips to stay confident": not the subject's plan
+            return (
+                i  # "his dream was to play ...", "gives Jon tips to stay confident": not the subject's plan
+            )
         for _ in range(3):
             k = i
             if vg.get("copula") and self.low(k).isalpha() and self.low(k + 1) == "to":
@@ -913,6 +924,10 @@ class _Reader:
                 or lemma(self.low(k + 1)) != self.low(k + 1)
             ):
                 return i
+            if any(self.low(b) == "for" for b in range(max(0, k - 4), k)) and all(
+                self.low(b).isalpha() for b in range(max(0, k - 4), k)
+            ):
+                return i  # "a website for customers to make orders": the customers make them
             ongoing = vg.get("copula") and self.low(k - 1) in _TO_STATE
             if vg.get("lemma") in _OBJ_CONTROL or vg.get("lemma") in _SAY:
                 # "encourages Jon to believe in himself": Jon is the one to believe, not the encourager
@@ -1098,7 +1113,8 @@ class _Reader:
                 and self._gerund_here(i + 1)
             ):
                 return self._gerund(subjects, {"negated": base["negated"], "aspect": "future"}, i + 1)
-            if not (vg.get("lemma") in _SAY_THING and self._says_a_thing(i)):
+            participle = self.low(i - 1).endswith("ing") and not vg.get("aux")
+            if participle or not (vg.get("lemma") in _SAY_THING and self._says_a_thing(i)):
                 return self._skip_to_clause_end(
                     i
                 )  # "believes that ...", "mentioned it's ...": reported content
@@ -1423,7 +1439,8 @@ _GENERIC = words_of(
     "importance power others one ones journey feelings feeling emotions emotion reason reasons aspect aspects "
     "side process stuff something anything everything nothing someone anyone everyone others self oneself "
     "himself herself themselves ability chance opportunity opportunities conversation chat talk discussion "
-    "future past present meaning value values goal goals dream dreams hope plan plans"
+    "future past present meaning value values goal goals dream dreams hope plan plans "
+    "difference impact track ahead potential"
 )
 _DITRANSITIVE = words_of("give send show offer buy teach bring tell lend get make hand pass owe promise")
 _FAVOURITE = words_of("favourite favorite fave fav")
@@ -1458,6 +1475,7 @@ _KNOWN_VERBS = (
         "experiment fund greet expand mentor cultivate nurture advocate"
     )
 )
+_KNOWN_VERBS = _KNOWN_VERBS | _PLAN_VERBS | _CATENATIVE_INNER | _CATENATIVE_KEEP
 _NOUN_S = words_of("friends kids parents talents works plays news series species means clothes")
 _ABOUT_THE_THING = words_of(
     "symbolize symbolise represent showcase feature include indicate depict capture mean reflect show "

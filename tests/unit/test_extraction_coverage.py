@@ -184,5 +184,8 @@ def test_a_fact_inside_a_plan_is_planned_not_current() -> None:
     # kept beside plans_to (so the graph links the city), but governance must not read it as today's home
     e = ext("We're moving to Helsinki in August.")
     assert fact(e, "lives_in", "Helsinki").aspect == "future"
-    assert fact(ext("I'm flying to Tokyo next Thursday for a conference."), "visited", "Tokyo").aspect == "future"
+    assert (
+        fact(ext("I'm flying to Tokyo next Thursday for a conference."), "visited", "Tokyo").aspect
+        == "future"
+    )
     assert fact(ext("I moved to Lisbon last year."), "lives_in", "Lisbon").aspect == "ongoing"
