@@ -142,7 +142,7 @@ _NOT_VERB = (
 _SAY = words_of(
     "mention say express believe think feel know realize realise acknowledge admit explain hope "
     "wish agree suggest notice tell remind reflect describe recall emphasize emphasise note update "
-    "reveal confess announce claim hear wonder imagine talk chat seem"
+    "reveal confess announce claim hear wonder imagine talk chat seem share"
 )
 _MAKE_NOT_CREATE = words_of(
     "order orders friend friends decision decisions progress effort difference sense time money plan plans "
@@ -1189,8 +1189,8 @@ class _Reader:
     def _says_a_thing(self, i: int) -> bool:
         """A noun phrase (not a clause) follows a verb of saying: "expresses gratitude", "described the trip"."""
         low = self.low(i)
-        if low in {"herself", "himself", "themselves", "myself"}:
-            return True
+        if low in {"herself", "himself", "themselves", "myself", "it", "them"}:
+            return True  # "shared it with her group": the phrases after it are read
         if low in {"that", "how", "what", "why", "when", "whether", "if"} or low.endswith("ing"):
             return False  # a reported clause or activity ("mentioned reading a series"): not the thing said
         thing = low in _DETS or low in _POSS
@@ -1693,7 +1693,7 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 )
         if c.obj and c.obj.split()[0].lower().endswith("ing") and c.obj.split()[0].lower() not in _ING_NOUNS:
             continue
-        if lem in _SAY_THING and lem in _SAY:
+        if lem in _SAY_THING and lem in _SAY and lem != "share":
             continue  # "expressed pride in the courage to transition": the phrases belong to the thing said  # "loves traveling to new places": the places belong to the travelling, not the loving
         for k, (prep, pobj, pstart) in enumerate(c.pps):
             if (

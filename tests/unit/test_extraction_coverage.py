@@ -189,3 +189,9 @@ def test_a_fact_inside_a_plan_is_planned_not_current() -> None:
         == "future"
     )
     assert fact(ext("I moved to Lisbon last year."), "lives_in", "Lisbon").aspect == "ongoing"
+
+
+def test_sharing_that_is_reported_speech_but_sharing_a_thing_is_not() -> None:
+    assert not spo("Melanie shared that family and creativity keep her calm.")
+    got = spo("Nate made pasta and shared it with his roommates.")
+    assert ("Nate", "share_with", "roommates") in got
