@@ -1138,6 +1138,14 @@ class _Reader:
                 )
             ):
                 gerund_at = at  # "appreciates cultivating a loving home": what is cultivated is a fact too
+        if obj and vg.get("lemma") in _CAUSATIVE and " " in obj[0]:
+            parts = obj[0].split(" ")
+            cut = next(
+                (k for k in range(1, len(parts)) if parts[k] in _KNOWN_VERBS and lemma(parts[k]) == parts[k]),
+                0,
+            )
+            if cut:  # "helping her cousin find a place", "help my mom cook dinner": the verb is the object's
+                obj = (" ".join(parts[:cut]), obj[1])
         named_class: str | None = None
         if obj and self.low(i) in {"named", "called"} and i + 1 < self.n and _is_name(self.toks[i + 1]):
             names, j = self._names(i + 1)
