@@ -1140,8 +1140,15 @@ class _Reader:
                 gerund_at = at  # "appreciates cultivating a loving home": what is cultivated is a fact too
         if obj and vg.get("lemma") in _CAUSATIVE and " " in obj[0]:
             parts = obj[0].split(" ")
+            after = self.low(i)
             cut = next(
-                (k for k in range(1, len(parts)) if parts[k] in _KNOWN_VERBS and lemma(parts[k]) == parts[k]),
+                (
+                    k
+                    for k in range(1, len(parts))
+                    if parts[k] in _KNOWN_VERBS
+                    and lemma(parts[k]) == parts[k]
+                    and (k < len(parts) - 1 or after in _DETS or after in _POSS or after in _OBJ_PRONOUNS)
+                ),
                 0,
             )
             if cut:  # "helping her cousin find a place", "help my mom cook dinner": the verb is the object's
