@@ -142,7 +142,7 @@ _NOT_VERB = (
 _SAY = words_of(
     "mention say express believe think feel know realize realise acknowledge admit explain hope "
     "wish agree suggest notice tell remind reflect describe recall emphasize emphasise note update "
-    "reveal confess announce claim hear wonder imagine talk chat seem"
+    "reveal confess announce claim hear wonder imagine talk chat seem share"
 )
 _MAKE_NOT_CREATE = words_of(
     "order orders friend friends decision decisions progress effort difference sense time money plan plans "
@@ -166,10 +166,7 @@ _CATENATIVE_KEEP = words_of(
 )
 _STOP_ASPECT = words_of("stop quit finish")
 _MODALS = words_of("will would shall should can could may might must do does did")
-_SAY_THING = words_of(
-    "mention express describe recall reveal announce acknowledge emphasize emphasise note explain update "
-    "confess share admit"
-)
+_SAY_THING = words_of("mention express describe reveal announce update share")
 _MEDIA = words_of(
     "show movie film series video game match documentary episode anime tv television netflix youtube "
     "channel season stream streamer vlog cartoon sitcom drama play musical performance concert"
@@ -593,6 +590,15 @@ class _Reader:
                 )
             ):
                 break  # "her kids enjoy X", "her sister enjoy": a plural subject's verb is a bare form
+            if (
+                not subject
+                and words
+                and low in _KNOWN_VERBS
+                and lemma(low) == low
+                and words[-1].low.endswith("s")
+                and (self.low(i + 1) in _DETS or self.low(i + 1) in _POSS)
+            ):
+                break  # "helps dancers reach their potential": the dancers reach it
             words.append(tok)
             i += 1
             if (
@@ -900,7 +906,9 @@ class _Reader:
         the views": the infinitive's own object and phrases are facts about the subject, stated as intended.
         """
         if vg.get("copula") and self.low(i) == "to" or vg.get("lemma") in _DITRANSITIVE:
-            return i  # "his dream was to play ...", "gives Jon tips to stay confident": not the subject's plan
+            return (
+                i  # "his dream was to play ...", "gives Jon tips to stay confident": not the subject's plan
+            )
         for _ in range(3):
             k = i
             if vg.get("copula") and self.low(k).isalpha() and self.low(k + 1) == "to":
@@ -913,6 +921,10 @@ class _Reader:
                 or lemma(self.low(k + 1)) != self.low(k + 1)
             ):
                 return i
+            if any(self.low(b) == "for" for b in range(max(0, k - 4), k)) and all(
+                self.low(b).isalpha() for b in range(max(0, k - 4), k)
+            ):
+                return i  # "a website for customers to make orders": the customers make them
             ongoing = vg.get("copula") and self.low(k - 1) in _TO_STATE
             if vg.get("lemma") in _OBJ_CONTROL or vg.get("lemma") in _SAY:
                 # "encourages Jon to believe in himself": Jon is the one to believe, not the encourager
@@ -1098,7 +1110,8 @@ class _Reader:
                 and self._gerund_here(i + 1)
             ):
                 return self._gerund(subjects, {"negated": base["negated"], "aspect": "future"}, i + 1)
-            if not (vg.get("lemma") in _SAY_THING and self._says_a_thing(i)):
+            participle = self.low(i - 1).endswith("ing") and not vg.get("aux")
+            if participle or not (vg.get("lemma") in _SAY_THING and self._says_a_thing(i)):
                 return self._skip_to_clause_end(
                     i
                 )  # "believes that ...", "mentioned it's ...": reported content
@@ -1125,6 +1138,21 @@ class _Reader:
                 )
             ):
                 gerund_at = at  # "appreciates cultivating a loving home": what is cultivated is a fact too
+        if obj and vg.get("lemma") in _CAUSATIVE and " " in obj[0]:
+            parts = obj[0].split(" ")
+            after = self.low(i)
+            cut = next(
+                (
+                    k
+                    for k in range(1, len(parts))
+                    if parts[k] in _KNOWN_VERBS
+                    and lemma(parts[k]) == parts[k]
+                    and (k < len(parts) - 1 or after in _DETS or after in _POSS or after in _OBJ_PRONOUNS)
+                ),
+                0,
+            )
+            if cut:  # "helping her cousin find a place", "help my mom cook dinner": the verb is the object's
+                obj = (" ".join(parts[:cut]), obj[1])
         named_class: str | None = None
         if obj and self.low(i) in {"named", "called"} and i + 1 < self.n and _is_name(self.toks[i + 1]):
             names, j = self._names(i + 1)
@@ -1165,6 +1193,7 @@ class _Reader:
             more, j = self.noun_phrase(i + 2 if self.low(i) == "," and self.low(i + 1) == "and" else i + 1)
             if not more:
                 break
+            more = _owned_like(obj[0], more)
             for s, tp, pr in subjects:
                 self.out.append(Clause(s, tp, pr, verb, more[0], more[1], **base))
             i = j
@@ -1175,8 +1204,8 @@ class _Reader:
     def _says_a_thing(self, i: int) -> bool:
         """A noun phrase (not a clause) follows a verb of saying: "expresses gratitude", "described the trip"."""
         low = self.low(i)
-        if low in {"herself", "himself", "themselves", "myself"}:
-            return True
+        if low in {"herself", "himself", "themselves", "myself", "it", "them"}:
+            return True  # "shared it with her group": the phrases after it are read
         if low in {"that", "how", "what", "why", "when", "whether", "if"} or low.endswith("ing"):
             return False  # a reported clause or activity ("mentioned reading a series"): not the thing said
         thing = low in _DETS or low in _POSS
@@ -1423,7 +1452,8 @@ _GENERIC = words_of(
     "importance power others one ones journey feelings feeling emotions emotion reason reasons aspect aspects "
     "side process stuff something anything everything nothing someone anyone everyone others self oneself "
     "himself herself themselves ability chance opportunity opportunities conversation chat talk discussion "
-    "future past present meaning value values goal goals dream dreams hope plan plans"
+    "future past present meaning value values goal goals dream dreams hope plan plans "
+    "difference impact track ahead potential"
 )
 _DITRANSITIVE = words_of("give send show offer buy teach bring tell lend get make hand pass owe promise")
 _FAVOURITE = words_of("favourite favorite fave fav")
@@ -1458,6 +1488,7 @@ _KNOWN_VERBS = (
         "experiment fund greet expand mentor cultivate nurture advocate"
     )
 )
+_KNOWN_VERBS = _KNOWN_VERBS | _PLAN_VERBS | _CATENATIVE_INNER | _CATENATIVE_KEEP
 _NOUN_S = words_of("friends kids parents talents works plays news series species means clothes")
 _ABOUT_THE_THING = words_of(
     "symbolize symbolise represent showcase feature include indicate depict capture mean reflect show "
@@ -1467,6 +1498,14 @@ _HOMES = words_of("apartment flat house home room studio place condo loft cottag
 _STATE_VERBS = words_of("find consider stay remain get feel seem keep become look sound")
 _CAUSATIVE = words_of("make let help have watch see")
 _BARE_ONLY = words_of("happen work come go")
+
+
+def _owned_like(first: str, more: tuple[str, int]) -> tuple[str, int]:
+    """A bare conjunct shares the first object's owner: "Tim's support and encouragement" -> Tim's encouragement."""
+    owner, sep, _ = first.partition("'s ")
+    if sep and owner[:1].isupper() and "'" not in more[0] and more[0][:1].islower():
+        return f"{owner}'s {more[0]}", more[1]
+    return more
 
 
 def _is_time(obj: str, start: int, ctx: Ctx) -> bool:
@@ -1542,6 +1581,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         value = _clean(obj, start, ctx)
         if not pred or not value:
             return
+        if pred == "has" and " " not in value and value.islower() and value.endswith(("ed", "ing")):
+            return  # "keep him motivated", "keep grinding": not a possession
         if c.verb in _STATE_VERBS and " " not in value and value.islower() and _adjective(value):
             return  # "finds it gorgeous", "stays positive": a quality, not a thing (the aspect rules say feel)
         if (pred == "helps" or c.verb in _CAUSATIVE) and (
@@ -1667,7 +1708,7 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 )
         if c.obj and c.obj.split()[0].lower().endswith("ing") and c.obj.split()[0].lower() not in _ING_NOUNS:
             continue
-        if lem in _SAY_THING and lem in _SAY:
+        if lem in _SAY_THING and lem in _SAY and lem != "share":
             continue  # "expressed pride in the courage to transition": the phrases belong to the thing said  # "loves traveling to new places": the places belong to the travelling, not the loving
         for k, (prep, pobj, pstart) in enumerate(c.pps):
             if (

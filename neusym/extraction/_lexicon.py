@@ -163,6 +163,9 @@ _ODD_FORMS = {
     "monitoring": "monitor",
     "monitored": "monitor",
     "overcoming": "overcome",
+    "showcasing": "showcase",
+    "showcased": "showcase",
+    "showcases": "showcase",
 }
 _BASE_ING = words_of("bring sing ring string swing spring cling fling sting wring sling")
 

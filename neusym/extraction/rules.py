@@ -268,7 +268,8 @@ def _planned(t: RawTriple, found: list[RawTriple]) -> bool:
     """A clause triple read inside a plan's verb phrase ("plans_to: moving to Helsinki in August")."""
     subj, obj = t.subject.casefold(), t.object.casefold()
     return any(
-        u.predicate == "plans_to" and u.subject.casefold() == subj and obj in u.object.casefold() for u in found
+        u.predicate == "plans_to" and u.subject.casefold() == subj and obj in u.object.casefold()
+        for u in found
     )
 
 

@@ -184,5 +184,21 @@ def test_a_fact_inside_a_plan_is_planned_not_current() -> None:
     # kept beside plans_to (so the graph links the city), but governance must not read it as today's home
     e = ext("We're moving to Helsinki in August.")
     assert fact(e, "lives_in", "Helsinki").aspect == "future"
-    assert fact(ext("I'm flying to Tokyo next Thursday for a conference."), "visited", "Tokyo").aspect == "future"
+    assert (
+        fact(ext("I'm flying to Tokyo next Thursday for a conference."), "visited", "Tokyo").aspect
+        == "future"
+    )
     assert fact(ext("I moved to Lisbon last year."), "lives_in", "Lisbon").aspect == "ongoing"
+
+
+def test_sharing_that_is_reported_speech_but_sharing_a_thing_is_not() -> None:
+    assert not spo("Melanie shared that family and creativity keep her calm.")
+    got = spo("Nate made pasta and shared it with his roommates.")
+    assert ("Nate", "share_with", "roommates") in got
+
+
+def test_causative_object_ends_before_its_own_verb() -> None:
+    assert not any("cook" in o for _, _, o in spo("I help my mom cook dinner."))
+    got = spo("Maria is helping her cousin find a flat.")
+    assert ("Maria", "helps", "cousin") in got
+    assert not any("find" in o for _, _, o in got)
