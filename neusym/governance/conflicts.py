@@ -249,7 +249,8 @@ class ConflictDetector:
             if not s or not o or not _interesting(tr.predicate):
                 continue
             out.append(Fact(rec.id, entity_uid(ns, s), tr.predicate, o, tr.polarity, t, rec.source.origin,
-                            kinds=kinds.get(o, set()), decision=d, dated=rec.valid_from is not None))
+                            kinds=kinds.get(o, set()), decision=d,
+                            dated=_dated(as_epoch(rec.valid_from), as_epoch(rec.created_at))))
         pets = [f for f in out if f.predicate in ("has_pet", "owns") and not f.kinds]
         if pets:
             graph_kinds = self.queries.kinds_of([entity_uid(ns, f.object_key) for f in pets])
@@ -268,7 +269,7 @@ class ConflictDetector:
                     True if polarity is None else bool(polarity), num("valid_from") or num("created_at") or 0.0,
                     str(row.get("origin") or "user"), str(row.get("status") or "active"),
                     list(row.get("flags") or []), num("valid_to"), set(row.get("kinds") or []),
-                    dated=num("valid_from") is not None)
+                    dated=_dated(num("valid_from"), num("created_at")))
 
     # ------------------------------------------------------------------ resolution
     def _resolve(self, d: Decision, new: Fact, old: Fact, kind: str, known: _KnownFacts) -> None:
@@ -356,3 +357,12 @@ class ConflictDetector:
     @staticmethod
     def _previous(old: Fact) -> dict[str, object]:
         return {"status": old.status, "flags": list(old.flags), "valid_to": old.valid_to}
+
+
+def _dated(valid_from: float | None, created_at: float | None) -> bool:
+    """Whether a memory's validity start was *stated* (an event time read from its text, e.g. "last month"), not
+    just the time it was said. Every memory has a ``valid_from`` (its event time, else when it was stored, or the
+    caller's ``valid_from=``, which also becomes its ``created_at``), so "dated" is a start that differs from when
+    the memory was recorded: "I live in Porto" said today is timed by when it was said, and "I moved to Lisbon last
+    month" said after it supersedes it although "last month" is earlier."""
+    return valid_from is not None and created_at is not None and abs(valid_from - created_at) > 1.0

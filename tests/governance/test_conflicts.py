@@ -189,3 +189,13 @@ def test_llm_arbiter_failing_falls_back_to_rules(make_memory) -> None:  # type: 
     res = mem.add("I have a cat named Tom.", user_id=U)
     assert res.decisions[0].contradicts  # flagged by the rule anyway
     assert res.decisions[0].details["contradictions"][0]["arbiter"] == "rules-fallback"  # type: ignore[index]
+
+
+def test_a_move_dated_before_it_was_said_supersedes_an_undated_home(mem: NeuSymMemory) -> None:
+    """Every memory has a validity start; one that is only *when it was said* ("I live in Porto", today) is not a
+    stated date, so "I moved to Lisbon last month" said after it is the current value (the demo's story)."""
+    porto = mem.add("I live in Porto.", user_id="mv")[0]
+    res = mem.add("I moved to Lisbon last month.", user_id="mv")
+    assert res.decisions[0].supersedes == [porto.id]
+    assert mem.get(porto.id, user_id="mv").status.value == "superseded"
+    assert mem.get(res[0].id, user_id="mv").status.value == "active"
