@@ -82,6 +82,7 @@ class Fact:
     kinds: set[str] = field(default_factory=set)
     decision: Decision | None = None  # set for candidates of the current batch
     dated: bool = False  # event_time came from an explicit date, not from when it was said
+    said_at: float = 0.0  # when it was said (created_at: ingestion, or the caller's valid_from for dated sessions)
 
     def same_object(self, other: Fact) -> bool:
         return self.object_key == other.object_key or _tokens(self.object_key) == _tokens(other.object_key)
@@ -250,7 +251,8 @@ class ConflictDetector:
                 continue
             out.append(Fact(rec.id, entity_uid(ns, s), tr.predicate, o, tr.polarity, t, rec.source.origin,
                             kinds=kinds.get(o, set()), decision=d,
-                            dated=_dated(as_epoch(rec.valid_from), as_epoch(rec.created_at))))
+                            dated=_dated(as_epoch(rec.valid_from), as_epoch(rec.created_at)),
+                            said_at=as_epoch(rec.created_at) or t))
         pets = [f for f in out if f.predicate in ("has_pet", "owns") and not f.kinds]
         if pets:
             graph_kinds = self.queries.kinds_of([entity_uid(ns, f.object_key) for f in pets])
@@ -269,7 +271,8 @@ class ConflictDetector:
                     True if polarity is None else bool(polarity), num("valid_from") or num("created_at") or 0.0,
                     str(row.get("origin") or "user"), str(row.get("status") or "active"),
                     list(row.get("flags") or []), num("valid_to"), set(row.get("kinds") or []),
-                    dated=_dated(num("valid_from"), num("created_at")))
+                    dated=_dated(num("valid_from"), num("created_at")),
+                    said_at=num("created_at") or num("valid_from") or 0.0)
 
     # ------------------------------------------------------------------ resolution
     def _resolve(self, d: Decision, new: Fact, old: Fact, kind: str, known: _KnownFacts) -> None:
@@ -289,8 +292,9 @@ class ConflictDetector:
         if old.memory_id in d.supersedes:
             return
         # Back-filled history needs a dated old fact: "I live in Porto" (undated, so timed by when it was said)
-        # followed by "I moved to Lisbon last month" must supersede Porto even though "last month" is earlier.
-        if new.event_time >= old.event_time or not old.dated:
+        # followed by "I moved to Lisbon last month" must supersede Porto even though "last month" is earlier;
+        # an undated old fact said *after* the candidate (a session replayed out of order) stays current.
+        if new.event_time >= old.event_time or (not old.dated and new.said_at >= old.said_at):
             entry["valid_to"] = new.event_time
             d.supersedes.append(old.memory_id)
             _push(d.details, "supersede", entry)
