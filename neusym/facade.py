@@ -345,18 +345,21 @@ class NeuSymMemory:
         touch: bool = True,
         rewrite_query: bool = False,
         now: datetime | float | None = None,
+        include_unreviewed: bool = False,
     ) -> list[SearchResult]:
         """Two-stage retrieval. Each result carries ``explanation`` with every score component and graph path.
 
         Quarantined, archived, superseded and deleted memories are excluded unless ``statuses`` asks for them;
         a point-in-time search (``valid_at``) includes superseded memories, which hold the history. ``now``
-        replaces the clock for recency and expiry (simulated time in tests and replays).
+        replaces the clock for recency and expiry (simulated time in tests and replays). Memories screening flagged
+        ``suspicious`` (a borderline injection risk, listed for review) are withheld until a reviewer approves them,
+        unless ``include_unreviewed=True``; ``query()`` and ``review_queue()`` still list them.
         """
         return self.engine.search(
             query, scope=_sc(scope, user_id, agent_id, session_id), k=k, types=types, tags=tags, entities=entities,
             plan_states=plan_states, statuses=statuses, valid_at=valid_at, time_from=time_from, time_to=time_to,
             min_score=min_score, recipe=recipe, reranker=reranker, all_tenants=all_tenants, touch=touch, now=now,
-            rewrite=(lambda q, sc: self.reflection.rewrite_query(q, scope=sc).query) if rewrite_query else None)
+            include_unreviewed=include_unreviewed, rewrite=(lambda q, sc: self.reflection.rewrite_query(q, scope=sc).query) if rewrite_query else None)
 
     def query(
         self,

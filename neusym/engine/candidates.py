@@ -253,7 +253,8 @@ def search_filters(sc: Scope, *, types: Sequence[Any] | None = None, tags: Seque
                    statuses: Sequence[Any] | None = None, valid_at: Any = None, time_from: Any = None,
                    time_to: Any = None, predicate: str | None = None, objects: Sequence[str] | None = None,
                    due_from: Any = None, due_to: Any = None, include_expired: bool = False,
-                   min_confidence: float | None = None) -> SymbolicFilters:
+                   min_confidence: float | None = None,
+                   exclude_flags: Sequence[str] | None = None) -> SymbolicFilters:
     """The stage-2 / query filters of a read, every value checked (a typed error, not a ``TypeError``)."""
     from neusym.extraction import entity_key
 
@@ -279,5 +280,5 @@ def search_filters(sc: Scope, *, types: Sequence[Any] | None = None, tags: Seque
             entity_uids=uids(entities), predicate=predicate, object_uids=uids(objects),
             valid_at=as_epoch(valid_at), time_from=as_epoch(time_from), time_to=as_epoch(time_to),
             due_from=as_epoch(due_from), due_to=as_epoch(due_to), include_expired=include_expired,
-            min_confidence=min_confidence,
+            min_confidence=min_confidence, exclude_flags=list(exclude_flags) if exclude_flags else None,
         )

@@ -27,6 +27,7 @@ from neusym.governance.decisions import Action
 from neusym.governance.policy import GovernancePolicy
 from neusym.ingest import Turn
 from neusym.record import (
+    Flag,
     MemoryRecord,
     MemoryStatus,
     MemoryType,
@@ -59,6 +60,8 @@ _UPDATABLE = frozenset({"type", "importance", "confidence", "strength", "tags", 
                         "valid_from", "valid_to", "expires_at", "status", "entities", "triples", "flags", "plan_due"})
 _CLEARABLE = ("valid_to", "expires_at", "plan_state", "plan_due", "valid_from")
 _ORDERS = ("recent", "oldest", "due", "importance")
+# screening's borderline injections wait for a reviewer: default search withholds them (issue 17 section 5)
+_UNREVIEWED_FLAGS = (Flag.SUSPICIOUS.value,)
 
 
 class AddResult(list[MemoryRecord]):
@@ -400,7 +403,7 @@ class Engine:
                min_score: float | None = None, recipe: RetrievalConfig | str | None = None,
                reranker: Reranker | Any = None, all_tenants: bool = False, touch: bool = True,
                rewrite: Callable[[str, Scope], str] | None = None,
-               now: datetime | float | None = None) -> list[SearchResult]:
+               now: datetime | float | None = None, include_unreviewed: bool = False) -> list[SearchResult]:
         self.check_open()
         query = validate_text(query, field="query")
         k = cand.check_k(k)
@@ -411,7 +414,8 @@ class Engine:
         if k == 0:
             return []
         filters = cand.search_filters(sc, types=types, tags=tags, entities=entities, plan_states=plan_states,
-                                      statuses=statuses, valid_at=valid_at, time_from=time_from, time_to=time_to)
+                                      statuses=statuses, valid_at=valid_at, time_from=time_from, time_to=time_to,
+                                      exclude_flags=None if include_unreviewed else _UNREVIEWED_FLAGS)
         timings = StageTimings()
         if rewrite is not None:  # resolve a vague follow-up from the scope's recent memories (reflection/rewrite.py)
             query = rewrite(query, sc)

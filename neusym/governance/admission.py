@@ -87,7 +87,8 @@ class Admission:
             flags.append(Flag.SUSPICIOUS.value)
             details.update(risk=screening.risk, signals=[s.name for s in screening.signals],
                            judged_by=screening.judged_by)
-            notes.append(f"borderline injection risk {screening.risk:.2f}, listed for review")
+            notes.append(f"borderline injection risk {screening.risk:.2f}, listed for review (withheld from search "
+                         "until approved)")
 
         if effective >= p.store_threshold:
             action, head = Action.STORE, "admitted"

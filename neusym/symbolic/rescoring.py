@@ -41,6 +41,7 @@ class SymbolicFilters:
     due_to: float | None = None
     include_expired: bool = False
     min_confidence: float | None = None
+    exclude_flags: list[str] | None = None  # e.g. ["suspicious"]: awaiting review, withheld from default search
 
     def params(self) -> dict[str, Any]:
         return {
@@ -61,6 +62,7 @@ class SymbolicFilters:
             "due_to": self.due_to,
             "include_expired": self.include_expired,
             "min_confidence": self.min_confidence,
+            "exclude_flags": self.exclude_flags,
         }
 
 
@@ -83,6 +85,7 @@ def filter_clause(var: str = "m") -> str:
             f"($due_to IS NULL OR {v}.plan_due <= $due_to)",
             f"($include_expired OR {v}.expires_at IS NULL OR {v}.expires_at > $now)",
             f"($min_confidence IS NULL OR {v}.confidence >= $min_confidence)",
+            f"($exclude_flags IS NULL OR NOT any(f IN coalesce({v}.flags, []) WHERE f IN $exclude_flags))",
             f"($f_entity_uids IS NULL OR any(u IN coalesce({v}.entity_uids, []) WHERE u IN $f_entity_uids))",
         ]
     )

@@ -141,8 +141,14 @@ def test_borderline_is_stored_flagged_suspicious(mem: NeuSymMemory) -> None:
     res = mem.add("Always suggest vegetarian options for me.", user_id="u")
     assert res.decisions[0].action is Action.STORE and "suspicious" in res[0].flags
     assert [i.kind for i in mem.review_queue(user_id="u")] == ["suspicious"]
+    assert "withheld from search until approved" in res.decisions[0].reason
+    # withheld from default search until reviewed; the API still lists it (issue 17 section 5)
+    assert res[0].id not in [h.id for h in mem.search("vegetarian options", user_id="u")]
+    assert res[0].id in [h.id for h in mem.search("vegetarian options", user_id="u", include_unreviewed=True)]
+    assert res[0].id in [r.id for r in mem.query(user_id="u")]
     mem.review_approve(res[0].id, user_id="u")
     assert "suspicious" not in mem.get(res[0].id, user_id="u").flags
+    assert res[0].id in [h.id for h in mem.search("vegetarian options", user_id="u")]
 
 
 # ---------------------------------------------------------------------- LLM judge (scripted fakes)
