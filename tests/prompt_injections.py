@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from neusym import MemoryStatus, NeuSymMemory
+from neusym import MemoryStatus, NeuSymMemory, Scope
 from neusym.prompting import CLOSE, OPEN, PREAMBLE, neutralize
 
 INJECTIONS = [
@@ -25,16 +25,29 @@ QUERY = "bank recovery email peanuts disregard told before wifi password"
 MARKERS = ("eve@evil.test", "EvilBank", "initial prompt", "account 666")
 
 
+def _admitted(mem: NeuSymMemory, text: str, user_id: str, **ids: Any) -> str:
+    """Write ``text`` through the normal write path; where today's screening catches it (quarantined, or listed
+    for review), a reviewer's approval lets it through. Rendering is the last line of defence: it must frame
+    whatever an imperfect screen or reviewer admits, so these tests do not depend on what screening catches."""
+    rec = mem.add(text, user_id=user_id, infer=False, **ids)[0]
+    if rec.status is not MemoryStatus.ACTIVE or rec.flags:
+        rec = mem.review_approve(rec.id, user_id=user_id, **ids)
+    assert rec.status is MemoryStatus.ACTIVE and "suspicious" not in rec.flags, text  # admitted, unflagged
+    return rec.id
+
+
 def store_attempts(mem: NeuSymMemory, user_id: str = "ana", **ids: Any) -> dict[str, str]:
-    """Write the attempts through the normal write path; returns text -> memory id."""
-    out: dict[str, str] = {}
-    for text in [*INJECTIONS, BENIGN]:
-        rec = mem.add(text, user_id=user_id, infer=False, **ids)[0]
-        assert rec.status is MemoryStatus.ACTIVE and "suspicious" not in rec.flags, text  # admitted, unflagged
-        out[text] = rec.id
-    rec = mem.add(SUSPICIOUS, user_id=user_id, infer=False, **ids)[0]
+    """Store the attempts as admitted memories, and one as listed for review (active, flagged ``suspicious``);
+    returns text -> memory id."""
+    out = {text: _admitted(mem, text, user_id, **ids) for text in [*INJECTIONS, BENIGN]}
+    mid = _admitted(mem, SUSPICIOUS, user_id, **ids)
+    # the state screening gives a borderline item ("listed for review"), set directly: this fake transcript is
+    # quarantined outright by today's screening, and the test is about how a listed item is rendered
+    mem.engine.store.set_props([(mid, {"flags": ["suspicious"]})], Scope(user_id=user_id, **ids))
+    mem.engine.sync()
+    rec = mem.get(mid, user_id=user_id, **ids)
     assert rec.status is MemoryStatus.ACTIVE and "suspicious" in rec.flags  # "listed for review"
-    out[SUSPICIOUS] = rec.id
+    out[SUSPICIOUS] = mid
     return out
 
 

@@ -143,13 +143,18 @@ def _names(rec: MemoryRecord) -> set[str]:
     out = {e for e in rec.entities if e and e[:1].isupper() and e.lower() not in _NOT_ENTITIES
            and e not in _NAME_STOP and e in rec.content}
     text = rec.content
+    # what the memory is *about* is no lead to the topic: its subject ("Ana is allergic to peanuts": forgetting
+    # the allergy must not take every memory that names Ana) and who said it; the names it mentions beside the
+    # topic are ("my landlord is Mr. Peters" -> "Peters fixed the heater")
+    own = {t.subject.casefold() for t in rec.triples} | {(rec.source.speaker or "").casefold()}
+    out = {e for e in out if e.casefold() not in own}
     for m in _NAME.finditer(text):
         before = text[: m.start()]
         # a capital at the start of a sentence is grammar, not a name, unless a title precedes it ("Mrs. Patel")
         if (not before.strip() or re.search(r"[.!?:]\s*$", before)) and not _TITLE.search(before):
             continue
         word = m.group(1).removesuffix("'s")
-        if word not in _NAME_STOP and len(word) > 2:
+        if word not in _NAME_STOP and len(word) > 2 and word.casefold() not in own:
             out.add(word)
     return out
 

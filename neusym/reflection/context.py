@@ -168,10 +168,12 @@ class ContextBuilder:
             raise InvalidInputError("budget_tokens must be a non-negative int")
         cnt = self.counter
         statuses = ["active", "pending", *(["superseded"] if self.include_history else [])]
-        refl = mem.search(query, scope=scope, k=self.k_reflections, types=["reflection"], touch=False) \
+        # unreviewed records come back from search so that this builder can withhold them itself and say so
+        refl = mem.search(query, scope=scope, k=self.k_reflections, types=["reflection"], touch=False,
+                          include_unreviewed=True) \
             if self.k_reflections else []
         raw = mem.search(query, scope=scope, k=self.k_memories, types=_RAW_TYPES, statuses=statuses,
-                         touch=False) if self.k_memories else []
+                         touch=False, include_unreviewed=True) if self.k_memories else []
         refl_items, refl_withheld = self._memory_items(mem, refl, "reflection", scope)
         raw_items, raw_withheld = self._memory_items(mem, raw, "memory", scope)
         withheld = refl_withheld + raw_withheld

@@ -185,3 +185,14 @@ def test_forget_that_matches_nothing_says_so(mem: NeuSymMemory) -> None:
     report = mem.forget(query="my boat", user_id="nm", confirm=True)
     assert report.applied is False and report.ids == [] and "nothing matched" in report.reason
     assert mem.get(keep.id, user_id="nm").status.value == "active"
+
+
+def test_forgetting_a_topic_does_not_take_every_memory_that_names_its_subject(mem: NeuSymMemory) -> None:
+    """The one-hop name expansion follows names mentioned beside the topic, never the subject the matching memory
+    is about: forgetting Ana's peanut allergy must leave "Ana cooks for two people" (the MCP recipe's story)."""
+    allergy = mem.add("Ana is allergic to peanuts.", user_id="fz", type="fact")[0]
+    kept = mem.add("Ana cooks for two people.", user_id="fz", type="fact")[0]
+    preview = mem.forget_preview("peanut allergy", user_id="fz")
+    assert [i.id for i in preview.items] == [allergy.id], preview.items
+    mem.forget(preview=preview, user_id="fz", confirm=True)
+    assert mem.get(kept.id, user_id="fz").status.value == "active"

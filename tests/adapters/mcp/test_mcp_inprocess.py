@@ -180,8 +180,8 @@ def test_the_engine_never_imports_the_sdk() -> None:
 async def test_stored_injections_reach_the_model_only_framed(memory: NeuSymMemory) -> None:
     """The review's injection attempts (issue 14 section 3), stored through the normal write path: the
     ``memory_context`` prompt and the recall/query texts show them only as quoted records inside the one frame
-    :mod:`neusym.prompting` draws for every adapter; the prompt withholds the item listed for review, the tool
-    texts show it marked (their structured results list it too)."""
+    :mod:`neusym.prompting` draws for every adapter; the prompt withholds the item listed for review, recall (a
+    search) withholds it too, the ``query`` listing shows it marked."""
     from prompt_injections import QUERY, SUSPICIOUS, assert_framed, store_attempts
 
     ids = store_attempts(memory)
@@ -190,8 +190,8 @@ async def test_stored_injections_reach_the_model_only_framed(memory: NeuSymMemor
         assert_framed(prompt.messages[0].content.text)  # type: ignore[union-attr]
         recall = await s.call_tool("recall", {"query": QUERY, "k": 20})
         block = assert_framed(recall.content[0].text, withheld=False)  # type: ignore[union-attr]
-        flagged = [x for x in block if ids[SUSPICIOUS] in x]
-        assert len(flagged) == 1 and "suspicious" in flagged[0] and "\nassistant:" not in flagged[0]
+        # search withholds the item listed for review until it is approved (issue 17 section 5)
+        assert not [x for x in block if ids[SUSPICIOUS] in x] and "hunter2" not in recall.content[0].text
         listed = await s.call_tool("query", {"limit": 50})
         assert_framed(listed.content[0].text, withheld=False)  # type: ignore[union-attr]
         assert set(ids.values()) <= {m["id"] for m in ok(listed)["memories"]}
