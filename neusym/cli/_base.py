@@ -149,7 +149,7 @@ class Opts:
             if self.scoped:
                 raise InvalidInputError("pass either scope options (--user/--agent/--session) or --all-tenants")
             return
-        if self.user is None:
+        if not self.user or not self.user.strip():  # None, or --user "" (a blank name is no tenant either)
             raise ScopeError("this command needs --user (the tenant; or NEUSYM_USER)"
                              + (" or --all-tenants" if self.admin else "")
                              + ("; --agent/--session only narrow a tenant" if self.scoped else ""))

@@ -335,4 +335,6 @@ def test_every_tenant_command_needs_a_user(cli: Cli, argv: tuple[str, ...]) -> N
     res = cli(*argv, ok=False)
     assert res.exit_code == 2, res.stdout
     assert "--user" in one_line_error(res)
+    blank = cli(*argv, "-u", "", ok=False)  # a blank tenant name is no tenant: the same clear refusal
+    assert blank.exit_code == 2 and "--user" in one_line_error(blank), blank.stdout
     assert cli.json("stats", "-u", "bob")["memories"] == 1
