@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root: `
 from benchmarks import locomo, scale  # noqa: E402
 
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo" / "locomo_dev.json"
-HAS_MEM0 = importlib.util.find_spec("mem0") is not None
+HAS_MEM0 = all(importlib.util.find_spec(m) is not None for m in ("mem0", "sentence_transformers"))  # its HF embedder
 
 
 def _tiny_locomo(tmp_path: Path) -> Path:
