@@ -140,21 +140,25 @@ def change_cue(text: str) -> bool:
     return bool(_CHANGE.search(text))
 
 
-def _retracts(text: str, shared: set[str]) -> bool:
-    """True if ``text`` ends one of the ``shared`` values by name: a state-ending word within three words of it
-    ("left Tesco", "Bruno passed away", "don't take Spanish anymore") or a correction ("not piano, ukulele").
-    An ending word under a negation or an imperative ("don't quit", "never gave up") ends nothing."""
+def _cues(text: str) -> set[str]:
+    """The change words of ``text`` (see :func:`change_cue`), normalised."""
+    return {" ".join(m.group(0).casefold().split()) for m in _CHANGE.finditer(text)}
+
+
+def _ended(text: str, shared: set[str]) -> set[str]:
+    """The ``shared`` values ``text`` ends by name: a state-ending word within three words of it ("left Tesco",
+    "Bruno passed away", "don't take Spanish anymore") or a correction ("not piano, ukulele"). An ending word under
+    a negation or an imperative ("don't quit", "never gave up") ends nothing."""
     if not shared:
-        return False
-    if any(_stem(m.group(1)) in shared for m in _CORRECTION.finditer(text)):
-        return True
+        return set()
+    out = {w for m in _CORRECTION.finditer(text) if (w := _stem(m.group(1))) in shared}
     for sentence in re.split(r"(?<=[.!?;])\s+", text):  # a value and its ending word share a sentence
         cue_at = [len(_WORD.findall(sentence[:m.start()])) for m in _ENDING.finditer(sentence)
                   if not _IMPERATIVE.search(sentence[max(0, m.start() - 24):m.start()])]
-        if cue_at and any(w in shared and any(abs(i - c) <= 3 for c in cue_at)
-                          for i, w in enumerate(_stem(x) for x in _WORD.findall(sentence))):
-            return True
-    return False
+        if cue_at:
+            out |= {w for i, w in enumerate(_stem(x) for x in _WORD.findall(sentence))
+                    if w in shared and any(abs(i - c) <= 3 for c in cue_at)}
+    return out
 
 
 def _stem(w: str) -> str:
@@ -369,7 +373,9 @@ class UpdateDetector:
         w_new, w_old = content_words(new.content), content_words(old.content)
         if not (w_new - w_old):
             return None  # nothing new
-        cue = change_cue(new.content)
+        # a change word the older memory also has ("Shipment 1 left ..." / "Shipment 2 left ...") marks the shape
+        # of both statements, not a change between them
+        cue = bool(_cues(new.content) - _cues(old.content))
         n_attr = len(ATTRIBUTES)
         bg_new, bg_old = float(s_new[n_attr:].max()), float(s_old[n_attr:].max())
         s_new, s_old = s_new[:n_attr], s_old[:n_attr]
@@ -386,7 +392,10 @@ class UpdateDetector:
             return None
         names = {_stem(n) for r in (new, old) for n in (_leading_name(r.content), r.source.speaker) if n}
         names |= {_stem(p) for n in _names(old) | _names(new) for p in n.split()}
-        retracts = _retracts(new.content, (w_old & w_new) - names)
+        shared = (w_old & w_new) - names
+        # a value the new memory ends that the old one did not already state as ended: "Shipment 2 left the
+        # warehouse" ends nothing of "Shipment 1 left the warehouse" (two events), "I left Tesco" ends "I work at Tesco"
+        retracts = bool(_ended(new.content, shared) - _ended(old.content, shared))
         if not (w_old - w_new) and not retracts:
             return None  # the new memory repeats all of the old one and ends none of it: an addition
         slot = ATTRIBUTES[a] if slotted else None

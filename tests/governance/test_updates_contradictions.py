@@ -126,3 +126,14 @@ def test_lexicon_shapes() -> None:
     c = constraint_of("My brother is allergic to peanuts.")
     assert c is not None and c.kind == "allergy" and "peanuts" in c.targets and c.subject == "brother"
     assert constraint_of("I had a lovely walk.") is None
+
+
+def test_statements_of_one_shape_about_different_things_are_not_updates(make_memory: Callable[..., NeuSymMemory],
+                                                                       ) -> None:
+    """A change or ending word both memories carry ("left") marks their shape, not a change between them: 250
+    shipment events once superseded 181 of each other (any embedder, here the non-semantic hashing one)."""
+    mem = make_memory()
+    facts = [f"Shipment {i} of the order left the warehouse in Porto on day {i}." for i in range(40)]
+    res = mem.add_batch(facts, user_id="ship", infer=False)
+    assert not [d for d in res.decisions if d.supersedes]
+    assert {r.status.value for r in mem.query(user_id="ship", limit=100)} == {"active"}
