@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neusym.governance.decisions import Action, Decision, Flag
-from neusym.record import MemoryRecord, MemoryStatus, Scope, as_epoch, from_epoch
+from neusym.record import MemoryRecord, MemoryStatus, MemoryType, Scope, as_epoch, from_epoch
 from neusym.retrieval.derived import DerivedIndexes
 from neusym.retrieval.lexical import STOPWORDS
 from neusym.symbolic.governance_store import GovernanceQueries
@@ -316,6 +316,8 @@ class UpdateDetector:
             return False
         if d.record.status in (MemoryStatus.QUARANTINED, MemoryStatus.SUPERSEDED):
             return False
+        if d.record.type is MemoryType.REFLECTION:
+            return False  # a summary restates its sources (an ended preference among them); it updates nothing
         if d.action is Action.REVIEW and d.details.get("dedup") != "review":
             return False  # already waiting for a reviewer for another reason
         return not (d.supersedes or d.superseded_by or d.conflicts_with or d.contradicts)
@@ -358,6 +360,8 @@ class UpdateDetector:
 
     def _judge(self, new: MemoryRecord, s_new: np.ndarray, old: MemoryRecord, s_old: np.ndarray,
                sim: float) -> _Verdict | None:
+        if old.type is MemoryType.REFLECTION:
+            return None  # a summary holds no value of its own to replace: its sources do
         if old.id == new.id or past_framed(old.content) or not _same_subject(new, old):
             return None
         if "?" in new.content or "?" in old.content:

@@ -483,7 +483,8 @@ def test_cypher_looking_and_unicode_text_round_trips_through_memory(memory: NeuS
     rec = memory.add(text, user_id="u", infer=False, metadata={"raw": text}, tags=[text])[0]
     got = memory.get(rec.id, user_id="u")
     assert got.content == text and got.metadata == {"raw": text} and got.tags == [text]
-    hits = memory.search(text, user_id="u", k=1)
+    # (include_unreviewed: zero-width characters are a hiding trick, so screening may list the text for review)
+    hits = memory.search(text, user_id="u", k=1, include_unreviewed=True)
     assert hits and hits[0].id == rec.id
     assert memory.stats(user_id="u")["memories"] == 1
     assert memory.cypher("MATCH (n) WHERE n.pwned IS NOT NULL RETURN count(n) AS n", all_tenants=True) == [{"n": 0}]
