@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from neusym.extraction._text import words_of
+from neusym.extraction._text import MONTHS, words_of
 
 __all__ = [
     "sentence_words",
@@ -135,9 +135,7 @@ REMINDER_WORDS = words_of("remind remember forget")
 DATE_WORDS = words_of(
     "#digit today tonight tomorrow yesterday morning afternoon evening night monday tuesday wednesday "
     "thursday friday saturday sunday week weekend month year summer winter spring fall autumn ago noon "
-    "midnight jan january feb february mar march apr april may jun june jul july aug august sep sept "
-    "september oct october nov november dec december minute minutes hour hours day days weeks months "
-    "years fortnight"
+    "midnight minute minutes hour hours day days weeks months years fortnight " + " ".join(MONTHS)
 )
 
 WORD_RX = re.compile(r"[a-z0-9](?:[a-z0-9\-]*[a-z0-9])?")

@@ -18,6 +18,7 @@ __all__ = [
     "DEMONYMS",
     "EMOTIONS",
     "MONTHS",
+    "MONTH_PATTERN",
     "NUMBER_WORDS",
     "OCCUPATIONS",
     "PETS",
@@ -207,6 +208,10 @@ MONTHS: Mapping[str, int] = MappingProxyType(
         for name in names.split()
     }
 )
+MONTH_PATTERN = "|".join(sorted(MONTHS, key=len, reverse=True))
+"""Every month name of :data:`MONTHS` as one regex alternative, longest first (``september|...|sep``): the one
+place month names are spelled, for the extractor's date reader and retrieval's time windows alike."""
+
 WEEKDAYS: Mapping[str, int] = MappingProxyType(
     {
         d: i

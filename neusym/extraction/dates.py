@@ -18,11 +18,11 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from neusym.extraction._text import MONTHS, NUMBER_WORDS, WEEKDAYS
+from neusym.extraction._text import MONTH_PATTERN, MONTHS, NUMBER_WORDS, WEEKDAYS
 
-__all__ = ["DateMention", "find_dates", "find_ttl", "format_day", "resolve_now"]
+__all__ = ["MONTHS", "MONTH_PATTERN", "DateMention", "find_dates", "find_ttl", "format_day", "resolve_now"]
 
-_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_MONTH = rf"(?:{MONTH_PATTERN})"
 _WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _NUM = r"(?:\d+(?:\.\d+)?|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|ninety|a few|few|a couple(?: of)?|couple of|several|half an?)"
 _UNIT = (

@@ -9,15 +9,12 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
+from neusym.extraction.dates import MONTH_PATTERN, MONTHS
+
 __all__ = ["parse_time_window"]
 
-_MONTHS = {m: i for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
-     "december"], start=1)}
-_MONTHS.update({k[:3]: v for k, v in list(_MONTHS.items())})
-_MONTHS["sept"] = 9
-
-_MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_MONTHS = MONTHS  # one spelling of month names for extraction and retrieval (neusym.extraction.dates)
+_MONTH_RE = MONTH_PATTERN
 _RE_MONTH_YEAR = re.compile(rf"\b({_MONTH_RE})\.?,?\s+(\d{{4}})\b", re.IGNORECASE)
 _RE_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_RE})\.?,?\s+(\d{{4}})\b", re.IGNORECASE)
 _RE_MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE)
