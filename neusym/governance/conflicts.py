@@ -107,14 +107,6 @@ _ARBITER_SYSTEM = (
 )
 
 
-def _push(details: dict[str, object], key: str, entry: dict[str, object]) -> None:
-    bucket = details.get(key)
-    if not isinstance(bucket, list):
-        bucket = []
-        details[key] = bucket
-    bucket.append(entry)
-
-
 def _contradiction_rule(a: Fact, b: Fact) -> str | None:
     if not (a.polarity and b.polarity):
         return None
@@ -297,7 +289,7 @@ class ConflictDetector:
         if new.event_time >= old.event_time or (not old.dated and new.said_at >= old.said_at):
             entry["valid_to"] = new.event_time
             d.supersedes.append(old.memory_id)
-            _push(d.details, "supersede", entry)
+            d.add_detail("supersede", entry)
             d.note(f"supersedes a {new.predicate} memory ({kind}, {strategy})")
             known.drop_memory(old.memory_id)  # a superseded memory is history now
             if old.decision is not None:  # an earlier candidate of the same batch
@@ -311,16 +303,10 @@ class ConflictDetector:
                                                    "valid_to": from_epoch(old.event_time)})
             d.note(f"older than the current {new.predicate} value: stored as history")
 
-    def _mark_pending(self, d: Decision, old: Fact, entry: dict[str, object], why: str) -> None:
-        if old.memory_id in d.conflicts_with:
-            return
-        d.conflicts_with.append(old.memory_id)
-        _push(d.details, "conflicts", entry)
-        flags = list(dict.fromkeys([*d.record.flags, Flag.CONFLICT_PENDING.value]))
-        d.record = d.record.model_copy(update={"status": MemoryStatus.PENDING, "flags": flags})
-        if d.action is not Action.STORE_LOW_CONFIDENCE:
-            d.action = Action.REVIEW
-        d.note(f"conflicts with a current {entry['predicate']} value ({why}): pending review")
+    @staticmethod
+    def _mark_pending(d: Decision, old: Fact, entry: dict[str, object], why: str) -> None:
+        d.hold_for_conflict(old.memory_id, entry,
+                            f"conflicts with a current {entry['predicate']} value ({why}): pending review")
 
     def _contradiction(self, d: Decision, new: Fact, old: Fact, rule: str, known: _KnownFacts) -> None:
         if not self.policy.flag_contradictions or old.memory_id in d.contradicts:
@@ -330,13 +316,13 @@ class ConflictDetector:
             verdict = self._arbitrate(d.record, old)
             entry["arbiter"] = verdict.verdict if verdict else "rules-fallback"
             if verdict is not None and verdict.verdict == "compatible":
-                _push(d.details, "arbitrated", entry)
+                d.add_detail("arbitrated", entry)
                 return
             if verdict is not None and verdict.verdict == "update":
                 self._resolve(d, new, old, "update", known)
                 return
         d.contradicts.append(old.memory_id)
-        _push(d.details, "contradictions", entry)
+        d.add_detail("contradictions", entry)
         d.record = d.record.model_copy(update={
             "flags": list(dict.fromkeys([*d.record.flags, Flag.CONTRADICTION.value]))})
         d.note(f"contradicts another memory ({rule}): flagged")

@@ -251,11 +251,7 @@ class ContradictionFinder:
             "id": old.id, "rule": f"constraint:{k.constraint.kind}", "similarity": round(s, 3),
             "previous": {"status": old.status.value, "flags": list(old.flags), "valid_to": as_epoch(old.valid_to)}}
         d.contradicts.append(old.id)
-        bucket = d.details.get("contradictions")
-        if not isinstance(bucket, list):
-            bucket = []
-            d.details["contradictions"] = bucket
-        bucket.append(entry)
+        d.add_detail("contradictions", entry)
         d.record = rec.model_copy(update={"flags": list(dict.fromkeys([*rec.flags, Flag.CONTRADICTION.value]))})
         d.note(f"may break a standing {k.constraint.kind} constraint (close to what it rules out, similarity "
                f"{s:.2f}): flagged as a contradiction")

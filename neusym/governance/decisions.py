@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-from neusym.record import Flag, MemoryRecord
+from neusym.record import Flag, MemoryRecord, MemoryStatus
 
 __all__ = ["Action", "AuditAction", "Decision", "Flag"]
 
@@ -68,3 +68,25 @@ class Decision(BaseModel):
     def note(self, text: str) -> None:
         """Append a clause to the reason (admission, dedup and conflicts each add theirs)."""
         self.reason = f"{self.reason}; {text}" if self.reason else text
+
+    def add_detail(self, key: str, entry: dict[str, object]) -> None:
+        """Append ``entry`` to the list ``details[key]`` (e.g. "supersede", "conflicts"): one decision can carry
+        several of each, and the audit entry and the rollback record are built from these lists."""
+        bucket = self.details.get(key)
+        if not isinstance(bucket, list):
+            bucket = []
+            self.details[key] = bucket
+        bucket.append(entry)
+
+    def hold_for_conflict(self, other_id: str, entry: dict[str, object], why: str) -> None:
+        """Keep this candidate pending review against ``other_id`` (linked ``CONFLICTS_WITH`` after the write):
+        status pending, flag ``conflict_pending``, ``why`` added to the reason. A weak claim keeps its own action."""
+        if other_id in self.conflicts_with:
+            return
+        self.conflicts_with.append(other_id)
+        self.add_detail("conflicts", entry)
+        flags = list(dict.fromkeys([*self.record.flags, Flag.CONFLICT_PENDING.value]))
+        self.record = self.record.model_copy(update={"status": MemoryStatus.PENDING, "flags": flags})
+        if self.action is not Action.STORE_LOW_CONFIDENCE:
+            self.action = Action.REVIEW
+        self.note(why)

@@ -421,7 +421,7 @@ class UpdateDetector:
             t_new = as_epoch(rec.valid_from or rec.created_at) or 0.0
             entry["valid_to"] = t_new
             d.supersedes.append(old.id)
-            _push(d.details, "supersede", entry)
+            d.add_detail("supersede", entry)
             if d.details.get("dedup") == "review":  # the near-duplicate was a new value after all
                 d.action = Action.STORE
                 d.target_id = None
@@ -437,22 +437,8 @@ class UpdateDetector:
             return  # two memories about one multi-valued slot: both stand
         entry["why"] = "multi-valued slot" if v.slot else "no known slot"
         entry["mark_other"] = False
-        d.conflicts_with.append(old.id)
-        _push(d.details, "conflicts", entry)
-        flags = list(dict.fromkeys([*rec.flags, Flag.CONFLICT_PENDING.value]))
-        d.record = rec.model_copy(update={"status": MemoryStatus.PENDING, "flags": flags})
-        if d.action is not Action.STORE_LOW_CONFIDENCE:
-            d.action = Action.REVIEW
-        d.note(f"possible update of an older memory ({entry['why']}, similarity {v.similarity:.2f}): "
-               "pending review")
-
-
-def _push(details: dict[str, object], key: str, entry: dict[str, object]) -> None:
-    bucket = details.get(key)
-    if not isinstance(bucket, list):
-        bucket = []
-        details[key] = bucket
-    bucket.append(entry)
+        d.hold_for_conflict(old.id, entry, f"possible update of an older memory ({entry['why']}, similarity "
+                                           f"{v.similarity:.2f}): pending review")
 
 
 def mark_superseded(record: MemoryRecord, valid_to: float) -> MemoryRecord:
