@@ -371,11 +371,6 @@ class Engine:
             m.emit("update", {"scope": sc, "record": updated})
         return updated
 
-    def forget_chain(self, user_id: str) -> None:
-        """Nothing to do: a session's chain tail is a property of its last turn, so a forgotten tenant's
-        sessions start new chains once its memories are gone (kept for the services that call it)."""
-        del user_id
-
     # ------------------------------------------------------------------ read path
     def get(self, memory_id: str, *, scope: Scope | Mapping[str, Any] | None = None,
             all_tenants: bool = False) -> MemoryRecord:

@@ -204,7 +204,6 @@ class Governance:
             m.audit([{"memory_id": None, "action": AuditAction.FORGET.value, "reason": reason, "actor": actor,
                       "at": _epoch(now), "user_id": user_id,
                       "details": {"hard": True, "count": len(gone), "tenant": True}}])
-            e.forget_chain(user_id)
             m.emit("forget", {"scope": sc, "ids": gone, "hard": True})
         return ForgetReport(applied=True, hard=True, ids=gone, reason=reason)
 
