@@ -67,8 +67,11 @@ COMPONENTS: tuple[ScoreComponent, ...] = (
         "share of the query's entities the memory mentions, each weighted by its specificity (1 - the share "
         "of the scope that mentions it: the user, present everywhere, counts for little)", fact=0.0),
     ScoreComponent(
-        "graph", 0.05, "CASE WHEN is_direct THEN 1.0 WHEN is_hop THEN $hop_discount ELSE 0.0 END", "graph",
-        "reached from a (non-hub) query entity: directly (1), or through one RELATES hop (hop_discount)", fact=0.025),
+        "graph", 0.0, "CASE WHEN is_direct THEN 1.0 WHEN is_hop THEN $hop_discount ELSE 0.0 END", "graph",
+        "reached from a (non-hub) query entity: directly (1), or through one RELATES hop (hop_discount). On for "
+        "standalone facts only: on conversation turns it lost R@10 in leave-one-conversation-out cross-validation "
+        "(benchmarks/RESULTS.md), and a component that does not help in cross-validation stays off",
+        fact=0.025),
     ScoreComponent(
         "activation", 0.0, "act0", "activation",
         "entity-centric spreading activation: the memory shares specific (non-hub) entities with the "
