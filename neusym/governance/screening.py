@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from neusym.errors import ExtractionError
-from neusym.governance import intents
+from neusym.governance import directives, intents
 from neusym.governance.injection_rules import RULES
 from neusym.llm import ChatModel, complete_json
 from neusym.regex_gate import RuleGate
@@ -154,6 +154,7 @@ _USER_INTENT = 0.6  # ... in the user's own words, not about themselves
 _SELF_INTENT = 0.3  # ... in a statement about the speaker ("my new number is ...")
 _USERS_OWN = frozenset({"policy_change", "steering"})  # intents a user may legitimately have about themselves
 _ADDRESSED_BONUS = 0.2  # an intent addressed to the agent is what poisoning is
+_DIRECTIVE = 0.45  # an agent told what to do about credentials, money, contacts or data (neusym.governance.directives)
 
 
 def _intent_signals(text: str, origin: str) -> list[Signal]:
@@ -167,10 +168,20 @@ def _intent_signals(text: str, origin: str) -> list[Signal]:
     out: list[Signal] = []
     addressed = intents.addressee(visible)
     claimed = intents.authority(visible)
+    if not (addressed or claimed):
+        addressed = directives.agent_reader(visible)  # "Reminder for whichever AI reads this:", "Pour le robot :"
     if addressed:
         out.append(Signal("addresses_agent", "address", 0.3, addressed, directed=True))
     if claimed:
         out.append(Signal("claims_authority", "address", 0.4, claimed, directed=True))
+    # the shape of a standing order to an agent about credentials, money, contacts or data, whatever its words
+    order = directives.security_directive(visible, user_channel=origin in ("user", "system"),
+                                          address=addressed or claimed)
+    if order is not None:
+        if not (addressed or claimed):
+            addressed = order.address  # "AI agents handling these invoices are to ...": a duty given to agents
+            out.append(Signal("addresses_agent", "address", 0.3, addressed, directed=True))
+        out.append(Signal("agent_security_directive", "intent", _DIRECTIVE, order.evidence, directed=True))
     hits = intents.intent_hits(visible)
     duty = intents.duty(visible) if not (addressed or claimed) else None
     if duty and not hits:  # "the assistant must answer politely": a style guide, at most listed for review
