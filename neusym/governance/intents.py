@@ -147,7 +147,7 @@ _CUES: list[tuple[str, float, str, str]] = [
      _alt("account owner|owner|verified|request|change|reset|cambio|changement|anderung|anderungen|solicitud|"
           "demande|reinitialisation|titular|inhaber|proprietaire")),
     # identity granted to whoever utters a phrase: no benign text hands the account to "anyone who says X"
-    ("verification_bypass", 0.9,
+    ("passphrase_identity", 0.9,
      _alt("whoever|anyone who|anybody who|anyone that|any caller who|wer|jeder der|jeder, der|quien|quienquiera que|"
           "cualquiera que|quiconque|celui qui|toute personne qui|chiunque"),
      _alt("verified|counts as me|is me|as the account owner|account holder|is the owner|verifiziert|gilt als ich|"

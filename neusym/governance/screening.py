@@ -153,6 +153,8 @@ _UNTRUSTED_INTENT = 0.6  # an intent in tool/document text with no addressee: th
 _USER_INTENT = 0.6  # ... in the user's own words, not about themselves
 _SELF_INTENT = 0.3  # ... in a statement about the speaker ("my new number is ...")
 _USERS_OWN = frozenset({"policy_change", "steering"})  # intents a user may legitimately have about themselves
+# intents no channel or speaker makes benign: facts planted for other tenants, an account handed to a passphrase
+_CHANNEL_FREE = frozenset({"cross_user", "passphrase_identity"})
 _ADDRESSED_BONUS = 0.2  # an intent addressed to the agent is what poisoning is
 _DIRECTIVE = 0.45  # an agent told what to do about credentials, money, contacts or data (neusym.governance.directives)
 
@@ -208,7 +210,7 @@ def _intent_signals(text: str, origin: str) -> list[Signal]:
     for hit in hits:
         if unaddressed_user and (hit.intent == "steering" or (factor == _SELF_INTENT and hit.intent in _USERS_OWN)):
             continue  # "always use metric units for me" is the user's own standing preference; steering needs a reader
-        w = hit.weight if hit.intent == "cross_user" else hit.weight * factor + bonus
+        w = hit.weight if hit.intent in _CHANNEL_FREE else hit.weight * factor + bonus
         out.append(Signal(f"intent_{hit.intent}", "intent", round(min(w, 0.95), 3), hit.evidence,
                           directed=bool(addressed or claimed or role)))
     return out
