@@ -84,8 +84,15 @@ _BYPASS = re.compile(
     r"deja)\b", _F)
 
 
+# every agent noun above as a word: a text with none of them skips the patterns (most memories never name an agent)
+_GATE = frozenset(
+    ["ai", "ia", "ki", "llm", "llms", "gpt", "chatgpt", "bot", "bots", "chatbot", "chatbots", "robot", "robots", "assistant", "assistants", "assistent", "assistenten", "assistentin", "assistentinnen", "asistente", "asistentes", "assistente", "assistenti", "sprachmodell", "sprachmodelle", "model", "models", "modelo", "modelos", "modele", "modeles", "modell", "modelle", "agent", "agents", "agenten", "agente", "agentes", "copilot"])
+
+
 def agent_reader(text: Folded) -> str | None:
     """The words by which ``text`` speaks to an agent that will read it later (see the module docstring)."""
+    if text.words.isdisjoint(_GATE):
+        return None
     for pattern in _READER:
         for m in pattern.finditer(text.text):
             np = m.groupdict().get("np")
@@ -111,6 +118,8 @@ def security_directive(text: Folded, *, user_channel: bool, address: str | None 
     ``address`` is an addressee already found by the caller; otherwise a future reader or a duty is looked for.
     A user may speak to their assistant about their own bank or phone, so in the user's channel a bypass operator
     (without / no longer / instead / don't tell) must be in the same span as well."""
+    if not address and text.words.isdisjoint(_GATE):
+        return None
     spans: list[tuple[str, int]] = []
     folded = text.text
     if address:
