@@ -146,6 +146,13 @@ _CUES: list[tuple[str, float, str, str]] = [
           "akzeptiere jede|ohne ruckfrage ubernehmen|sans verification"),
      _alt("account owner|owner|verified|request|change|reset|cambio|changement|anderung|anderungen|solicitud|"
           "demande|reinitialisation|titular|inhaber|proprietaire")),
+    # identity granted to whoever utters a phrase: no benign text hands the account to "anyone who says X"
+    ("passphrase_identity", 0.9,
+     _alt("whoever|anyone who|anybody who|anyone that|any caller who|wer|jeder der|jeder, der|quien|quienquiera que|"
+          "cualquiera que|quiconque|celui qui|toute personne qui|chiunque"),
+     _alt("verified|counts as me|is me|as the account owner|account holder|is the owner|verifiziert|gilt als ich|"
+          "kontoinhaber|inhaber|verificado|verificada|titular|soy yo|verifie|verifiee|titulaire|c'est moi|"
+          "verificato")),
     # payment redirection
     ("payment_redirect", 0.5,
      _alt("pay|pays|paid|payment|payments|transfer|transfers|wire|route|routing|remit|send the money|"

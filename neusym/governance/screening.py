@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from neusym.errors import ExtractionError
-from neusym.governance import intents
+from neusym.governance import directives, intents
 from neusym.governance.injection_rules import RULES
 from neusym.llm import ChatModel, complete_json
 from neusym.regex_gate import RuleGate
@@ -153,7 +153,10 @@ _UNTRUSTED_INTENT = 0.6  # an intent in tool/document text with no addressee: th
 _USER_INTENT = 0.6  # ... in the user's own words, not about themselves
 _SELF_INTENT = 0.3  # ... in a statement about the speaker ("my new number is ...")
 _USERS_OWN = frozenset({"policy_change", "steering"})  # intents a user may legitimately have about themselves
+# intents no channel or speaker makes benign: facts planted for other tenants, an account handed to a passphrase
+_CHANNEL_FREE = frozenset({"cross_user", "passphrase_identity"})
 _ADDRESSED_BONUS = 0.2  # an intent addressed to the agent is what poisoning is
+_DIRECTIVE = 0.45  # an agent told what to do about credentials, money, contacts or data (neusym.governance.directives)
 
 
 def _intent_signals(text: str, origin: str) -> list[Signal]:
@@ -167,10 +170,20 @@ def _intent_signals(text: str, origin: str) -> list[Signal]:
     out: list[Signal] = []
     addressed = intents.addressee(visible)
     claimed = intents.authority(visible)
+    if not (addressed or claimed):
+        addressed = directives.agent_reader(visible)  # "Reminder for whichever AI reads this:", "Pour le robot :"
     if addressed:
         out.append(Signal("addresses_agent", "address", 0.3, addressed, directed=True))
     if claimed:
         out.append(Signal("claims_authority", "address", 0.4, claimed, directed=True))
+    # the shape of a standing order to an agent about credentials, money, contacts or data, whatever its words
+    order = directives.security_directive(visible, user_channel=origin in ("user", "system"),
+                                          address=addressed or claimed)
+    if order is not None:
+        if not (addressed or claimed):
+            addressed = order.address  # "AI agents handling these invoices are to ...": a duty given to agents
+            out.append(Signal("addresses_agent", "address", 0.3, addressed, directed=True))
+        out.append(Signal("agent_security_directive", "intent", _DIRECTIVE, order.evidence, directed=True))
     hits = intents.intent_hits(visible)
     duty = intents.duty(visible) if not (addressed or claimed) else None
     if duty and not hits:  # "the assistant must answer politely": a style guide, at most listed for review
@@ -197,7 +210,7 @@ def _intent_signals(text: str, origin: str) -> list[Signal]:
     for hit in hits:
         if unaddressed_user and (hit.intent == "steering" or (factor == _SELF_INTENT and hit.intent in _USERS_OWN)):
             continue  # "always use metric units for me" is the user's own standing preference; steering needs a reader
-        w = hit.weight if hit.intent == "cross_user" else hit.weight * factor + bonus
+        w = hit.weight if hit.intent in _CHANNEL_FREE else hit.weight * factor + bonus
         out.append(Signal(f"intent_{hit.intent}", "intent", round(min(w, 0.95), 3), hit.evidence,
                           directed=bool(addressed or claimed or role)))
     return out
