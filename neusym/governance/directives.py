@@ -22,6 +22,7 @@ for *our* chatbot:") describes the agent rather than speaking to it and is not a
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from neusym.governance.intents import Folded
 
@@ -36,7 +37,7 @@ _STRICT = (r"(?:ai|ia|ki|llms?|gpt|chatgpt|bots?|chatbots?|robots?|assistants?|a
            r"ki-assistent(?:en)?|agents?\s+ia|agentes?\s+de\s+ia|copilot)")
 _ANY = rf"(?:{_STRICT}|models?|modelos?|modeles?|modell(?:e)?|agents?|agenten|agentes?)"
 _DET = r"(?:the|a|an|any|every|all|each|which(?:ever)?|der|die|den|das|dem|jede[nrs]?|alle|el|la|los|las|un|una|" \
-       r"todos\s+los|le|les|l'|un|une|tous\s+les|du|des|au|aux|il|lo|gli)"
+       r"todos\s+los|le|les|l'|une|tous\s+les|du|des|au|aux|il|lo|gli)"
 _POSSESSIVE = re.compile(r"\b(?:our|my|your|unser\w*|mein\w*|dein\w*|nuestr\w*|mis?|tus?|notre|nos|mon|ma|mes|"
                          r"votre|vos)\b", _F)
 _PREP = r"(?:for|to|fur|an|para|pour|a|al|aux|au|a\s+l'intention\s+d[eu]|a\s+l'attention\s+d[eu])"
@@ -102,20 +103,20 @@ def agent_reader(text: Folded) -> str | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
 class Directive:
     """An agent addressed (or given a duty) about something security-, money- or contact-relevant."""
 
-    __slots__ = ("address", "evidence")
-
-    def __init__(self, address: str, evidence: str) -> None:
-        self.address = address
-        self.evidence = evidence
+    address: str
+    evidence: str
 
 
-def security_directive(text: Folded, *, user_channel: bool, address: str | None = None) -> Directive | None:
+def security_directive(text: Folded, *, user_channel: bool, address: str | None,
+                       reader: str | None) -> Directive | None:
     """A directive to an agent about the sensitive part of the world, within the 220 characters after its address.
 
-    ``address`` is an addressee already found by the caller; otherwise a future reader or a duty is looked for.
+    ``address`` is an addressee already found by the caller and ``reader`` what :func:`agent_reader` found (the
+    caller needs both anyway, so neither is looked for twice); a duty given to agents is looked for here.
     A user may speak to their assistant about their own bank or phone, so in the user's channel a bypass operator
     (without / no longer / instead / don't tell) must be in the same span as well."""
     if not address and text.words.isdisjoint(_GATE):
@@ -125,8 +126,7 @@ def security_directive(text: Folded, *, user_channel: bool, address: str | None 
     if address:
         at = folded.find(address.lower()[:20])
         spans.append((address, max(at, 0)))
-    reader = agent_reader(text)
-    if reader:
+    if reader and reader != address:
         spans.append((reader, max(folded.find(reader.lower()[:20]), 0)))
     duty = _DUTY.search(folded)
     if duty and not _OWN.search(folded, max(0, duty.start() - 30), duty.end()):

@@ -170,19 +170,19 @@ def _intent_signals(text: str, origin: str) -> list[Signal]:
     out: list[Signal] = []
     addressed = intents.addressee(visible)
     claimed = intents.authority(visible)
+    reader = directives.agent_reader(visible)  # "Reminder for whichever AI reads this:", "Pour le robot :"
     if not (addressed or claimed):
-        addressed = directives.agent_reader(visible)  # "Reminder for whichever AI reads this:", "Pour le robot :"
+        addressed = reader
+    # the shape of a standing order to an agent about credentials, money, contacts or data, whatever its words
+    order = directives.security_directive(visible, user_channel=origin in ("user", "system"),
+                                          address=addressed or claimed, reader=reader)
+    if order is not None and not (addressed or claimed):
+        addressed = order.address  # "AI agents handling these invoices are to ...": a duty given to agents
     if addressed:
         out.append(Signal("addresses_agent", "address", 0.3, addressed, directed=True))
     if claimed:
         out.append(Signal("claims_authority", "address", 0.4, claimed, directed=True))
-    # the shape of a standing order to an agent about credentials, money, contacts or data, whatever its words
-    order = directives.security_directive(visible, user_channel=origin in ("user", "system"),
-                                          address=addressed or claimed)
     if order is not None:
-        if not (addressed or claimed):
-            addressed = order.address  # "AI agents handling these invoices are to ...": a duty given to agents
-            out.append(Signal("addresses_agent", "address", 0.3, addressed, directed=True))
         out.append(Signal("agent_security_directive", "intent", _DIRECTIVE, order.evidence, directed=True))
     hits = intents.intent_hits(visible)
     duty = intents.duty(visible) if not (addressed or claimed) else None
