@@ -442,8 +442,10 @@ _FUNCTION_WORDS = {
           "she they in",
     "de": "der die das und ist ich mein meine meinem meinen meiner nicht ein eine einer einen einem mit auf zu den "
           "dem im am hat habe bin wir sie es für noch seit bei",
-    "es": "el la los las y es un una mi mis de que en con por para no me se lo al del estoy tengo le muy",
-    "fr": "le la les et est un une mon ma mes de que en avec pour pas je j'ai ne se du au sur il elle suis à c'est",
+    "es": "el la los las y es un una mi mis de que en con por para no me se lo al del estoy tengo le muy durante "
+          "desde hasta pero también estaba",
+    "fr": "le la les et est un une mon ma mes de que en avec pour pas je j'ai ne se du au sur il elle suis à c'est "
+          "pendant depuis jusqu'à mais aussi très",
 }
 _FUNCTION = {lang: frozenset(words.split()) for lang, words in _FUNCTION_WORDS.items()}
 _LETTERS = {"de": "äöüß", "es": "ñ¿¡", "fr": "èêçàù"}
