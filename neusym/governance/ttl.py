@@ -172,8 +172,9 @@ _LATER = re.compile(
 
 
 def _past_before(folded: str, start: int) -> bool:
-    """A regular past tense right before the duration ("we talked for an hour"), not a state ("I'm booked for")."""
-    window = folded[max(0, start - 40):start]
+    """A regular past tense before the duration in its clause ("we talked for an hour", "Caroline joined a program
+    for LGBTQ youth over the weekend"), not a state ("I'm booked for")."""
+    window = re.split(r"[.!?;:]", folded[max(0, start - 80):start])[-1]
     for m in _PAST_PARTICIPLE.finditer(window):
         word = m.group(2)
         before = (m.group(1) or "").strip()
@@ -302,11 +303,7 @@ def _until_date(folded: str, now: datetime) -> datetime | None:
     return when if when > now else None
 
 
-_ONLY_GROUPS = ("o1", "o2", "o3", "o4", "o5", "o5b", "o6", "o6b", "o7", "o8", "o9", "tp")
-# "I'm in Paris this week", "this weekend my brother is staying with us": a state said of the current period
-_THIS_PERIOD = re.compile(
-    r"(?:^|[\s,;:])(?:this|diese|dieses|esta|este|cette|ce)\s+(?P<tp>weekend|week-end|week|wochenende|woche|"
-    r"fin\s+de\s+semana|semana|semaine|month|monat|mes|mois)\b(?!\s+(?:i|we)\s+(?:started|began|moved|joined))", _F)
+_ONLY_GROUPS = ("o1", "o2", "o3", "o4", "o5", "o5b", "o6", "o6b", "o7", "o8", "o9")
 _EXPLICIT = re.compile(r"\b(?:next|coming|following|nachsten|naechsten|kommenden|proxim\w*|prochaine?s?|"
                        r"siguientes|rest)\b", _F)
 
@@ -384,11 +381,15 @@ def _habitual_before(folded: str, start: int) -> bool:
 
 def stated_ttl(text: str, now: datetime) -> float | None:
     """Seconds from ``now`` until the memory stated in ``text`` stops holding, or None if it states no TTL."""
+    if "?" in text:  # a question states nothing: "Any plans for the weekend?"
+        text = " ".join(s for s in _SENTENCE.split(text) if not s.rstrip().endswith("?"))
     folded = _fold(text)
     if _REMINDER.search(folded):
         return None
     m = _BOUND.search(folded)
-    o = _ONLY.search(folded) or _THIS_PERIOD.search(folded)
+    o = _ONLY.search(folded)
+    if o is not None and _past_before(folded, o.start()):
+        o = None
     span = next((found for pattern in _SPAN if (found := pattern.search(folded)) is not None), None)
     if m is None and o is None and span is None and _UNTIL_ANY.search(folded) is None:
         return None  # no frame at all (most memories): skip the tense checks
