@@ -21,7 +21,15 @@ from pydantic import BaseModel, Field
 from neusym.embeddings.cache import CachedEmbedder
 from neusym.extraction.vocabulary import topic_predicates
 from neusym.governance.policy import GovernancePolicy
-from neusym.governance.topics import ROLES, TopicSense, fold, language_of, read_topic, role_names
+from neusym.governance.topics import (
+    ROLES,
+    TopicSense,
+    fold,
+    introduced_names,
+    language_of,
+    read_topic,
+    role_names,
+)
 from neusym.record import MemoryRecord, Scope
 from neusym.retrieval.derived import DerivedIndexes
 from neusym.retrieval.pipeline import query_entity_uids
@@ -159,8 +167,8 @@ _DE_NOUNS = frozenset(str.split("Euro Euros Monat Monate Jahr Jahre Jahren Woche
 def _names(rec: MemoryRecord, known: Iterable[str] = ()) -> set[str]:
     """Names a memory mentions: its graph entities and capitalised words inside its sentences (a surname). Names in
     ``known`` (resolved from a role: "my landlord, Mr. Okafor") count even as the memory's subject."""
-    known = set(known)
     text = rec.content
+    known = set(known) | introduced_names(text)
     german = language_of(text) == "de"
     # graph entities count when they are names (capitalised as written): "park" or "tuna salad" is no person
     out = {e for e in rec.entities if e and e[:1].isupper() and e.lower() not in _NOT_ENTITIES

@@ -24,7 +24,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-__all__ = ["ROLES", "TopicSense", "fold", "language_of", "read_topic", "role_names", "topic_descriptions"]
+__all__ = ["ROLES", "TopicSense", "fold", "introduced_names", "language_of", "read_topic", "role_names",
+           "topic_descriptions"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -221,6 +222,44 @@ _CATEGORIES: dict[str, _Category] = {
         "gericht anwalt anwaltin klage* polizei verhaftet vorstrafe* visum aufenthalt* abschieb* berufung "
         "juicio abogad* demanda* policia detenid* visado residencia deport* asilo recurso "
         "tribunal avocat* plainte police arrete* casier visa expuls* asile"),
+    "children": _Category(
+        "kids kid children child son sons daughter daughters kinder kind sohn tochter ninos hijos hijo hija enfants "
+        "enfant fils fille",
+        ("a child's school, nursery or teacher", "what the kids do: their age, activities and friends",
+         "looking after the children, childcare and the babysitter"),
+        "kids kid children child son daughter school nursery kindergarten daycare babysitter nanny homework "
+        "teacher* playdate* "
+        "kinder kind sohn tochter schule kita kindergarten babysitter hausaufgabe* lehrer* "
+        "ninos nino nina hijo hija colegio escuela guarderia canguro deberes profesor* "
+        "enfant* fils fille ecole creche nounou devoirs maitresse instit*"),
+    "contact": _Category(
+        "contact contacts phone number numbers email emails address addresses kontakt telefonnummer nummer adresse "
+        "contacto telefono numero correo direccion coordonnees telephone numero courriel adresse",
+        ("a phone number", "an email address", "a home or postal address"),
+        "_phone_ _email_ phone mobile cell email e-mail address street postcode zip telefon handy handynummer "
+        "strasse adresse telefono movil correo calle direccion telephone portable courriel rue adresse"),
+    "credentials": _Category(
+        "password passwords pin pins passcode passcodes login logins credentials code codes passwort passworter "
+        "kennwort contrasena contrasenas clave mot_passe identifiants",
+        ("a password, PIN or access code", "login details for an account", "a door, alarm or wifi code"),
+        "password* passcode* pin login username wifi code codes passwort* kennwort* zugangscode* "
+        "contrasena* clave* usuario mot_de_passe identifiant* digicode"),
+    "education": _Category(
+        "studies study school university college degree exams education studium uni universitat prufungen "
+        "estudios universidad carrera examenes etudes universite fac examens",
+        ("studying at university or college", "exams, grades and courses", "a thesis, degree or diploma"),
+        "university uni college degree exam* thesis dissertation professor lecture* course* semester grade* "
+        "studium universitat hochschule prufung* klausur* abschluss* vorlesung* "
+        "universidad carrera examen* tesis asignatura* nota* "
+        "universite fac examen* partiel* these diplome* cours"),
+    "car": _Category(
+        "car cars vehicle driving accident auto autos fahrzeug unfall coche coches vehiculo accidente voiture "
+        "voitures vehicule accident",
+        ("a car: its repairs, insurance and garage", "a car accident or a driving fine"),
+        "car garage mechanic tyres tires mot insurance accident crash* dent* driving licence license "
+        "auto werkstatt reifen unfall fuhrerschein tuv "
+        "coche taller neumaticos accidente carnet itv "
+        "voiture garagiste pneus accident permis"),
 }
 
 # People a topic can name by role; each group lists its words in en/de/es/fr (folded). A role word the topic ends
@@ -263,6 +302,7 @@ ROLES: dict[str, str] = {
 _ROLE_OF = {w: name for name, words in ROLES.items() for w in words.split()}
 # a category that is about people of these roles follows their names ("my family" -> "Kevin's wedding")
 _CATEGORY_ROLES = {"family": ("mother", "father", "sister", "brother", "son", "daughter", "grandparent", "relative"),
+                   "children": ("son", "daughter"),
                    "relationship": ("partner",), "ex": ("ex",), "neighbour": ("neighbour",),
                    "home": ("landlord",), "work": ("boss", "colleague"), "mental_health": ("therapist",),
                    "job_search": ("recruiter",)}
@@ -272,6 +312,8 @@ _ROLE_ONLY = frozenset({"boss", "colleague"})
 # cue "phrases" that are patterns rather than words
 _PHRASES = {
     # an amount of money in any of the four languages: "300 euros", "12k", "$500", "2.100 euros netos", "£40"
+    "_phone_": r"\+?\d[\d ()/-]{6,}\d",
+    "_email_": r"\b[\w.+-]+@[\w-]+\.[\w.]+\b",
     "_amount_": r"(?:[$£€]\s?\d[\d.,]*\s?k?\b|\b\d[\d.,\s]*\s?(?:euros?|eur|dollars?|bucks|quid|pesos|francs?)\b)",
 }
 _KEYWORDS = {w: name for name, cat in _CATEGORIES.items() for w in cat.keys.split()}
@@ -388,7 +430,7 @@ _TITLES = (r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Herr|Frau|Sr|Sra|Srta|Don|Doña|M|Mme|
            r"\.?")
 _NAME_WORD = r"[A-ZÀ-ÖØ-Þ][\w'’-]*[\w]"
 _NAME = rf"(?:{_TITLES}\s+)?(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD})?)"
-_LINK = (r"(?:\s*,\s*|\s+|\s+(?:is|was|is\s+called|is\s+named|called|named|ist|heißt|heisst|hei[sß]t|war|es|era|"
+_LINK = (r"(?:\s*[,(]\s*|\s+|['’]s\s+name\s+is\s+|\s+(?:is|was|is\s+called|is\s+named|called|named|ist|heißt|heisst|hei[sß]t|war|es|era|"
          r"se\s+llama|llamad[oa]|est|s'appelle|s’appelle|nommée?|appelée?)\s+)")
 _NOT_NAMES = _words(
     "I I'm I've I'll I'd The A An My Our His Her Their This That It He She We They You Your Monday Tuesday Wednesday "
@@ -417,8 +459,9 @@ def role_names(role: str, text: str) -> list[str]:
     pattern = _role_pattern(words)
     # "my landlord, Mr. Okafor", "mi jefa se llama Lucía Ortega", "mon chef de service s'appelle Dr Morel"
     after = re.compile(rf"(?:\s+[a-zà-ÿ]+){{0,3}}?{_LINK}(?:{_TITLES}\s+)?(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD})?)")
-    before = re.compile(rf"(?:{_TITLES}\s+)?(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD})?)\s*,?\s+(?:is|was|ist|es|est|"
-                        rf"c'est)?\s*(?:my|our|mein|meine|meiner|unser|unsere|mi|nuestro|nuestra|mon|ma|notre)\s+$")
+    before = re.compile(rf"(?:{_TITLES}\s+)?(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD})?)\s*[,(]?\s*(?:(?:is|was|ist|es|"
+                        rf"est|c'est)\s+)?(?:my|our|the|mein|meine|meiner|unser|unsere|der|die|mi|nuestro|nuestra|el|la|"
+                        rf"mon|ma|notre|le)\s+$")
     for m in pattern.finditer(folded):
         tail = text[m.end():]
         a = after.match(tail)
@@ -429,6 +472,20 @@ def role_names(role: str, text: str) -> list[str]:
         if b is not None:
             out.extend(_split_name(b.group("name")))
     return list(dict.fromkeys(out))
+
+
+# people whose name is a lead to the topic even when a memory is about them ("Dr. Kim prescribed statins" ->
+# "Kim's office moved the appointment"); the names of family and friends are the holders of what is said of them
+_PROFESSIONAL = ("boss", "landlord", "therapist", "doctor", "dentist", "lawyer", "recruiter", "teacher", "accountant",
+                 "neighbour", "colleague")
+_TITLED = re.compile(rf"\b{_TITLES}\s+(?P<name>{_NAME_WORD})")
+
+
+def introduced_names(text: str) -> set[str]:
+    """Names ``text`` introduces with a title or a professional role ("Dr. Kim", "my lawyer, Ms. Haddad")."""
+    out = {n for r in _PROFESSIONAL for n in role_names(r, text)}
+    out.update(w for m in _TITLED.finditer(text) for w in _split_name(m.group("name")))
+    return out
 
 
 def _split_name(name: str) -> list[str]:
