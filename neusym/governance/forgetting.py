@@ -281,7 +281,7 @@ def find_by_meaning(query: str, scope: Scope, *, store: SymbolicStore, derived: 
     # the person a topic is *of* ("my dad's heart surgery") is what memories are about, not the topic itself
     held = {w for r in sense.holder_roles for w in ROLES[r].split()}
     uids = [u for u in query_entity_uids(topic, scope) if u.split("\x1f", 1)[-1] not in _NOT_ENTITIES
-            and fold(u.split("\x1f", 1)[-1]) not in held]
+            and fold(u.split("\x1f", 1)[-1]) not in held and not sense.is_filler(u.split("\x1f", 1)[-1])]
     names: list[str] = []
     for r in queries.ids_by_entities(scope, uids, statuses, limit):
         found = [str(n) for n in r["names"] or []]
@@ -340,7 +340,8 @@ def find_by_meaning(query: str, scope: Scope, *, store: SymbolicStore, derived: 
             for w in skip:  # "my landlord": a memory that says "landlord" is about the landlord
                 if _says_topic(TopicSense(text=w, words=(w,)), rec.content, frozenset()) is not None:
                     hit(rec.id, f"says {w!r}", _S_WORDS)
-        trap = (rec.nid in by_word and label == "the topic" and by_word[rec.nid] - sim > _TRAP)
+        # (an English-embedding check: outside English the similarities it compares are noise)
+        trap = (not foreign and rec.nid in by_word and label == "the topic" and by_word[rec.nid] - sim > _TRAP)
         semantic = (not trap and (sim >= _SIM_FOREIGN if foreign else (sim >= _SIM_ABS or sim >= floor)))
         if semantic:
             hit(rec.id, f"similar to {label} ({sim:.2f})", sim)

@@ -59,14 +59,18 @@ _CATEGORIES: dict[str, _Category] = {
         "surgery surgeon* operation physio* scan mri x-ray blood check-up checkup specialist cardiolog* neurolog* "
         "dermatolog* oncolog* gyn* orthop* psychiatr* allerg* asthma diabet* insulin cancer tumour tumor migraine* "
         "infection fever flu covid chronic disease illness sick injur* fracture sprain inhaler antibiotic* vaccin* "
-        "heart cholesterol hypertension arthritis insomnia rehab bypass stroke metformin ibuprofen "
+        "heart cholesterol hypertension arthritis insomnia rehab bypass stroke metformin ibuprofen rash itch* cough* "
+        "sore_throat nausea dizz* swollen bleeding chickenpox measles otitis ear_infection "
         "arzt arztin hausarzt* klinik krankenhaus diagnose rezept verschrieb* medikament* tablette* schmerz* "
         "operiert therapie blutabnahme blutdruck blutwert* untersuchung facharzt* kardiolog* orthopad* "
-        "allergie* migrane krebs infekt fieber grippe chronisch krankheit krank verletz* herz* zahnarzt* "
+        "allergie* migrane krebs infekt fieber grippe chronisch krankheit krank verletz* herz* zahnarzt* husten "
+        "erkaltung ausschlag ubelkeit schwindel* mittelohrentzundung windpocken "
         "medico medica clinica diagnostic* receta medicament* pastilla* dolor operaron operacion cirug* terapia "
         "analisis sangre especialista neumolog* alergi* asma insulina migrana infeccion fiebre gripe cronic* "
+        "resfriado tos otitis varicela nauseas mareo* sarpullido "
         "enfermedad enferm* lesion fractura corazon hipertension inhalador* ambulatorio urgencias "
         "medecin docteur clinique hopital ordonnance medicament* cachet* comprime* douleur* chirurg* therapie kine* "
+        "pediatre otite angine bronchite gastro varicelle rhume toux nausee* vertige* antibiotique* "
         "analyse* specialiste asthme diabete insuline fievre chronique maladie malade blesse* coeur hypertension "
         "generaliste blood_test heart_rate blood_pressure prise_de_sang tension_arterielle presion_arterial "
         "analisis_de_sangre"),
@@ -248,7 +252,9 @@ _CATEGORIES: dict[str, _Category] = {
         "studies study school university college degree exams education studium uni universitat prufungen "
         "estudios universidad carrera examenes etudes universite fac examens",
         ("studying at university or college", "exams, grades and courses", "a thesis, degree or diploma"),
+        "school primary secondary teacher* headteacher pupil* classmate* "
         "university uni college degree exam* thesis dissertation professor lecture* course* semester grade* "
+        "grundschule gymnasium realschule colegio instituto ecole lycee college "
         "studium universitat hochschule prufung* klausur* abschluss* vorlesung* "
         "universidad carrera examen* tesis asignatura* nota* "
         "universite fac examen* partiel* these diplome* cours"),
@@ -256,10 +262,11 @@ _CATEGORIES: dict[str, _Category] = {
         "car cars vehicle driving accident auto autos fahrzeug unfall coche coches vehiculo accidente voiture "
         "voitures vehicule accident",
         ("a car: its repairs, insurance and garage", "a car accident or a driving fine"),
-        "car garage mechanic tyres tires mot insurance accident crash* dent* driving licence license "
-        "auto werkstatt reifen unfall fuhrerschein tuv "
-        "coche taller neumaticos accidente carnet itv "
-        "voiture garagiste pneus accident permis"),
+        "car garage mechanic tyres tires mot insur* accident crash* collision collided rear-ended speeding dent* "
+        "driving licence license penalty_points parking_ticket "
+        "auto werkstatt reifen unfall fuhrerschein tuv versicherung* strafzettel blitzer* "
+        "coche taller neumaticos accidente carnet itv seguro multa* choque* "
+        "voiture garagiste pneus accident permis assurance* amende* pv"),
 }
 
 # People a topic can name by role; each group lists its words in en/de/es/fr (folded). A role word the topic ends
@@ -300,9 +307,13 @@ ROLES: dict[str, str] = {
     "accountant": "accountant steuerberater steuerberaterin contable gestor comptable",
 }
 _ROLE_OF = {w: name for name, words in ROLES.items() for w in words.split()}
+# people whose name is a lead to the topic even when a memory is about them ("Dr. Kim prescribed statins" ->
+# "Kim's office moved the appointment"); the names of family and friends are the holders of what is said of them
+_PROFESSIONAL = ("boss", "landlord", "therapist", "doctor", "dentist", "lawyer", "recruiter", "teacher", "accountant",
+                 "neighbour", "colleague")
 # a category that is about people of these roles follows their names ("my family" -> "Kevin's wedding")
 _CATEGORY_ROLES = {"family": ("mother", "father", "sister", "brother", "son", "daughter", "grandparent", "relative"),
-                   "children": ("son", "daughter"),
+                   "children": ("son", "daughter"), "education": ("teacher",),
                    "relationship": ("partner",), "ex": ("ex",), "neighbour": ("neighbour",),
                    "home": ("landlord",), "work": ("boss", "colleague"), "mental_health": ("therapist",),
                    "job_search": ("recruiter",)}
@@ -342,6 +353,11 @@ class TopicSense:
     _exact: frozenset[str] = field(default=frozenset(), repr=False)
     _prefixes: tuple[str, ...] = field(default=(), repr=False)
     _phrases: re.Pattern[str] | None = field(default=None, repr=False)
+
+    @staticmethod
+    def is_filler(word: str) -> bool:
+        """A word requests wrap topics in ("my", "mon", "über"): never an entity of the topic."""
+        return fold(word) in _FILLER
 
     def cue_in(self, text: str) -> str | None:
         """The first cue word of the topic's categories that ``text`` uses (any language), or None."""
@@ -402,7 +418,11 @@ def read_topic(topic: str) -> TopicSense:
             and len(words) > 1:
         holders.extend(r for r in roles if r not in holders)
     person = [r for r in roles if r not in holders]
-    categories = _categories_of(words)
+    # a category is named by the topic's words, not by the person holding it ("la santé de mon fils" is about
+    # health, not about children), unless that person is a professional ("my doctor's appointments")
+    held = {w for w in words if (r := _ROLE_OF.get(w) or _ROLE_OF.get(w.removesuffix("s"))) in holders
+            and r not in _PROFESSIONAL}
+    categories = _categories_of([w for w in words if w not in held])
     # "my boss" is about the boss: the work category would take every memory about work
     if person and all(r in _ROLE_ONLY for r in person) and len(words) == len(person):
         categories = [c for c in categories if not set(_CATEGORY_ROLES.get(c, ())) & set(person)]
@@ -474,10 +494,6 @@ def role_names(role: str, text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-# people whose name is a lead to the topic even when a memory is about them ("Dr. Kim prescribed statins" ->
-# "Kim's office moved the appointment"); the names of family and friends are the holders of what is said of them
-_PROFESSIONAL = ("boss", "landlord", "therapist", "doctor", "dentist", "lawyer", "recruiter", "teacher", "accountant",
-                 "neighbour", "colleague")
 _TITLED = re.compile(rf"\b{_TITLES}\s+(?P<name>{_NAME_WORD})")
 
 
@@ -495,7 +511,7 @@ def _split_name(name: str) -> list[str]:
 
 # ------------------------------------------------------------------------------------------------------ languages
 _FUNCTION_WORDS = {
-    "en": "the a an and is are was i i'm i've my you it to of on for with that this have has at be not we our me he "
+    "en": "the an and is are was i i'm i've my you it to of for with that this have has at be not we our me he "
           "she they in",
     "de": "der die das und ist ich mein meine meinem meinen meiner nicht ein eine einer einen einem mit auf zu den "
           "dem im am hat habe bin wir sie es für noch seit bei",
