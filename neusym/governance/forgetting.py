@@ -44,10 +44,11 @@ ALL_STATUSES = ("active", "pending", "superseded", "archived", "quarantined")
 
 _LEAD = [
     re.compile(r"^\s*(?:please\s+|can\s+you\s+|could\s+you\s+|i\s+want\s+you\s+to\s+)*(?:forget|delete|remove|erase|"
-               r"wipe|purge|drop|scrub|clear)\b\s*", re.IGNORECASE),
+               r"wipe|purge|drop|scrub|clear|stop\s+remembering|don't\s+remember|no\s+longer\s+remember)\b\s*",
+               re.IGNORECASE),
     # de / es / fr / it: "Bitte vergiss, was ich über X erzählt habe", "borra todo lo de X", "oublie ce que j'ai dit
     # sur X", "dimentica quello che ho detto su X"
-    re.compile(r"^\s*(?:bitte\s+)?(?:vergiss|vergessen\s+sie|losche|lösche|löschen\s+sie|entferne)\b[\s,]*(?:bitte\s+)?"
+    re.compile(r"^\s*(?:bitte\s+)?(?:vergiss|vergessen\s+sie|losche|lösche|lösch|losch|löschen\s+sie|entferne)\b[\s,]*(?:bitte\s+)?"
                r"(?:alles\s+)?(?:,?\s*was\s+ich\s+(?:dir\s+)?(?:über|uber|zu|von)\s+|(?:über|uber|zu|von)\s+)?",
                re.IGNORECASE),
     re.compile(r"^\s*(?:por\s+favor\s+)?(?:olvida|borra|elimina|olvidate\s+de)\b\s*(?:todo\s+)?(?:lo\s+(?:que\s+"
@@ -71,12 +72,35 @@ _TRAIL = re.compile(r"\s+(?:erz[äa]hlt|gesagt|gesprochen)?\s*(?:habe|hab)\s*$|\
                     re.IGNORECASE)
 
 
+# what a request's topic follows, wherever it stands: "I don't want you to remember anything about my divorce",
+# "remove all memories related to my health", "Vergiss alles, was du über meinen Job weißt", "oublie tout ce qui
+# concerne ma santé"
+_ABOUT = re.compile(r"\b(?:about|regarding|concerning|related\s+to|relating\s+to|to\s+do\s+with|über|uber|bezüglich|"
+                    r"betreffend|sobre|acerca\s+de|respecto\s+a|relacionado\s+con|sur|à\s+propos\s+de|a\s+propos\s+de|"
+                    r"concernant|(?:qui\s+)?concerne|au\s+sujet\s+de)\s+", re.IGNORECASE)
+# a preposition that leads a topic only after a catch-all object: "any info on my boss", "alles zu meiner
+# Krankheit", "lo que sabes de mi ex", "the bit about"
+_OBJECT_OF = re.compile(
+    r"^(?:all|everything|anything|any|the|what|whatever|stuff|things|info|information|details|notes|memories|bits?|"
+    r"of|it|you|i|my|know|said|told|have|alles|was|du|weißt|lo|todo|cualquier|cosa|que|sabes|tout|ce|que|tu|sais|"
+    r"[\s,'])+(?:on|of|zu|von|de|del|d')\s+", re.IGNORECASE)
+_POLITE = re.compile(r"[\s,]+(?:please|thanks|thank\s+you|bitte|danke|por\s+favor|gracias|s'il\s+(?:te|vous)\s+pla[iî]t|"
+                     r"merci)\s*$", re.IGNORECASE)
+_KNOW = re.compile(r"\s+(?:weißt|weisst|kennst|sabes|sais|know|remember)\s*$", re.IGNORECASE)
+
+
 def forget_topic(request: str) -> str:
     """ "forget what I said about my address" -> "my address" (what the request is *about*), in en/de/es/fr/it."""
-    topic = request.strip().rstrip(".!?")
-    for pattern in _LEAD:
-        topic = pattern.sub("", topic, count=1)
-    topic = _TRAIL.sub("", topic).strip(" ,")
+    said = _POLITE.sub("", request.strip().rstrip(".!?")).rstrip(".!?")
+    about = _ABOUT.search(said)
+    if about is not None:
+        topic = said[about.end():]
+    else:
+        topic = said
+        for pattern in _LEAD:
+            topic = pattern.sub("", topic, count=1)
+        topic = _OBJECT_OF.sub("", topic, count=1)
+    topic = _KNOW.sub("", _TRAIL.sub("", topic)).strip(" ,")
     return topic.strip() or request.strip()
 
 

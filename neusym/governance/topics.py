@@ -47,7 +47,7 @@ class _Category:
 _CATEGORIES: dict[str, _Category] = {
     "health": _Category(
         "health healthy illness illnesses ill sick sickness disease diseases medical medicine medication medications "
-        "condition conditions diagnosis treatment treatments doctor doctors hospital symptoms surgery operation "
+        "condition conditions diagnosis treatment treatments doctor doctors hospital symptoms surgery operation meds "
         "cancer diabetes injury injuries heart pain gesundheit krankheit "
         "krankheiten krank medizinisch medikamente arzt arzte arzttermine salud enfermedad enfermedades medico "
         "medica medicos medicamentos sante maladie maladies medecin medicaments medical medicale salute malattia "
@@ -55,7 +55,7 @@ _CATEGORIES: dict[str, _Category] = {
         ("a medical diagnosis, disease or chronic condition", "taking medication or pills",
          "a visit to a doctor, specialist or hospital", "test results from a medical check-up",
          "an injury, pain or therapy", "a prescription from a doctor", "symptoms such as pain, fever or a racing heart"),
-        "doctor doctors gp clinic hospital diagnos* prescri* medic* pill pills tablet* dose dosage symptom* "
+        "doctor doctors gp clinic hospital diagnos* prescri* medic* meds pill pills tablet* dose dosage symptom* "
         "surgery surgeon* operation physio* scan mri x-ray blood check-up checkup specialist cardiolog* neurolog* "
         "dermatolog* oncolog* gyn* orthop* psychiatr* allerg* asthma diabet* insulin cancer tumour tumor migraine* "
         "infection fever flu covid chronic disease illness sick injur* fracture sprain inhaler antibiotic* vaccin* "
