@@ -73,6 +73,9 @@ def test_introduced_names_are_titled_or_professional() -> None:
 @pytest.mark.parametrize(("text", "lang"), [
     ("Ich spiele Gitarre in einer Band.", "de"), ("J'habite à Bordeaux.", "fr"), ("Mi gato se llama Tofu.", "es"),
     ("Project Falcon launches in Q3.", "en"), ("Dana runs marathons.", "en"), ("Hair appointment on Saturday.", "en"),
+    # English wins a tie ("am" is German too) and a name's letters say nothing about the sentence's language
+    ("Dentist at 9 am.", "en"), ("Our landlord Mr. Nuñez raised the rent.", "en"), ("Soy vegetariana.", "es"),
+    ("Ich wohne in Hamburg.", "de"),
 ])
 def test_language_of(text: str, lang: str) -> None:
     assert language_of(text) == lang
