@@ -215,7 +215,7 @@ _CATEGORIES: dict[str, _Category] = {
         ("being gay, lesbian or bisexual", "coming out"),
         "coming_out came_out gay lesbian bisexual queer schwul lesbisch homosexual* gai lesbienne"),
     "legal": _Category(
-        "legal lawsuit court police arrest criminal record case immigration visa rechtlich gericht polizei "
+        "legal lawsuit court police arrest criminal record case immigration visa custody rechtlich gericht polizei "
         "prozess visum einwanderung juicio tribunal policia visado inmigracion justice tribunal police avocat "
         "proces immigration",
         ("a court case or lawsuit", "an arrest or criminal record", "a lawyer", "a visa, residence permit or "
