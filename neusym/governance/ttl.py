@@ -20,6 +20,8 @@ import re
 import unicodedata
 from datetime import datetime, timedelta
 
+from neusym.governance.topics import language_of
+
 __all__ = ["stated_ttl", "ttl_of_memory"]
 
 _F = re.IGNORECASE
@@ -83,7 +85,8 @@ _SPAN = [
                r"next|siguientes)\s+" + _UNIT + r"\b", _F),
     re.compile(_QTY + r"\s+(?:from\s+now|lang|ab\s+jetzt|a\s+partir\s+de\s+ahora|a\s+partir\s+de\s+maintenant|"
                r"desde\s+ahora)\b", _F),
-    re.compile(r"\b(?:for|fur|durante|por|pendant|pour)\s+(?:the\s+next\s+|die\s+nachste\s+|la\s+proxima\s+|"
+    re.compile(r"\b(?:for|fur|durante|por|pendant|pour)\s+(?:the\s+(?:next|coming|following)\s+|this\s+coming\s+|"
+               r"die\s+nachste\s+|la\s+proxima\s+|"
                r"la\s+prochaine\s+|le\s+prochain\s+|an?\s+|eine\s+|einen\s+|un\s+|una\s+|une\s+)" + _BARE_UNIT
                + r"\b", _F),
 ]
@@ -96,17 +99,23 @@ _WEEKDAYS = {
 }
 _WEEKDAY_OF = {w: d for d, words in _WEEKDAYS.items() for w in words.split()}
 _DAY = r"(?P<wd>" + "|".join(sorted(_WEEKDAY_OF, key=len, reverse=True)) + r")"
-_UNTIL = (r"(?:until|till|til|untill|through|thru|up\s+to|bis(?:\s+(?:zum|zur|am|kommenden|nachsten))?|"
+_UNTIL = (r"(?:until|till|til|untill|through|thru|up\s+to|expires?(?:\s+(?:at|on|by))?|expiring(?:\s+(?:at|on))?|"
+          r"caduca|vence|bis(?:\s+(?:zum|zur|am|kommenden|nachsten))?|"
           r"hasta(?:\s+(?:el|la|el\s+proximo|este))?|jusqu'(?:a|au|a\s+la)|jusqu'\s*(?:a|au)|jusque)")
-_END = (r"(?:(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?(?P<end>day|week|month)|(?:dem\s+)?ende\s+(?:der|des|dieser|"
+_END = (r"(?:(?:the\s+)?end\s+of\s+next\s+(?P<end_next>week|month)|(?:dem\s+)?ende\s+(?:nachster|nachsten)\s+"
+        r"(?P<end_next_de>woche|monats)|(?:el\s+)?fin(?:al)?\s+de\s+(?P<end_es2>mes)|"
+        r"(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?(?P<end>day|week|month)|(?:dem\s+)?ende\s+(?:der|des|dieser|"
         r"diesen)\s+(?P<end_de>woche|tages|monats)|(?P<end_de2>wochenende|monatsende)|(?:el\s+)?final\s+de\s+"
         r"(?:la\s+|el\s+|este\s+|esta\s+)?(?P<end_es>semana|dia|mes)|(?:la\s+)?fin\s+(?:de\s+la\s+|du\s+|de\s+)"
         r"(?P<end_fr>semaine|journee|mois|jour))")
-_TOMORROW = r"(?P<tm>tomorrow|morgen|manana|demain)"
+_TOMORROW = (r"(?P<dat>the\s+day\s+after\s+tomorrow|ubermorgen|pasado\s+manana|apres-demain|apres\s+demain)|"
+             r"(?P<tm>tomorrow|morgen|manana|demain)")
+# the weekend: "until the weekend" ends as it starts (Friday night), "through/over the weekend" with it (Sunday)
+_WEEKEND = r"(?P<we>weekend|week-end|wochenende|fin\s+de\s+semana)"
 _TONIGHT = (r"(?P<tn>tonight|today|this\s+evening|end\s+of\s+(?:the\s+)?day|heute(?:\s+abend)?|heute\s+nacht|"
             r"hoy|esta\s+noche|ce\s+soir|aujourd'hui|cette\s+nuit)")
-_BOUND = re.compile(rf"\b{_UNTIL}\s+(?:the\s+|next\s+|this\s+|coming\s+|ce\s+|le\s+)?(?:{_DAY}|{_TOMORROW}|{_END}|"
-                    rf"{_TONIGHT})\b", _F)
+_BOUND = re.compile(rf"\b{_UNTIL}\s+(?:the\s+|next\s+|this\s+|coming\s+|ce\s+|le\s+|el\s+|zum\s+)?(?:{_DAY}|"
+                    rf"{_TOMORROW}|{_END}|{_TONIGHT}|{_WEEKEND})\b", _F)
 # "just for tonight", "only today", "for today only", "this week only", "for the rest of the day/week", "solo por hoy"
 _ONLY = re.compile(
     r"\b(?:(?:just|only)\s+(?:for\s+)?(?P<o1>today|tonight|this\s+evening|this\s+week|this\s+weekend|this\s+month)|"
@@ -117,6 +126,8 @@ _ONLY = re.compile(
     r"este\s+fin\s+de\s+semana)|(?:(?:por|para)\s+)?(?P<o5b>hoy|esta\s+noche|esta\s+semana|este\s+fin\s+de\s+semana)"
     r"\s+(?:solo|solamente|unicamente|nada\s+mas)|"
     r"(?:over|for|during)\s+(?:the|this)\s+(?P<o7>weekend)|"
+    r"for\s+(?P<o8>tonight|today|this\s+evening)|(?:pour|para|fur)\s+(?P<o9>ce\s+soir|aujourd'hui|esta\s+noche|"
+    r"heute(?:\s+abend)?)|"
     r"(?:seulement|uniquement|juste)\s+(?:pour\s+)?(?P<o6>aujourd'hui|ce\s+soir|cette\s+semaine|ce\s+mois-ci|"
     r"ce\s+week-end)|(?:pour\s+)?(?P<o6b>aujourd'hui|ce\s+soir|cette\s+semaine)\s+(?:seulement|uniquement))\b", _F)
 
@@ -124,7 +135,11 @@ _ONLY = re.compile(
 _HABIT = re.compile(
     r"\b(?:every|each|daily|weekly|nightly|usually|normally|typically|often|always|per\s+(?:day|week)|"
     r"(?:once|twice|times|\d+\s*(?:x|h|hours?|minutes?|mins?))\s+a\s+(?:day|week)|each\s+way|jeden|jede|jeder|taglich|immer|normalerweise|meistens|cada|todos\s+los|todas\s+las|"
-    r"siempre|normalmente|chaque|tous\s+les|toutes\s+les|toujours|habituellement|d'habitude)\b", _F)
+    r"siempre|normalmente|chaque|tous\s+les|toutes\s+les|toujours|habituellement|d'habitude|most\s+(?:days|"
+    r"mornings|evenings|nights|weeks)|(?:on|at)\s+weekends|on\s+weekdays|weekdays|mondays|tuesdays|wednesdays|"
+    r"thursdays|fridays|saturdays|sundays|montags|dienstags|mittwochs|donnerstags|freitags|samstags|sonntags|"
+    r"a\s+night|a\s+day|por\s+las\s+(?:mananas|noches|tardes)|le\s+(?:lundi|mardi|mercredi|jeudi|vendredi|"
+    r"samedi|dimanche)\s+(?:matin|soir))\b", _F)
 _PROPERTY = re.compile(
     r"\b(?:takes?|took|lasts?|lasted|long|duration|is\s+\d+\s*(?:min|minutes|hours)|dauert|dauerte|dura|duro|"
     r"dure|a\s+dure|tarda|tardo|braucht|prend)\b", _F)
@@ -157,8 +172,9 @@ _LATER = re.compile(
 
 
 def _past_before(folded: str, start: int) -> bool:
-    """A regular past tense right before the duration ("we talked for an hour"), not a state ("I'm booked for")."""
-    window = folded[max(0, start - 40):start]
+    """A regular past tense before the duration in its clause ("we talked for an hour", "Caroline joined a program
+    for LGBTQ youth over the weekend"), not a state ("I'm booked for")."""
+    window = re.split(r"[.!?;:]", folded[max(0, start - 80):start])[-1]
     for m in _PAST_PARTICIPLE.finditer(window):
         word = m.group(2)
         before = (m.group(1) or "").strip()
@@ -208,7 +224,55 @@ def _period(word: str) -> str | None:
 
 _UNTIL_ANY = re.compile(rf"\b{_UNTIL}\s+(?P<rest>[^,;.!?]{{1,40}})", _F)
 _CLOCK_WORDS = {"midnight": (23, 59), "mitternacht": (23, 59), "medianoche": (23, 59), "minuit": (23, 59),
-                "noon": (12, 0), "midday": (12, 0), "mittag": (12, 0), "mediodia": (12, 0), "midi": (12, 0)}
+                "noon": (12, 0), "midday": (12, 0), "mittag": (12, 0), "mediodia": (12, 0), "midi": (12, 0),
+                "lunchtime": (13, 0), "lunch": (13, 0), "this morning": (12, 0), "this afternoon": (18, 0),
+                "close of business": (18, 0), "end of business": (18, 0), "cob": (18, 0), "eod": (18, 0),
+                "feierabend": (18, 0), "heute mittag": (13, 0), "heute nachmittag": (18, 0),
+                "cet apres-midi": (18, 0), "esta tarde": (20, 0)}
+_MONTHS = {1: "january jan januar enero janvier", 2: "february feb februar febrero fevrier",
+           3: "march mar marz marzo mars", 4: "april apr abril avril", 5: "may mai mayo",
+           6: "june jun juni junio juin", 7: "july jul juli julio juillet", 8: "august aug agosto aout",
+           9: "september sep sept septiembre septembre", 10: "october oct oktober octubre octobre",
+           11: "november nov noviembre novembre", 12: "december dec dezember diciembre decembre"}
+_MONTH_OF = {w: m for m, words in _MONTHS.items() for w in words.split()}
+# the day before a holiday is the last one "until" it: (month, day)
+_HOLIDAYS = {"christmas": (12, 24), "xmas": (12, 24), "weihnachten": (12, 24), "navidad": (12, 24),
+             "noel": (12, 24), "new year": (12, 31), "silvester": (12, 31), "neujahr": (12, 31),
+             "ano nuevo": (12, 31), "nochevieja": (12, 31), "nouvel an": (12, 31), "jour de l'an": (12, 31)}
+_DAY_MONTH = re.compile(r"^(?:the\s+|el\s+|le\s+|zum\s+|dem\s+|den\s+|au\s+)?(?P<d>\d{1,2})(?P<ord>st|nd|rd|th|\.|er|o)?"
+                        r"(?:\s+(?:of\s+|de\s+)?(?P<m>[a-z]+))?(?![\w:])")
+_MONTH_DAY = re.compile(r"^(?:the\s+)?(?P<m>[a-z]+)\s+(?:the\s+)?(?P<d>\d{1,2})(?:st|nd|rd|th)?(?![\w:])")
+
+
+def _calendar_day(rest: str, lead: str, now: datetime) -> datetime | None:
+    """ "the 15th", "jusqu'au 20", "20 de diciembre", "December 20th", "Christmas": the end of that day (the next one
+    to come), for what the date reader leaves out (ordinals without a month, other languages' months, holidays)."""
+    for name, (hmonth, hday) in _HOLIDAYS.items():
+        if rest.startswith(name) or rest.startswith("the " + name):
+            when = now.replace(month=hmonth, day=hday)
+            return _end_of_day(when if _end_of_day(when) > now else when.replace(year=now.year + 1))
+    m = _MONTH_DAY.match(rest)
+    if m is None or m.group("m") not in _MONTH_OF:
+        m = _DAY_MONTH.match(rest)
+    if m is None:
+        return None
+    day = int(m.group("d"))
+    month = _MONTH_OF.get(m.group("m") or "")
+    dated = bool(month or m.groupdict().get("ord") or re.match(r"(?:the|el|le|zum|dem|den|au)\s", rest)
+                 or lead.endswith(("au", "zum", "el")))
+    if not dated or not 1 <= day <= 31:
+        return None  # "until 5": a time of day, not a date
+    for ahead in range(0, 13):
+        year, mon = divmod(now.month - 1 + ahead, 12)
+        try:
+            when = now.replace(year=now.year + year, month=month or mon + 1, day=day)
+        except ValueError:
+            continue
+        if _end_of_day(when) > now:
+            return _end_of_day(when)
+        if month:
+            return _end_of_day(when.replace(year=when.year + 1))
+    return None
 
 
 def _until_date(folded: str, now: datetime) -> datetime | None:
@@ -219,12 +283,17 @@ def _until_date(folded: str, now: datetime) -> datetime | None:
     m = _UNTIL_ANY.search(folded)
     if m is None or _past_before(folded, m.start()):
         return None
-    rest = m.group("rest")
-    first = rest.split()[0] if rest.split() else ""
-    if first in _CLOCK_WORDS or first.removeprefix("the ") in _CLOCK_WORDS:
-        hour, minute = _CLOCK_WORDS[first]
+    rest = m.group("rest").strip()
+    said = rest.removeprefix("the ")
+    clock = next((k for k in sorted(_CLOCK_WORDS, key=len, reverse=True)
+                  if said == k or said.startswith(k + " ")), None)
+    if clock is not None:
+        hour, minute = _CLOCK_WORDS[clock]
         at = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
         return at if at > now else at + timedelta(days=1)
+    day = _calendar_day(rest, m.group(0)[: m.start("rest") - m.start()].strip(), now)
+    if day is not None:
+        return day
     dates = find_dates(rest, now, prefer_future=True)
     if not dates:
         return None
@@ -234,44 +303,119 @@ def _until_date(folded: str, now: datetime) -> datetime | None:
     return when if when > now else None
 
 
+_ONLY_GROUPS = ("o1", "o2", "o3", "o4", "o5", "o5b", "o6", "o6b", "o7", "o8", "o9")
+_EXPLICIT = re.compile(r"\b(?:next|coming|following|nachsten|naechsten|kommenden|proxim\w*|prochaine?s?|"
+                       r"siguientes|rest)\b", _F)
+
+
+def _bound(m: re.Match[str], now: datetime) -> datetime:
+    """The end of a calendar bound matched by ``_BOUND``."""
+    if m.group("wd"):
+        return _calendar(now, weekday=_WEEKDAY_OF[m.group("wd").lower()])
+    if m.group("dat"):
+        return (now + timedelta(days=2)).replace(hour=12, minute=0, second=0, microsecond=0)
+    if m.group("tm"):
+        return _calendar(now, tomorrow=True)
+    if m.group("tn"):
+        return _calendar(now)
+    if m.group("we"):
+        # "until the weekend": up to Friday night; "through/over the weekend": to its end
+        through = re.match(r"(?:through|thru)", m.group(0), _F) is not None
+        return _calendar(now, weekday=6 if through else 4)
+    nxt = m.group("end_next") or m.group("end_next_de")
+    if nxt:
+        period = _period(nxt) or "week"
+        later = now + (timedelta(days=7) if period == "week" else timedelta(days=32 - now.day))
+        return _calendar(later, end=period)
+    end = next((m.group(g) for g in ("end", "end_de", "end_de2", "end_es", "end_es2", "end_fr") if m.group(g)),
+               "day")
+    return _calendar(now, end=(_period(end) or "day"))
+
+
+# a past form in Spanish, French or German ("estudié", "j'ai habité", "nous sommes restés", "ich habe ... gewohnt"):
+# read on the text with its accents, which carry the tense
+_PAST_FORMS = {
+    "es": re.compile(r"\b(?:\w{2,}[^\Wr]é|\w{2,}(?:ió|aron|ieron|aste|iste)|fui|fue|fueron|estuve|estuvo|tuve|tuvo|"
+                     r"hice|hizo)\b(?<!café)(?<!bebé)(?<!josé)(?<!puré)"),
+    "fr": re.compile(r"\b(?:j'ai|tu\s+as|il\s+a|elle\s+a|on\s+a|nous\s+avons|vous\s+avez|ils\s+ont|elles\s+ont)\s+"
+                     r"(?:\w+\s+)?\w{2,}(?:é|ée|és|ées|i|is|u|us|it)\b|"
+                     r"\b(?:je\s+suis|tu\s+es|il\s+est|elle\s+est|on\s+est|nous\s+sommes|vous\s+êtes|ils\s+sont|"
+                     r"elles\s+sont)\s+(?:\w+\s+)?(?:allé|venu|resté|parti|né|arrivé|rentré|sorti|tombé|mort|passé)e?s?\b|"
+                     r"\b(?:j'étais|j'habitais|je\s+travaillais|il\s+y\s+a)\b"),
+    "de": re.compile(r"\b(?:habe|hast|hat|haben|habt)\b[^.!?;]*\bge\w{3,}(?:t|en)\b|\b(?:bin|bist|ist|sind|seid)\b"
+                     r"[^.!?;]*\b(?:gewesen|geblieben|gegangen|gefahren|geflogen|gekommen|gereist|gezogen)\b|"
+                     r"\b(?:wohnte|arbeitete|lebte|studierte|verbrachte|blieb|lernte)\b"),
+}
+
+
+def _past_form(text: str) -> bool:
+    """A past tense in the text's own language (a French "occupé" is no Spanish preterite)."""
+    pattern = _PAST_FORMS.get(language_of(text))
+    return pattern is not None and pattern.search(text.lower()) is not None
+
+
+# "I've been vegetarian for ten years", "I've known her for 20 years": a duration up to now, not from now
+_ONGOING = re.compile(r"\b(?:'ve|have|has|'s)\s+(?:\w+ly\s+)?(?:been|known|had|\w+ed|\w+en)\b|\b(?:seit|depuis|"
+                      r"desde\s+hace|llevo|llevamos)\b", _F)
+# "I meditate for 20 minutes before bed": a simple present action of the speaker is a habit; a state ("I'm at the
+# dentist for 45 minutes"), a plan ("I'll be offline") or a stay ("I stay at my parents' for a week") is not
+_SIMPLE_PRESENT = re.compile(r"\b(?:i|we|they)\s+(?:\w+ly\s+)?(?P<verb>[a-z]{3,})\b", _F)
+_NOT_ACTION = frozenset({"am", "was", "were", "will", "shall", "would", "could", "should", "can", "cannot", "must",
+                         "might", "may", "need", "want", "have", "had", "has", "are", "get", "got", "stay", "remain",
+                         "keep", "work", "live", "use", "don't", "won't", "can't", "just", "also", "still", "only",
+                         "really", "now", "currently", "temporarily", "and", "the", "for", "leave", "hold", "own",
+                         "rent", "borrow", "share", "cover", "sit", "sleep", "park", "wait"})
+
+
+def _ongoing_before(folded: str, start: int) -> bool:
+    return _ONGOING.search(folded[max(0, start - 60):start]) is not None
+
+
+def _habitual_before(folded: str, start: int) -> bool:
+    found = list(_SIMPLE_PRESENT.finditer(folded[max(0, start - 40):start]))
+    if not found:
+        return False
+    verb = found[-1].group("verb")  # the verb closest to the duration
+    return verb not in _NOT_ACTION and not verb.endswith(("ing", "ed"))
+
+
 def stated_ttl(text: str, now: datetime) -> float | None:
     """Seconds from ``now`` until the memory stated in ``text`` stops holding, or None if it states no TTL."""
+    if "?" in text:  # a question states nothing: "Any plans for the weekend?"
+        text = " ".join(s for s in _SENTENCE.split(text) if not s.rstrip().endswith("?"))
     folded = _fold(text)
     if _REMINDER.search(folded):
         return None
-    at: datetime | None = None
     m = _BOUND.search(folded)
-    past = bool(_PAST.search(folded) or _PAST_WORDS.search(folded))
-    if past or (m is not None and _past_before(folded, m.start())):
-        m = None  # "I was there until Friday", "I waited until Friday": the bound of a past event
-    if m is not None:
-        if m.group("wd"):
-            at = _calendar(now, weekday=_WEEKDAY_OF[m.group("wd").lower()])
-        elif m.group("tm"):
-            at = _calendar(now, tomorrow=True)
-        elif m.group("tn"):
-            at = _calendar(now)
-        else:
-            end = next((m.group(g) for g in ("end", "end_de", "end_de2", "end_es", "end_fr") if m.group(g)), "day")
-            at = _calendar(now, end=(_period(end) or "day"))
-    if at is None:
-        o = _ONLY.search(folded)
-        if o is not None:
-            said = next((o.group(g) for g in ("o1", "o2", "o3", "o4", "o5", "o5b", "o6", "o6b", "o7") if o.group(g)),
-                        "day")
-            if not past:  # "I went to Rome over the weekend"
-                at = _calendar(now, end=_period(said) or "day")
-    if at is None and not past:
+    o = _ONLY.search(folded)
+    if o is not None and _past_before(folded, o.start()):
+        o = None
+    span = next((found for pattern in _SPAN if (found := pattern.search(folded)) is not None), None)
+    if m is None and o is None and span is None and _UNTIL_ANY.search(folded) is None:
+        return None  # no frame at all (most memories): skip the tense checks
+    at: datetime | None = None
+    past = bool(_PAST.search(folded) or _PAST_WORDS.search(folded) or _past_form(text))
+    # "I was there until Friday", "I waited until Friday": the bound of a past event; "I fast until noon most
+    # days": the bound of a habit
+    habit = bool(past or _HABIT.search(folded) or (m is not None and _past_before(folded, m.start())))
+    if m is not None and not habit:
+        at = _bound(m, now)
+    if at is None and o is not None and not habit:
+        said = next((o.group(g) for g in _ONLY_GROUPS if g in o.groupdict() and o.group(g)), "day")
+        at = _calendar(now, end=_period(said) or "day")
+    if at is None and not habit:
         at = _until_date(folded, now)
     if at is not None:
         seconds = (at - now).total_seconds()
         return seconds if seconds > 0 else None
-    s = next((found for pattern in _SPAN if (found := pattern.search(folded)) is not None), None)
+    s = span
     if s is None:
         return None
     # a duration that is a habit, a property or the past says nothing about how long the memory holds
     if (_HABIT.search(folded) or _PROPERTY.search(folded) or _PAST.search(folded) or _PAST_WORDS.search(folded)
-            or _IS_FOR.search(folded) or _LATER.search(folded) or _past_before(folded, s.start())):
+            or _IS_FOR.search(folded) or _LATER.search(folded) or _past_before(folded, s.start())
+            or _past_form(text) or _ongoing_before(folded, s.start())
+            or (not _EXPLICIT.search(s.group(0)) and _habitual_before(folded, s.start()))):
         return None
     if "bu" in s.groupdict() and s.group("bu"):
         return _UNIT_OF[s.group("bu").lower()]

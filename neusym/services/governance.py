@@ -29,11 +29,11 @@ from neusym.governance.forgetting import (
     compact_lexical,
     find_by_meaning,
     forget_topic,
+    topic_vectors,
 )
 from neusym.governance.lifecycle import JanitorReport, run_janitor
 from neusym.governance.policy import GovernancePolicy
 from neusym.governance.review import REVIEW_KINDS, ReviewItem, list_review
-from neusym.governance.topics import topic_descriptions
 from neusym.record import MemoryRecord, MemoryStatus, Scope, as_epoch
 from neusym.services.review import ReviewDecisions
 
@@ -101,13 +101,10 @@ class Governance:
             raise InvalidInputError("query must be a non-empty string")
         sc = e.scope(scope, what="forget_preview")
         e.sync()
-        topic = forget_topic(query)
-        qvec = e.embedder.embed_query(topic)
-        descriptions = topic_descriptions(topic)
-        dvecs = e.embedder.embed_documents(descriptions) if descriptions else None
+        qvec, descriptions, dvecs, wvecs = topic_vectors(e.embedder, forget_topic(query))
         return find_by_meaning(query, sc, store=e.store, derived=e.derived, queries=e.governor.queries,
                                qvec=qvec, policy=e.governor.policy, statuses=statuses, limit=limit,
-                               descriptions=descriptions, desc_vecs=dvecs)
+                               descriptions=descriptions, desc_vecs=dvecs, word_vecs=wvecs)
 
     def forget(self, ids: str | Sequence[str] | None = None, *, query: str | None = None,
                preview: ForgetPreview | None = None, scope: ScopeArg = None, everything: bool = False,

@@ -196,3 +196,34 @@ def test_forgetting_a_topic_does_not_take_every_memory_that_names_its_subject(me
     assert [i.id for i in preview.items] == [allergy.id], preview.items
     mem.forget(preview=preview, user_id="fz", confirm=True)
     assert mem.get(kept.id, user_id="fz").status.value == "active"
+
+
+def test_forget_by_meaning_across_languages_holders_and_roles(make_memory) -> None:  # type: ignore[no-untyped-def]
+    """Outside English the category's cue words carry the match (MiniLM puts a German memory as close to another
+    German memory as to the topic); the person a topic is *of* is not followed; a role resolves to the name the
+    memories give it, and each item says why."""
+    from neusym.embeddings.local import MiniLMEmbedder
+
+    mem = make_memory(embedder=MiniLMEmbedder())
+
+    def add(user: str, texts: list[str]) -> list[str]:
+        return [mem.add(t, user_id=user)[0].id for t in texts]
+
+    migraine, neuro, bike, daughter = add("de", ["Ich habe Migräne, meistens zweimal im Monat.",
+                                                 "Mein Neurologe hat mir Triptane verschrieben.",
+                                                 "Ich fahre gern Fahrrad am Rhein.", "Meine Tochter heißt Mila."])
+    got = {i.id: i.why for i in mem.forget_preview("Bitte vergiss, was ich über meine Gesundheit erzählt habe",
+                                                   user_id="de").items}
+    assert migraine in got and neuro in got and bike not in got and daughter not in got, got
+    assert any(w.startswith("uses") for w in got[neuro])
+
+    pregnant, due, lawyer, job = add("em", ["My sister Emma is pregnant with twins.", "Emma's due date is in November.",
+                                            "Emma is a lawyer in Leeds.", "I start a new job on Monday."])
+    got = {i.id: i.why for i in mem.forget_preview("forget my sister's pregnancy", user_id="em").items}
+    assert pregnant in got and due in got and lawyer not in got and job not in got, got
+
+    weber, leave, son = add("wb", ["Meine Chefin heißt Frau Weber.", "Weber hat meinen Urlaubsantrag abgelehnt.",
+                                   "Mein Sohn spielt Fußball."])
+    got = {i.id: i.why for i in mem.forget_preview("Vergiss alles über meine Chefin", user_id="wb").items}
+    assert weber in got and leave in got and son not in got, got
+    assert any("Weber" in w and "boss" in w for w in got[leave])

@@ -239,3 +239,53 @@ def test_ttl_bounds_by_clock_and_date_and_not_for_the_past() -> None:
     for past in ("I was there until Friday.", "I waited until 5pm.", "I went to Rome over the weekend.",
                  "I stayed up until midnight."):
         assert stated_ttl(past, wed) is None, past
+
+
+@pytest.mark.parametrize(("text", "hours"), [
+    ("Until the weekend I'm in Madrid.", 61.98),          # to Friday night
+    ("Through the weekend the pool is closed.", 109.98),  # to Sunday night
+    ("The link expires tomorrow.", 26),
+    ("The password expires at midnight.", 13.98),
+    ("Bis übermorgen bin ich in Berlin.", 50),
+    ("Until the 15th my address is the hotel.", 277.98),
+    ("Je suis en vacances jusqu'au 20.", 397.98),
+    ("Hasta el 2 de abril estoy en Lima.", 709.98),
+    ("Until Christmas I'm at my mum's.", 7093.98),       # through December 24
+    ("Until lunchtime I'm in meetings.", 3),
+    ("Hasta fin de mes trabajo desde casa.", 661.98),
+    ("Ich bin bis Ende nächster Woche im Urlaub.", 277.98),
+    ("For the coming fortnight I'm on jury duty.", 336),
+    ("My phone is off for tonight.", 13.98),
+])
+def test_calendar_and_span_phrases_in_other_forms(text: str, hours: float) -> None:
+    from datetime import UTC, datetime
+
+    from neusym.governance.ttl import stated_ttl
+
+    wed = datetime(2026, 3, 4, 10, 0, tzinfo=UTC)  # a Wednesday
+    got = stated_ttl(text, wed)
+    assert got is not None and abs(got / 3600 - hours) < 0.05, (text, None if got is None else got / 3600)
+
+
+@pytest.mark.parametrize("text", [
+    "I've been vegetarian for ten years.", "I've known her for 20 years.", "I meditate for 20 minutes before bed.",
+    "Estudié en Salamanca durante cuatro años.", "J'ai habité à Lyon pendant cinq ans.",
+    "Nous sommes restés à Nice pendant deux semaines.", "I fast until noon most days.",
+    "Any plans for the weekend?", "Caroline joined a mentorship program for LGBTQ youth over the weekend.",
+])
+def test_ongoing_habitual_past_and_questions_do_not_expire(text: str) -> None:
+    from datetime import UTC, datetime
+
+    from neusym.governance.ttl import stated_ttl
+
+    assert stated_ttl(text, datetime(2026, 3, 4, 10, 0, tzinfo=UTC)) is None
+
+
+def test_a_state_phrased_in_french_with_a_participle_still_expires() -> None:
+    """A French "occupé" is no Spanish preterite: past forms are read in the text's own language."""
+    from datetime import UTC, datetime
+
+    from neusym.governance.ttl import stated_ttl
+
+    assert stated_ttl("Pendant les deux prochaines heures je suis occupé.", datetime(2026, 3, 4, 10, tzinfo=UTC)) == 7200
+    assert stated_ttl("Eine Woche lang bin ich krank geschrieben.", datetime(2026, 3, 4, 10, tzinfo=UTC)) == 604800
