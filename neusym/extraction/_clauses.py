@@ -75,6 +75,7 @@ class Clause:
     complement: str | None = None  # "found X inspiring" -> "inspiring"
     copula: bool = False  # "X is a Y": obj is a class or role
     passive: str | None = None  # participle of "be <participle> <prep>" ("born", "based", "married")
+    first: str | None = None  # a conjunct object's first conjunct ("tried X and Y": Y is tried like X)
 
 
 _PREPS = words_of(
@@ -166,6 +167,7 @@ _CATENATIVE_KEEP = words_of(
 )
 _STOP_ASPECT = words_of("stop quit finish")
 _MODALS = words_of("will would shall should can could may might must do does did")
+_RECALL = words_of("mention recall remember describe")
 _SAY_THING = words_of("mention express describe reveal announce update share")
 _MEDIA = words_of(
     "show movie film series video game match documentary episode anime tv television netflix youtube "
@@ -246,6 +248,7 @@ _PAST_PARTICIPLE_IRREG = frozenset(w for w, b in IRREGULAR.items() if w.endswith
 _PRONOUN_SUBJ = {"i": "me", "we": "me", "he": "ref", "she": "ref"}
 _NEG = words_of("not never")
 _FUTURE_AUX = words_of("will shall")
+_BE = words_of("am is are was were be been")
 _HABIT = re.compile(r"\bused\s+to\b|\bwould\s+(?:always|often|usually)\b", re.IGNORECASE)
 _NAMEY = re.compile(r"^[A-Z\u00c0-\u00de][\w\u2024'\-&.]*$")
 _CLAUSE_START_SKIP = words_of(
@@ -689,8 +692,8 @@ class _Reader:
             tok = self.toks[i]
             low = tok.low
             return self._main_verb(i, tok, low, aux, negated, habitual, future, ended, start)
-        if low in _QUANT or low.isdigit() or low in _DETS:
-            return None, start
+        if (low in _QUANT or low.isdigit() or low in _DETS) and not (aux and aux[-1] in _BE and low in _DETS):
+            return None, start  # "is a dancer" goes on to the copula below
         if not low.isalpha() or low in _NOT_VERB and low not in IRREGULAR and low not in {"like", "love"}:
             if aux and aux[-1] in {"am", "is", "are", "was", "were", "be", "been"}:
                 return {
@@ -772,7 +775,7 @@ class _Reader:
         verb = lemma(low)
         past = (
             not aux
-            and (low.endswith("ed") or low in IRREGULAR and low != verb and not low.endswith("s"))
+            and (low.endswith("ed") or low in IRREGULAR and low != verb and not low.endswith(("s", "ing")))
             or bool(aux)
             and aux[0] in {"was", "were", "did", "had"}
         )
@@ -800,6 +803,10 @@ class _Reader:
                 future = future or verb == "consider"  # "is considering adopting a pup": not adopted yet
                 verb = lemma(nxt)
                 i += 1
+        if verb == "look" and self.low(i) == "forward" and self.low(i + 1) == "to" and self._gerund_here(i + 2):
+            # "looks forward to attending a conference": the attending is planned
+            inner_aspect, future, verb = "plan", True, lemma(self.low(i + 2))
+            i += 3
         particle = None
         if (
             self.low(i) in _PARTICLES
@@ -846,6 +853,7 @@ class _Reader:
     def read(self) -> list[Clause]:
         i = self._skip_intro()
         subjects, i = self.subject(i)
+        earlier: dict[str, object] = {}
         while subjects and i < self.n:
             self.subject_names.extend(s for s, tp, _ in subjects if tp and s[:1].isupper() and "'" not in s)
             self.owners.extend(
@@ -864,10 +872,15 @@ class _Reader:
                 continue
             if conjunct_bare and conjunct_future and not vg.get("aux") and lemma(self.low(i)) == self.low(i):
                 vg["future"] = True  # "plans to explore more and volunteer at shelters": both are planned
+            if not vg.get("aux") and self.low(i).endswith("ing"):
+                for key in ("past", "future", "habitual"):  # "spent the summer working at a camp": then, too
+                    vg[key] = vg.get(key) or earlier.get(key)
+            earlier = vg
             self.bare = bool(vg.get("inner")) or any(a in _MODALS for a in vg.get("aux", ()))  # type: ignore[attr-defined]
             self.bare_future = bool(vg.get("future"))
             i = self._complements(subjects, vg, j)
             i = self._infinitives(subjects, vg, i)
+            skipped = i
             for _ in range(3):  # "... effect of nature, recognizing X": skip phrases nothing attached to
                 if self.low(i) not in _PREPS or self.low(i + 1).endswith("ing"):
                     break
@@ -875,6 +888,8 @@ class _Reader:
                 if np is None:
                     break
                 i = k
+            if i == skipped and self._participle(i):
+                continue  # "spent the summer working at a camp", "broke his ankle playing soccer"
             nxt = self._next_clause(i)
             if nxt is None:
                 break
@@ -1077,6 +1092,9 @@ class _Reader:
         passive = vg.get("passive")
         if isinstance(passive, str):
             prep = self.low(i)
+            if prep == _PASSIVE_PREP.get(passive, prep) and self._gerund_here(i + 1):
+                # "is involved in organizing a show", "is interested in trying X": the activity, not a thing
+                return self._gerund(subjects, _prospective(base, passive, prep), i + 1)
             if prep == _PASSIVE_PREP.get(passive, prep) and prep in _PREPS | {"into"}:
                 np, j = self.noun_phrase(i + 1)
                 if (
@@ -1111,6 +1129,8 @@ class _Reader:
             ):
                 return self._gerund(subjects, {"negated": base["negated"], "aspect": "future"}, i + 1)
             participle = self.low(i - 1).endswith("ing") and not vg.get("aux")
+            if vg.get("lemma") in _RECALL and not participle and self._gerund_here(i):
+                return self._gerund(subjects, base, i)  # "mentioned volunteering at a shelter": her own doing
             if participle or not (vg.get("lemma") in _SAY_THING and self._says_a_thing(i)):
                 return self._skip_to_clause_end(
                     i
@@ -1195,11 +1215,43 @@ class _Reader:
                 break
             more = _owned_like(obj[0], more)
             for s, tp, pr in subjects:
-                self.out.append(Clause(s, tp, pr, verb, more[0], more[1], **base))
+                self.out.append(Clause(s, tp, pr, verb, more[0], more[1], first=obj[0], **base))
             i = j
         if gerund_at >= 0:
             return self._gerund(subjects, base, gerund_at)
         return self._pps(subjects, verb, i, base, clauses=clauses)
+
+    def _participle(self, i: int) -> bool:
+        """A bare participle right after a clause is the subject's doing ("spent the summer working at a camp"),
+        unless a person stands before it ("saw her kids playing", "happiness for Caroline finding ...": theirs)
+        or it is a result ("won the match, making him champion")."""
+        if not self._gerund_here(i) or i == 0 or not self.toks[i - 1].text.isalnum():
+            return False
+        before = self.toks[i - 1]
+        if before.low in _PREPS or before.low in _SUBORD:
+            return False
+        if _is_name(before) or before.low in RELATIONS or singular(before.low) in RELATIONS:
+            return False
+        return not (lemma(self.low(i)) in _CAUSATIVE and self.low(i + 1) in _OBJ_PRONOUNS)
+
+    def _gerund_doer(
+        self, subjects: list[tuple[str, bool, bool]], verb: str, prep: str, clauses: list[Clause] | None
+    ) -> list[tuple[str, bool, bool]] | None:
+        """Who does the gerund after a preposition: the subject ("finds joy in volunteering", "is working on
+        opening a studio", "reminisced about volunteering"), or a named object ("congratulated John on winning",
+        "thanked Ana for helping"); ``None`` when it is unclear (an object that is not a person, a verb of saying,
+        "for" after anything but a person)."""
+        lem = verb.partition("_")[0]
+        if lem in _SAY:
+            return None  # "talked about quitting": what was said, not what was done
+        obj = clauses[0].obj if clauses else None
+        if obj and _NAMEY.match(obj) and " " not in obj and prep in {"on", "for"}:
+            return [(obj, obj.casefold() != self.ctx.me.casefold(), False)]
+        if prep in {"in", "by"}:
+            return subjects
+        if obj or prep not in _GERUND_PREPS:
+            return None
+        return subjects
 
     def _says_a_thing(self, i: int) -> bool:
         """A noun phrase (not a clause) follows a verb of saying: "expresses gratitude", "described the trip"."""
@@ -1398,8 +1450,10 @@ class _Reader:
                 and self.low(i + 1) not in _ING_NOUNS
                 or self.low(i + 1) in _OBJ_PRONOUNS
             ):
-                if low in {"in", "by"} and self._gerund_here(i + 1) and verb.partition("_")[0] not in _SAY:
-                    return self._gerund(subjects, base, i + 1)  # "finds joy in volunteering at the shelter"
+                if self._gerund_here(i + 1):
+                    doer = self._gerund_doer(subjects, verb, low, clauses)
+                    if doer:  # "finds joy in volunteering at X", "is working on opening a studio"
+                        return self._gerund(doer, _prospective(base, verb, low), i + 1)
                 break  # "for helping kids": a clause, not a thing (and often someone else's doing)
             np, j = self.noun_phrase(i + 1)
             if not np:
@@ -1471,7 +1525,11 @@ _ING_NOUNS = words_of(
 )
 _ADJ_ONLY = words_of(
     "important necessary possible able proud happy sure glad lucky grateful thankful excited "
-    "ready free new old good bad great better best hard easy black white red blue green"
+    "ready free new old good bad great better best hard easy black white red blue green alive aware awake"
+)
+_VAGUE_ADJ = words_of(
+    "positive negative greater great big bigger huge true real whole good better best lasting meaningful "
+    "significant"
 )
 _OCC_SUFFIX = ("ist", "ician", "ologist", "eer", "grapher", "ator", "er", "or", "ant", "ent")
 
@@ -1494,6 +1552,18 @@ _ABOUT_THE_THING = words_of(
     "symbolize symbolise represent showcase feature include indicate depict capture mean reflect show "
     "contain involve portray describe"
 )
+_NOT_A_CLASS = words_of(
+    "member part fan lover supporter kind type sort bit lot piece way source reminder example sign symbol "
+    "testament reflection result mix combination matter reason"
+)
+_LIFE_STAGES = words_of("boy girl kid child teen teenager baby toddler")
+_CONTESTS = words_of(
+    "game match tournament competition contest race championship election battle title league cup final"
+)
+_HAD_EVENTS = words_of(
+    "blast fun dinner lunch breakfast brunch meal chat talk conversation discussion time day night evening "
+    "weekend moment moments experience"
+)
 _HOMES = words_of("apartment flat house home room studio place condo loft cottage villa")
 _STATE_VERBS = words_of("find consider stay remain get feel seem keep become look sound")
 _CAUSATIVE = words_of("make let help have watch see")
@@ -1506,6 +1576,20 @@ def _owned_like(first: str, more: tuple[str, int]) -> tuple[str, int]:
     if sep and owner[:1].isupper() and "'" not in more[0] and more[0][:1].islower():
         return f"{owner}'s {more[0]}", more[1]
     return more
+
+
+_GERUND_PREPS = words_of("in by on about of into to")
+_PROSPECTIVE = words_of(
+    "work think dream plan look aim prepare interested excited eager keen count consider save"
+)
+
+
+def _prospective(base: _Base, head: str, prep: str) -> _Base:
+    """The time of a gerund after a preposition: not yet done after a head that looks ahead ("is working on
+    opening a studio", "is thinking of moving", "is interested in trying X"), else the head's own time."""
+    if head.partition("_")[0] in _PROSPECTIVE and prep in {"on", "of", "about", "in", "towards", "toward"}:
+        return {"negated": base["negated"], "aspect": "future"}
+    return base
 
 
 def _is_time(obj: str, start: int, ctx: Ctx) -> bool:
@@ -1536,6 +1620,8 @@ def _clean(obj: str | None, start: int, ctx: Ctx) -> str | None:
         return None
     if len(words) == 1 and (words[0].lower() in _BAD_OBJ or words[0].lower() in _GENERIC):
         return None
+    if len(words) == 2 and words[1].lower() in _GENERIC and words[0].lower() in _VAGUE_ADJ:
+        return None  # "a positive impact", "her true self": a vague value, not a thing
     if all(w.lower() in COMMON_WORDS or w.lower() in _BAD_OBJ for w in words):
         return None
     if _is_time(obj, start, ctx):
@@ -1583,6 +1669,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             return
         if pred == "has" and " " not in value and value.islower() and value.endswith(("ed", "ing")):
             return  # "keep him motivated", "keep grinding": not a possession
+        if pred == "has" and value.lower().split()[-1] in _HAD_EVENTS:
+            return  # "had a blast", "having dinner with friends": an occasion, not a possession
         if c.verb in _STATE_VERBS and " " not in value and value.islower() and _adjective(value):
             return  # "finds it gorgeous", "stays positive": a quality, not a thing (the aspect rules say feel)
         if (pred == "helps" or c.verb in _CAUSATIVE) and (
@@ -1624,6 +1712,17 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             what = c.obj or ""
             if c.subject == ctx.me and not _occupation(what) or what.lower().split()[-1] in RELATIONS:
                 continue  # "Sarah is my sister": the relation rules say it better
+            owner, _, thing = c.subject.partition("'s ")
+            if thing.lower() in _FAVOURITE and owner[:1].isupper():
+                # "Maria's favorite is the banana split sundae": what Maria likes
+                fan = Clause(owner, c.third_party, c.pronoun, "like", aspect=c.aspect, negated=c.negated)
+                emit(fan, "likes", what, "preference", 0.8, c.obj_start)
+                continue
+            kind_of = what.lower().partition(" of ")[0].split()
+            if not _NOT_A_CLASS.isdisjoint(kind_of) or (
+                not _occupation(what) and (c.aspect == "future" or kind_of[-1] in _LIFE_STAGES)
+            ):
+                continue  # "a member of X", "a fan of X" (the rules read those), "to be a leader", "was a boy"
             if _occupation(what):
                 emit(c, "job_title", what, "fact", 0.85, c.obj_start)
             elif c.third_party:
@@ -1642,6 +1741,7 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         lem, _, particle = verb.partition("_")
         hit = map_verb(lem, None, particle or None)
         head = (c.obj or "").lower().split()[-1:] or [""]
+        sense = (c.first or c.obj or "").lower().split()[-1:] or [""]  # a conjunct keeps the first's verb sense
         if lem == "make" and head[0] in _MAKE_NOT_CREATE:
             hit = None  # "made friends", "made a decision": not a creation
         if (
@@ -1651,7 +1751,7 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             and (_adjective(head[0]) or head[0] in _ADJ_ONLY | _MAKE_ADJ)
         ):
             continue  # "make his business successful", "make education better": a change of state, no object
-        if lem == "try" and hit and ("'s" in (c.obj or "") or singular(head[0]) in _TASTED):
+        if lem == "try" and hit and ("'s" in (c.first or c.obj or "") or singular(sense[0]) in _TASTED):
             hit = None  # "try Nate's desserts", "tried a new recipe": tasting, not taking up a practice
         if c.obj and head[0] in _TRIP_NOUNS and lem in LIGHT_VERBS | {"plan", "book", "go"}:
             for prep, pobj, pstart in c.pps:
@@ -1687,6 +1787,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                     )  # "explores themes of loss", "exploring opportunities": not a trip
                 if pred == "has" and singular(c.obj.lower().split()[-1]) in PETS:
                     pred = "has_pet"
+                elif lem == "win" and singular(sense[0]) in _CONTESTS:
+                    pred, kind = "win", "event"  # "won the tournament": a victory, not a prize received
                 elif lem == "raise" and head[0] not in RELATIONS and singular(head[0]) not in RELATIONS:
                     pred, kind = "raise", "fact"  # "raised donations", "raised $500": not a child
                 elif lem == "watch" and singular(head[0]) not in _MEDIA:
@@ -1708,6 +1810,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 )
         if c.obj and c.obj.split()[0].lower().endswith("ing") and c.obj.split()[0].lower() not in _ING_NOUNS:
             continue
+        if c.obj and lem in LIGHT_VERBS and _clean(c.obj, c.obj_start, ctx) is None:
+            continue  # "making a positive impact in his community": the phrase belongs to the vague object
         if lem in _SAY_THING and lem in _SAY and lem != "share":
             continue  # "expressed pride in the courage to transition": the phrases belong to the thing said  # "loves traveling to new places": the places belong to the travelling, not the loving
         for k, (prep, pobj, pstart) in enumerate(c.pps):
@@ -1721,6 +1825,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (None if c.obj or k else hit)
             if phit and phit[0] == "lives_in" and c.obj and singular(head[0]) not in _HOMES:
                 phit = None  # "rented a car in Porto": the car is rented there, nobody lives there
+            if phit and prep == "with" and " " not in pobj and _NAMEY.match(pobj) and not pobj.isupper():
+                phit = None  # "volunteered with Maria": a companion, not the organisation
             if phit and phit != hit or phit and not c.obj:
                 pred, kind = phit
                 emit(c, pred, pobj, kind, 0.85, pstart)
