@@ -36,6 +36,7 @@ from neusym.extraction._lexicon import (
 from neusym.extraction._text import (
     ABBREV_DOT,
     COMMON_WORDS,
+    DEMONYMS,
     MONTHS,
     OCCUPATIONS,
     PETS,
@@ -166,9 +167,10 @@ _CATENATIVE_KEEP = words_of(
     "look forward go seek strive promise agree"
 )
 _STOP_ASPECT = words_of("stop quit finish")
+_STATES = words_of("work live stay study attend serve volunteer")
 _MODALS = words_of("will would shall should can could may might must do does did")
 _RECALL = words_of("mention recall remember describe")
-_SAY_THING = words_of("mention express describe reveal announce update share")
+_SAY_THING = words_of("mention express describe reveal announce update share know")
 _MEDIA = words_of(
     "show movie film series video game match documentary episode anime tv television netflix youtube "
     "channel season stream streamer vlog cartoon sitcom drama play musical performance concert"
@@ -262,6 +264,7 @@ class _Tok:
     text: str
     low: str
     start: int
+    title: bool = False  # a quoted title ('Dune', "The Lean Startup"): one name, whatever its words
 
 
 _WORD = re.compile(r"\S+")
@@ -291,11 +294,49 @@ def _tokens(sentence: str) -> list[_Tok]:
         if text:
             out.append(_Tok(text, text.lower(), at))
         out.extend(reversed(tail))
+    return _titles(out, sentence) if "'" in sentence or '"' in sentence else out
+
+
+def _titles(toks: list[_Tok], sentence: str) -> list[_Tok]:
+    """Quoted titles as one token: "reading 'The Name of the Wind' by Patrick Rothfuss", "the song "Brave"".
+
+    A title opens with a quote before a capital letter and closes within eight words; apostrophes inside words
+    ("kids' books", "it's") never open one."""
+    out: list[_Tok] = []
+    i, n = 0, len(toks)
+    while i < n:
+        tok = toks[i]
+        text = tok.text
+        double = text == '"'
+        if not (double and i + 1 < n and toks[i + 1].text[:1].isupper() or text[:1] == "'" and text[1:2].isupper()):
+            out.append(tok)
+            i += 1
+            continue
+        end = -1
+        for k in range(i if not double else i + 1, min(n, i + 9)):
+            if double and k > i + 1 and toks[k].text == '"' or not double and toks[k].text.endswith("'") and (
+                k > i or len(toks[k].text) > 2
+            ):
+                end = k
+                break
+        if end < 0:
+            out.append(tok)
+            i += 1
+            continue
+        first = toks[i + 1] if double else tok
+        last = toks[end - 1] if double else toks[end]
+        title = sentence[first.start : last.start + len(last.text)].strip("'\" ,.;:")
+        if not title or title.lower() in COMMON_WORDS:
+            out.append(tok)
+            i += 1
+            continue
+        out.append(_Tok(title, title.lower(), first.start + (0 if double else 1), title=True))
+        i = end + 1
     return out
 
 
 def _is_name(tok: _Tok) -> bool:
-    return bool(_NAMEY.match(tok.text)) and tok.low.rstrip(".\u2024") not in COMMON_WORDS and tok.low != "i"
+    return tok.title or bool(_NAMEY.match(tok.text)) and tok.low.rstrip(".\u2024") not in COMMON_WORDS and tok.low != "i"
 
 
 def _is_verbish(tok: _Tok) -> bool:
@@ -320,6 +361,8 @@ class _Reader:
         "bare",
         "bare_future",
         "owners",
+        "title_class",
+        "last_subjects",
     )
 
     def __init__(self, sentence: str, ctx: Ctx) -> None:
@@ -338,6 +381,8 @@ class _Reader:
         self.owners: list[
             str
         ] = []  # named owners of earlier subjects ("Omar's flight"), for a later "he"/"she"
+        self.title_class: str | None = None  # class noun before the last quoted title read
+        self.last_subjects: list[tuple[str, bool, bool]] = []  # for a later "they"
 
     def low(self, i: int) -> str:
         return self.toks[i].low if 0 <= i < self.n else ""
@@ -351,6 +396,9 @@ class _Reader:
             return [], i
         low = self.low(i)
         me = self.ctx.me
+        if low == "they" and self.plural and self.last_subjects:
+            # "Melanie's kids are excited and they are considering X": they are the plural subject before
+            return [(name, True, True) for name, _, _ in self.last_subjects], i + 1
         if low in _PRONOUN_SUBJ:
             if _PRONOUN_SUBJ[low] == "me":
                 if self.low(i + 1) == "and" and i + 2 < self.n and _is_name(self.toks[i + 2]):
@@ -475,16 +523,28 @@ class _Reader:
         start = i
         owner: str | None = None
         while i < self.n and (
-            self.low(i) in _DETS or self.low(i) in _QUANT or self.low(i) == "of" and i > start
+            self.low(i) in _DETS
+            or self.low(i) in _QUANT
+            or self.low(i) == "of" and i > start
+            or self.low(i) in {"all", "both"} and (self.low(i + 1) in _POSS or self.low(i + 1) in _DETS)
         ):
-            i += 1
+            i += 1  # "all his plans", "both the kids"
         if i < self.n and self.low(i) in _POSS:
             owner = self._owner(self.low(i), self.toks[i].start)
             i += 1
         words: list[_Tok] = []
+        self.title_class = None
         while i < self.n and len(words) < 7:
             tok = self.toks[i]
             low = tok.low
+            if tok.title:  # a quoted title ends the phrase; a class noun before it is its class
+                if words and all(w.text.islower() for w in words):
+                    self.title_class = " ".join(w.text for w in words)  # the book "The Lean Startup"
+                    words = []
+                if not words:
+                    words.append(tok)
+                    i += 1
+                break
             if not (tok.text[0].isalnum() or tok.text[0] in "$\u20ac\u00a3#@"):
                 break
             if low in _PREPS and not (
@@ -559,6 +619,13 @@ class _Reader:
                 break
             if stop_adj and words and (low in POSITIVE_FIND or low in NEGATIVE_FIND):
                 break
+            if (
+                words
+                and words[-1].text[:1].isupper()
+                and tok.text.islower()
+                and (low in POSITIVE_FIND or low in NEGATIVE_FIND or low in _ADJ_ONLY or _adjective(low))
+            ):
+                break  # "the song by Sara Bareilles significant": a name takes no adjective after it
             if words and low.endswith("ed") and (self.low(i + 1) in _PREPS or self.low(i + 1) in _DETS):
                 break  # "a workshop focused on ...": a participle phrase starts
             if (
@@ -649,7 +716,16 @@ class _Reader:
         start = i
         while i < self.n:
             low = self.low(i)
-            if low in AUXILIARIES:
+            if (
+                low in {"have", "has", "had"}
+                and self.low(i + 1) == "to"
+                and self.low(i + 2) in _KNOWN_VERBS
+                and lemma(self.low(i + 2)) == self.low(i + 2)
+            ):
+                aux.append("did" if low == "had" else "must")  # "had to say goodbye", "has to finish X"
+                future = future or low != "had"
+                i += 1
+            elif low in AUXILIARIES:
                 aux.append(low)
                 if low in _FUTURE_AUX:
                     future = True
@@ -661,6 +737,7 @@ class _Reader:
             elif low == "used" and self.low(i + 1) == "to":
                 habitual = True
                 i += 1
+
             elif low in {"going", "about"} and self.low(i + 1) == "to" and aux:
                 future = True
                 i += 1
@@ -675,6 +752,18 @@ class _Reader:
             return None, start
         tok = self.toks[i]
         low = tok.low
+        if (
+            aux
+            and aux[-1] in {"do", "does", "did"}
+            and not negated
+            and (low in _DETS or low in _POSS or lemma(low) not in _KNOWN_VERBS and low not in IRREGULAR)
+            and low.isalpha()
+        ):
+            aux.pop()  # "does physical therapy", "did a workshop": "do" is the verb here
+            i -= 1
+            while self.low(i) not in {"do", "does", "did"}:
+                i -= 1
+            return self._main_verb(i, self.toks[i], self.low(i), aux, negated, habitual, future, ended, start)
         if (
             aux
             and aux[-1] in {"have", "has", "had"}
@@ -810,10 +899,10 @@ class _Reader:
         particle = None
         if (
             self.low(i) in _PARTICLES
-            and (map_verb(verb, None, self.low(i)) or self.low(i) in {"up", "out", "back", "off"})
+            and (map_verb(verb, None, self.low(i)) or self.low(i) in {"up", "out", "back", "off", "down"})
             or self.low(i) in {"into", "after", "on", "for"}
-            and map_verb(verb, None, self.low(i))
-        ):
+            and (map_verb(verb, None, self.low(i)) or verb == "look" and self.low(i) != "on")
+        ):  # "looking into counseling jobs", "looking for investors": what is looked for is the object
             particle = self.low(i)
             i += 1
         if particle and self.low(i) in {"for", "with", "on"} and map_verb(verb, self.low(i), particle):
@@ -855,6 +944,7 @@ class _Reader:
         subjects, i = self.subject(i)
         earlier: dict[str, object] = {}
         while subjects and i < self.n:
+            self.last_subjects = subjects
             self.subject_names.extend(s for s, tp, _ in subjects if tp and s[:1].isupper() and "'" not in s)
             self.owners.extend(
                 s.partition("'s ")[0] for s, _, _ in subjects if "'s " in s and s[:1].isupper()
@@ -999,7 +1089,8 @@ class _Reader:
             and i + 1 < self.n
             and _is_verbish(self.toks[i + 1])
         ):
-            return [], i + 1  # "Jon is a dancer who runs a studio": the relative clause is about Jon
+            last = self.out[-1]  # "Jon is a dancer who runs a studio", "Cindy, a resident, who wrote X"
+            return [(last.subject, last.third_party, last.pronoun)], i + 1
         if (
             low in _SUB_CLAUSE
             and i + 1 < self.n
@@ -1024,12 +1115,17 @@ class _Reader:
                     )
                 return subjects, j
             return None
-        if low in _PRONOUN_SUBJ or (
+        if low in _PRONOUN_SUBJ or low == "they" or (
             _is_name(self.toks[i]) and i + 1 < self.n and _is_verbish(self.toks[i + 1])
         ):
             subjects, j = self.subject(i)
             return (subjects, j) if subjects else None
-        if _is_verbish(self.toks[i]) or low in AUXILIARIES or low in {"never", "not", "now"}:
+        if (
+            _is_verbish(self.toks[i])
+            or low in AUXILIARIES
+            or low in {"never", "not", "now"}
+            or self.bare and low in _KNOWN_VERBS and lemma(low) == low and self.low(i - 1) == "and"
+        ):  # "... to express her feelings and explore her identity": the infinitive goes on
             if self.low(i - 1) == "," and (
                 lemma(low) in _ABOUT_THE_THING
                 or low.endswith("ed")
@@ -1042,15 +1138,18 @@ class _Reader:
 
     def _complements(self, subjects: list[tuple[str, bool, bool]], vg: dict[str, object], i: int) -> int:
         aspect = "ongoing"
-        if vg.get("future"):
-            aspect = "future"
+        # "finished reading X", "finished writing her book": done, so true; "finished working at X": over
+        stopped = vg.get("inner") in _STOP_ASPECT and (vg.get("inner") != "finish" or vg.get("lemma") in _STATES)
+        aux = vg.get("aux")
+        if vg.get("future") or vg.get("copula") and isinstance(aux, list) and aux[:1] == ["be"]:
+            aspect = "future"  # "to be a leader", "and be a mentor": not yet
         elif vg.get("habitual"):
             aspect = "habitual_past"
-        elif vg.get("ended") or vg.get("inner") in _STOP_ASPECT:
+        elif vg.get("ended") or stopped:
             aspect = "ended"
-        elif vg.get("past"):
+        elif vg.get("past") or vg.get("inner") == "finish":
             aspect = "past_event"
-        negated = bool(vg.get("negated")) or vg.get("inner") in _STOP_ASPECT
+        negated = bool(vg.get("negated")) or stopped
         base: _Base = {"negated": negated, "aspect": aspect}
         if vg.get("copula"):
             adj = self.low(i)
@@ -1173,7 +1272,7 @@ class _Reader:
             )
             if cut:  # "helping her cousin find a place", "help my mom cook dinner": the verb is the object's
                 obj = (" ".join(parts[:cut]), obj[1])
-        named_class: str | None = None
+        named_class = self.title_class if obj else None
         if obj and self.low(i) in {"named", "called"} and i + 1 < self.n and _is_name(self.toks[i + 1]):
             names, j = self._names(i + 1)
             if names:  # "a pilot named Ben": the value is Ben, a pilot
@@ -1204,6 +1303,8 @@ class _Reader:
             self.place = None
         if named_class and obj:
             self.out.append(Clause(obj[0], True, False, "be", named_class, -1, copula=True))
+        if obj:
+            i = self._apposition(obj[0], i)
         # a second object: "a dog named Luna and a cat named Oliver" / "peanuts and shellfish"
         while (
             obj
@@ -1217,6 +1318,14 @@ class _Reader:
             for s, tp, pr in subjects:
                 self.out.append(Clause(s, tp, pr, verb, more[0], more[1], first=obj[0], **base))
             i = j
+        light = vg.get("lemma") in LIGHT_VERBS and singular(obj[0].lower().split()[-1]) not in PETS if obj else True
+        if obj and gerund_at < 0 and not light:  # "has a diet including vegetables": not had
+            items, i, doing = self._examples(obj[0], i)
+            for item in items:  # "enjoys outdoor activities such as hiking and board games": each one too
+                for s, tp, pr in subjects:
+                    self.out.append(Clause(s, tp, pr, verb, item[0], item[1], first=obj[0], **base))
+            if doing >= 0:  # "activities such as giving out food at a shelter": the subject's doing
+                return self._gerund(subjects, base, doing)
         if gerund_at >= 0:
             return self._gerund(subjects, base, gerund_at)
         return self._pps(subjects, verb, i, base, clauses=clauses)
@@ -1253,6 +1362,73 @@ class _Reader:
             return None
         return subjects
 
+    def _apposition(self, target: str, i: int) -> int:
+        """What a name is, said beside it: "Woodhaven, a small town in the Midwest", "'Dune' by Frank Herbert, a
+        story about ...", "his dog, Max, ...". Emits the class fact and returns the index after the apposition
+        (``i`` when there is none). A name followed by more names is a list, not an apposition."""
+        if self.low(i) != "," or i + 2 >= self.n:
+            return i
+        if target[:1].isupper() and self.low(i + 1) in {"a", "an", "the"}:
+            np, j = self.noun_phrase(i + 1)
+            k = j
+            for _ in range(2):  # "a small town in the Midwest": the phrases belong to the class noun
+                if self.low(k) not in _PREPS or self.low(k + 1).endswith("ing"):
+                    break
+                more, k2 = self.noun_phrase(k + 1)
+                if not more:
+                    break
+                k = k2
+            if np and (k >= self.n or self.low(k) in {",", ".", ";", "who", "which", "that", "and"}):
+                self.out.append(Clause(target, True, False, "be", np[0], np[1], copula=True))
+                return k
+            return i
+        head = target.lower().split()[-1]
+        if target[:1].islower() and _is_name(self.toks[i + 1]) and not self.toks[i + 1].title:
+            names, j = self._names(i + 1)
+            after = self.low(j)
+            if (
+                len(names) == 1
+                and (j >= self.n or after in {".", ";", "who", "which"} or after == "," and self.low(j + 1) != "and")
+                and head.isalpha()
+                and head not in _GENERIC
+            ):
+                self.out.append(Clause(names[0], True, False, "be", head, -1, copula=True))  # "his dog, Max"
+                return j
+        return i
+
+    def _examples(self, category: str, i: int) -> tuple[list[tuple[str, int]], int, int]:
+        """Examples after a noun phrase ("activities like hiking, picnics and board games", "pets including a cat",
+        "movies such as 'Elf'"): (their noun phrases, the index after them, the index of a gerund example or -1).
+        People are not examples of a kind here ("a friend like John" says what John is, not what was done)."""
+        k = i + 1 if self.low(i) == "," else i
+        if self.low(k) == "such" and self.low(k + 1) == "as":
+            k += 2
+        elif self.low(k) in {"like", "including"}:
+            k += 1
+        else:
+            return [], i, -1
+        head = category.lower().split()[-1]
+        if head in RELATIONS or singular(head) in RELATIONS or head in _PEOPLE:
+            return [], i, -1
+        if self._gerund_here(k):
+            return [], k, k
+        found: list[tuple[str, int]] = []
+        j = k
+        while len(found) < 6:
+            np, j = self.noun_phrase(k)
+            if not np:
+                break
+            if self.low(j) in {"named", "called"} and j + 1 < self.n and _is_name(self.toks[j + 1]):
+                names, j = self._names(j + 1)  # "pets including a cat named Bailey": Bailey, a cat
+                if names:
+                    self.out.append(Clause(names[0], True, False, "be", np[0], -1, copula=True))
+                    np = (names[0], np[1])
+            found.append(np)
+            k = j + 2 if self.low(j) == "," and self.low(j + 1) in {"and", "or"} else j + 1
+            if self.low(j) not in {"and", ",", "or"} or not (self.low(k) in _DETS or self._conjunct(k)):
+                break
+        return found, (j if found else i), -1
+
     def _says_a_thing(self, i: int) -> bool:
         """A noun phrase (not a clause) follows a verb of saying: "expresses gratitude", "described the trip"."""
         low = self.low(i)
@@ -1261,20 +1437,21 @@ class _Reader:
         if low in {"that", "how", "what", "why", "when", "whether", "if"} or low.endswith("ing"):
             return False  # a reported clause or activity ("mentioned reading a series"): not the thing said
         thing = low in _DETS or low in _POSS
-        if not thing and not (
+        named = _is_name(self.toks[i]) and self.low(i + 1) == "," and self.low(i + 2) in {"a", "an", "the"}
+        if not thing and not named and not (
             self._object_follows(i) and not _is_name(self.toks[i]) and not self._gerund_here(i)
         ):
-            return False
+            return False  # "mentioned Cindy, a resident at the shelter": the person mentioned, and what she is
         np, j = self.noun_phrase(i)
         # a noun phrase followed by a verb is the subject of a reported clause ("mentioned her dog loves X")
         return bool(np) and not (j < self.n and (_is_verbish(self.toks[j]) or self.low(j) in AUXILIARIES))
 
     def _gerund_here(self, i: int) -> bool:
         low = self.low(i)
+        nxt = self.low(i + 1)
         return (
             low.endswith("ing")
-            and low not in _ING_NOUNS
-            and low not in _GERUND_NOUNS
+            and (low not in _ING_NOUNS and low not in _GERUND_NOUNS or nxt in _DETS or nxt in _POSS)
             and not _is_name(self.toks[i])
             and lemma(low) in _KNOWN_VERBS
             and lemma(low) not in _STOP_ASPECT
@@ -1373,6 +1550,8 @@ class _Reader:
             return False
         tok = self.toks[i]
         low = tok.low
+        if tok.title:
+            return True
         if (
             not low.isalpha()
             or low in COMMON_WORDS
@@ -1466,13 +1645,18 @@ class _Reader:
                     break
                 found.append(more)  # "with family and friends": both are company
                 j = k
+            items, j, doing = self._examples(found[-1][0], j)
+            found += items  # "in inspiring places like the trails she visits"
             if attach and clauses:
                 for c in clauses:
                     c.pps.extend((low, x[0], x[1]) for x in found)
             elif attach:
                 for s, tp, pr in subjects:
                     self.out.append(Clause(s, tp, pr, verb, None, -1, pps=[(low, np[0], np[1])], **base))
-            i = j
+            if doing >= 0:  # "took part in activities such as giving out food": the subject's doing
+                return self._gerund(subjects, base, doing)
+            owner = clauses[0].obj if low == "by" and clauses and clauses[0].obj else found[-1][0]
+            i = self._apposition(owner, j)  # "'Dune' by Frank Herbert, a story about ...": Dune's class
             count += 1
         return i
 
@@ -1525,7 +1709,8 @@ _ING_NOUNS = words_of(
 )
 _ADJ_ONLY = words_of(
     "important necessary possible able proud happy sure glad lucky grateful thankful excited "
-    "ready free new old good bad great better best hard easy black white red blue green alive aware awake"
+    "ready free new old good bad great better best hard easy black white red blue green alive aware awake "
+    "significant special"
 )
 _VAGUE_ADJ = words_of(
     "positive negative greater great big bigger huge true real whole good better best lasting meaningful "
@@ -1557,6 +1742,26 @@ _NOT_A_CLASS = words_of(
     "testament reflection result mix combination matter reason"
 )
 _LIFE_STAGES = words_of("boy girl kid child teen teenager baby toddler")
+_PEOPLE = words_of(
+    "people person persons someone somebody figure figures mentor mentors folks guy guys individuals man men "
+    "woman women artist artists player players"
+)
+_HOLD_ATTITUDE = words_of("express show have feel share voice convey find develop discover gain extend offer")
+_ATTITUDES: dict[str, tuple[str, frozenset[str]]] = {
+    **{w: ("grateful", words_of("for to")) for w in ("gratitude", "thanks", "thankfulness")},
+    **{w: ("likes", words_of("for in of")) for w in ("love", "passion", "fondness", "admiration", "enthusiasm")},
+    **{w: ("likes", words_of("for of")) for w in ("appreciation", "affection", "liking")},
+    "interest": ("likes", words_of("in")),
+    "support": ("helps", words_of("for")),
+    "pride": ("proud", words_of("in of")),
+    "excitement": ("excited", words_of("about for over")),
+    "concern": ("concerned", words_of("about for over")),
+    "worry": ("worried", words_of("about over")),
+    "sadness": ("sad", words_of("about over")),
+    "curiosity": ("curious", words_of("about")),
+    "fear": ("fears", words_of("of")),
+    "respect": ("respects", words_of("for")),
+}
 _CONTESTS = words_of(
     "game match tournament competition contest race championship election battle title league cup final"
 )
@@ -1742,6 +1947,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         hit = map_verb(lem, None, particle or None)
         head = (c.obj or "").lower().split()[-1:] or [""]
         sense = (c.first or c.obj or "").lower().split()[-1:] or [""]  # a conjunct keeps the first's verb sense
+        if lem in {"know", "learn"} and head[0] in DEMONYMS:
+            hit = ("speaks", "fact") if lem == "know" else hit  # "knows a bit of German": a language
         if lem == "make" and head[0] in _MAKE_NOT_CREATE:
             hit = None  # "made friends", "made a decision": not a creation
         if (
@@ -1758,6 +1965,13 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 if prep in {"to", "in"}:  # "took a trip to Chicago"
                     emit(c, "visited", pobj, "event", 0.85, pstart)
             continue
+        attitude = _ATTITUDES.get(head[0]) if c.obj and lem in _HOLD_ATTITUDE else None
+        if attitude and c.pps and c.pps[0][0] in attitude[1]:
+            # "expressed gratitude for Gina's support", "showed interest in X", "has a passion for Y": the
+            # attitude towards the phrase's object is the fact (the thing expressed stays a fact of its own)
+            prep, pobj, pstart = c.pps[0]
+            pred = attitude[0] if "_" in attitude[0] or attitude[0] in {"likes", "helps", "fears"} else None
+            emit(c, pred or f"{attitude[0]}_{prep}", pobj, "preference", 0.75, pstart)
         if c.obj and head[0] in _JOB_NOUNS:
             org = next(((p, o, st) for p, o, st in c.pps if p in {"at", "with", "for"}), None)
             if org:  # "started a new job at X", "lost her job at X", "quit my job at the bank"
@@ -1785,7 +1999,7 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                         lem,
                         "fact",
                     )  # "explores themes of loss", "exploring opportunities": not a trip
-                if pred == "has" and singular(c.obj.lower().split()[-1]) in PETS:
+                if pred == "has" and (singular(c.obj.lower().split()[-1]) in PETS or singular(sense[0]) in PETS):
                     pred = "has_pet"
                 elif lem == "win" and singular(sense[0]) in _CONTESTS:
                     pred, kind = "win", "event"  # "won the tournament": a victory, not a prize received
@@ -1815,6 +2029,11 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         if lem in _SAY_THING and lem in _SAY and lem != "share":
             continue  # "expressed pride in the courage to transition": the phrases belong to the thing said  # "loves traveling to new places": the places belong to the travelling, not the loving
         for k, (prep, pobj, pstart) in enumerate(c.pps):
+            if prep == "by":
+                if c.obj and c.obj[:1].isupper() and pobj[:1].isupper() and k == 0:
+                    author = Clause(pobj, True, False, "write", aspect="ongoing")
+                    emit(author, "author_of", c.obj, "knowledge", 0.8, c.obj_start)  # 'Dune' by Frank Herbert
+                break
             if (
                 k > 0
                 and prep not in {"to", "from"}

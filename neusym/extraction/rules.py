@@ -163,7 +163,9 @@ _TRIMMED = frozenset(
 
 
 _POSS_LEAD = re.compile(r"^(?:his|her|their|its|your)\s+", re.IGNORECASE)
-_CLAUSE_TAIL = re.compile(r"\s+(?:what|that|which|who|whom|when|where|while|because)\b.*$", re.IGNORECASE)
+_CLAUSE_TAIL = re.compile(
+    r"\s+(?:what|that|which|who|whom|when|where|while|because|like|including|such\s+as)\b.*$", re.IGNORECASE
+)
 _TASTES = frozenset({"likes", "dislikes", "prefers"})
 
 
