@@ -646,7 +646,7 @@ class _Reader:
                 )
             ):
                 break
-            if not subject and words and low in IRREGULAR and low not in {"read", "set", "cut", "lead"}:
+            if not subject and words and low in IRREGULAR and low not in {"read", "set", "cut", "lead", "split"}:
                 break
             if (
                 subject
@@ -1244,6 +1244,8 @@ class _Reader:
             and self.low(i + 1) not in POSITIVE_FIND | NEGATIVE_FIND
         ):
             i += 1
+            if stop_adj:  # "considers it a sanctuary", "finds them a great team": what it is, not an object
+                return self._pps(subjects, verb, self._skip_complement(i), base)
         gerund_at = -1
         if i < self.n and self.low(i) not in _PREPS and self.low(i) not in {",", "and", "but", "to"}:
             at = i
@@ -1279,8 +1281,8 @@ class _Reader:
                 named_class, obj, i = obj[0], (names[0], self.toks[i + 1].start), j
         if obj and vg.get("lemma") in _DITRANSITIVE:
             first, _, rest = obj[0].partition(" ")
-            if first[:1].isupper() and rest and rest[:1].islower():  # "gives Jon tips": Jon gets the tips
-                obj = (rest, obj[1] + len(first) + 1)
+            if (first[:1].isupper() or singular(first.lower()) in RELATIONS) and rest and rest[:1].islower():
+                obj = (rest, obj[1] + len(first) + 1)  # "gives Jon tips", "teach his kids responsibility"
                 self.recipient = (first, obj[1] - len(first) - 1)
         complement = None
         if obj and stop_adj and i < self.n and (self.low(i) in POSITIVE_FIND or self.low(i) in NEGATIVE_FIND):
@@ -1304,7 +1306,10 @@ class _Reader:
         if named_class and obj:
             self.out.append(Clause(obj[0], True, False, "be", named_class, -1, copula=True))
         if obj:
-            i = self._apposition(obj[0], i)
+            i, name = self._apposition(obj[0], i)
+            if name:  # "greets her puppy, Coco": greets Coco
+                for s, tp, pr in subjects:
+                    self.out.append(Clause(s, tp, pr, verb, name[0], name[1], first=obj[0], **base))
         # a second object: "a dog named Luna and a cat named Oliver" / "peanuts and shellfish"
         while (
             obj
@@ -1320,7 +1325,7 @@ class _Reader:
             i = j
         light = vg.get("lemma") in LIGHT_VERBS and singular(obj[0].lower().split()[-1]) not in PETS if obj else True
         if obj and gerund_at < 0 and not light:  # "has a diet including vegetables": not had
-            items, i, doing = self._examples(obj[0], i)
+            items, i, doing = self._examples(obj[0], i, counted=self._counted(obj[1]))
             for item in items:  # "enjoys outdoor activities such as hiking and board games": each one too
                 for s, tp, pr in subjects:
                     self.out.append(Clause(s, tp, pr, verb, item[0], item[1], first=obj[0], **base))
@@ -1362,12 +1367,13 @@ class _Reader:
             return None
         return subjects
 
-    def _apposition(self, target: str, i: int) -> int:
+    def _apposition(self, target: str, i: int) -> tuple[int, tuple[str, int] | None]:
         """What a name is, said beside it: "Woodhaven, a small town in the Midwest", "'Dune' by Frank Herbert, a
         story about ...", "his dog, Max, ...". Emits the class fact and returns the index after the apposition
-        (``i`` when there is none). A name followed by more names is a list, not an apposition."""
+        (``i`` when there is none) and the name when the apposition is one (then it is the object too). A name
+        followed by more names is a list, not an apposition."""
         if self.low(i) != "," or i + 2 >= self.n:
-            return i
+            return i, None
         if target[:1].isupper() and self.low(i + 1) in {"a", "an", "the"}:
             np, j = self.noun_phrase(i + 1)
             k = j
@@ -1380,8 +1386,8 @@ class _Reader:
                 k = k2
             if np and (k >= self.n or self.low(k) in {",", ".", ";", "who", "which", "that", "and"}):
                 self.out.append(Clause(target, True, False, "be", np[0], np[1], copula=True))
-                return k
-            return i
+                return k, None
+            return i, None
         head = target.lower().split()[-1]
         if target[:1].islower() and _is_name(self.toks[i + 1]) and not self.toks[i + 1].title:
             names, j = self._names(i + 1)
@@ -1393,21 +1399,23 @@ class _Reader:
                 and head not in _GENERIC
             ):
                 self.out.append(Clause(names[0], True, False, "be", head, -1, copula=True))  # "his dog, Max"
-                return j
-        return i
+                return j, (names[0], self.toks[i + 1].start)
+        return i, None
 
-    def _examples(self, category: str, i: int) -> tuple[list[tuple[str, int]], int, int]:
+    def _examples(
+        self, category: str, i: int, *, phrase: bool = False, counted: bool = True
+    ) -> tuple[list[tuple[str, int]], int, int]:
         """Examples after a noun phrase ("activities like hiking, picnics and board games", "pets including a cat",
         "movies such as 'Elf'"): (their noun phrases, the index after them, the index of a gerund example or -1).
         People are not examples of a kind here ("a friend like John" says what John is, not what was done)."""
-        k = i + 1 if self.low(i) == "," else i
+        k = i + 1 if self.low(i) == "," and not phrase else i
+        head = category.lower().split()[-1]
         if self.low(k) == "such" and self.low(k + 1) == "as":
             k += 2
-        elif self.low(k) in {"like", "including"}:
-            k += 1
+        elif self.low(k) == "including" or self.low(k) == "like" and (head != singular(head) or not counted):
+            k += 1  # "movies like 'Elf'", "music like Bach" (a kind, its examples), not "a shelter like family"
         else:
             return [], i, -1
-        head = category.lower().split()[-1]
         if head in RELATIONS or singular(head) in RELATIONS or head in _PEOPLE:
             return [], i, -1
         if self._gerund_here(k):
@@ -1428,6 +1436,20 @@ class _Reader:
             if self.low(j) not in {"and", ",", "or"} or not (self.low(k) in _DETS or self._conjunct(k)):
                 break
         return found, (j if found else i), -1
+
+    def _counted(self, start: int) -> bool:
+        """Does a determiner or possessive stand before the noun phrase starting at character ``start``?"""
+        before = [t for t in self.toks if t.start < start]
+        return bool(before) and (before[-1].low in _DETS or before[-1].low in _POSS)
+
+    def _skip_complement(self, i: int) -> int:
+        """The index after "(both) a sanctuary and a source of comfort" after "considers it"."""
+        if self.low(i) == "both":
+            i += 1
+        np, j = self.noun_phrase(i)
+        while np and self.low(j) in {"and", "or"} and self.low(j + 1) in _DETS:
+            np, j = self.noun_phrase(j + 1)
+        return j
 
     def _says_a_thing(self, i: int) -> bool:
         """A noun phrase (not a clause) follows a verb of saying: "expresses gratitude", "described the trip"."""
@@ -1645,7 +1667,7 @@ class _Reader:
                     break
                 found.append(more)  # "with family and friends": both are company
                 j = k
-            items, j, doing = self._examples(found[-1][0], j)
+            items, j, doing = self._examples(found[-1][0], j, phrase=True, counted=self._counted(found[-1][1]))
             found += items  # "in inspiring places like the trails she visits"
             if attach and clauses:
                 for c in clauses:
@@ -1656,7 +1678,10 @@ class _Reader:
             if doing >= 0:  # "took part in activities such as giving out food": the subject's doing
                 return self._gerund(subjects, base, doing)
             owner = clauses[0].obj if low == "by" and clauses and clauses[0].obj else found[-1][0]
-            i = self._apposition(owner, j)  # "'Dune' by Frank Herbert, a story about ...": Dune's class
+            i, name = self._apposition(owner, j)  # "'Dune' by Frank Herbert, a story about ...": Dune's class
+            if name and attach and clauses:
+                for c in clauses:  # "said goodbye to his dog, Max": to Max
+                    c.pps.append((low, name[0], name[1]))
             count += 1
         return i
 
@@ -1710,7 +1735,7 @@ _ING_NOUNS = words_of(
 _ADJ_ONLY = words_of(
     "important necessary possible able proud happy sure glad lucky grateful thankful excited "
     "ready free new old good bad great better best hard easy black white red blue green alive aware awake "
-    "significant special"
+    "significant special safe warm loving"
 )
 _VAGUE_ADJ = words_of(
     "positive negative greater great big bigger huge true real whole good better best lasting meaningful "
@@ -1874,9 +1899,11 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             return
         if pred == "has" and " " not in value and value.islower() and value.endswith(("ed", "ing")):
             return  # "keep him motivated", "keep grinding": not a possession
+        if pred == "practises" and value.lower().split()[-1] in _GENERIC:
+            return  # "pursue his business dreams": not an activity
         if pred == "has" and value.lower().split()[-1] in _HAD_EVENTS:
             return  # "had a blast", "having dinner with friends": an occasion, not a possession
-        if c.verb in _STATE_VERBS and " " not in value and value.islower() and _adjective(value):
+        if c.verb in _STATE_VERBS and " " not in value and value.islower() and (_adjective(value) or value.endswith("ed")):
             return  # "finds it gorgeous", "stays positive": a quality, not a thing (the aspect rules say feel)
         if (pred == "helps" or c.verb in _CAUSATIVE) and (
             value.lower() in _KNOWN_VERBS or value.lower() in _BARE_ONLY

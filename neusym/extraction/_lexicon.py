@@ -98,6 +98,7 @@ _E_ENDINGS = (
     "ens",
     "ous",
     "uas",
+    "aus",
     "eas",
     "ert",
     "ect",
