@@ -184,7 +184,7 @@ _GERUND_NOUNS = words_of(
     "beginning ending offering savings belongings surroundings"
 )
 _OBJ_CONTROL = words_of(
-    "encourage advise ask tell urge invite remind convince persuade teach allow inspire motivate push "
+    "cause encourage advise ask tell urge invite remind convince persuade teach allow inspire motivate push "
     "challenge expect want need help get enable force beg recommend suggest warn"
 )
 _MAKE_ADJ = words_of("better worse easier harder successful happier stronger safer possible")
@@ -565,6 +565,8 @@ class _Reader:
                 low.endswith("ly") and low not in _LY_NOUNS or low in _ADVERBS and low not in {"home", "back"}
             ):
                 break
+            if words and low == "back" and self.low(i + 1) in {"home", "then", "in", "when", "at"}:
+                break  # "a community center back home": where, not part of the name
             if words and not subject and low in {"named", "called"}:
                 break
             if (
@@ -622,6 +624,7 @@ class _Reader:
             if (
                 words
                 and words[-1].text[:1].isupper()
+                and not words[-1].text.endswith("'s")
                 and tok.text.islower()
                 and (low in POSITIVE_FIND or low in NEGATIVE_FIND or low in _ADJ_ONLY or _adjective(low))
             ):
@@ -871,7 +874,25 @@ class _Reader:
         i += 1
         # catenatives: "started doing X", "decided to join X", "stopped eating meat"
         inner_aspect = None
-        if verb in _CATENATIVE_INNER or verb in _CATENATIVE_KEEP:
+        nxt = self.low(i)
+        if (
+            verb == "help"
+            and lemma(nxt) == nxt
+            and (
+                nxt in _KNOWN_VERBS
+                or nxt.isalpha()
+                and (self.low(i + 1) in _DETS or self.low(i + 1) in _POSS)
+                and not nxt.endswith("s")
+                and nxt not in COMMON_WORDS
+                and nxt not in RELATIONS
+                and not _is_name(self.toks[i])
+            )
+            and (self._object_follows(i + 1) or self.low(i + 1) in _PARTICLES)
+            and self.low(i + 1) not in _PREPS
+        ):
+            verb, inner_aspect = self.low(i), "help"  # "helped renovate a community center": renovated it
+            i += 1
+        elif verb in _CATENATIVE_INNER or verb in _CATENATIVE_KEEP:
             nxt = self.low(i)
             after = self.low(i + 1)
             if (
@@ -1152,6 +1173,15 @@ class _Reader:
         negated = bool(vg.get("negated")) or stopped
         base: _Base = {"negated": negated, "aspect": aspect}
         if vg.get("copula"):
+            if (
+                self.low(i).isalpha()
+                and self.low(i) not in _NOT_VERB
+                and self.low(i + 1) in {"and", "or"}
+                and self.low(i + 2).isalpha()
+                and self.low(i + 2) not in _NOT_VERB
+                and self.low(i + 3) in _ADJ_PREPS
+            ):
+                i += 2  # "is supportive and enthusiastic about sharing X": the second adjective takes the phrase
             adj = self.low(i)
             if (
                 adj.isalpha()
@@ -1227,7 +1257,7 @@ class _Reader:
                 and self._gerund_here(i + 1)
             ):
                 return self._gerund(subjects, {"negated": base["negated"], "aspect": "future"}, i + 1)
-            participle = self.low(i - 1).endswith("ing") and not vg.get("aux")
+            participle = self.low(i - 1).endswith("ing") and not vg.get("aux") and not vg.get("gerund")
             if vg.get("lemma") in _RECALL and not participle and self._gerund_here(i):
                 return self._gerund(subjects, base, i)  # "mentioned volunteering at a shelter": her own doing
             if participle or not (vg.get("lemma") in _SAY_THING and self._says_a_thing(i)):
@@ -1285,9 +1315,8 @@ class _Reader:
                 obj = (rest, obj[1] + len(first) + 1)  # "gives Jon tips", "teach his kids responsibility"
                 self.recipient = (first, obj[1] - len(first) - 1)
         complement = None
-        if obj and stop_adj and i < self.n and (self.low(i) in POSITIVE_FIND or self.low(i) in NEGATIVE_FIND):
-            complement = self.low(i)
-            i += 1
+        if obj and stop_adj:
+            complement, i = self._complement(i)  # "finds X inspiring", "finds art to be healing"
         clauses = [
             Clause(
                 s, tp, pr, verb, obj[0] if obj else None, obj[1] if obj else -1, complement=complement, **base
@@ -1316,13 +1345,20 @@ class _Reader:
             and self.low(i) in {"and", ","}
             and (self.low(i + 1) in _DETS | _POSS.keys() | _QUANT or self._conjunct(i + 1))
         ):
-            more, j = self.noun_phrase(i + 2 if self.low(i) == "," and self.low(i + 1) == "and" else i + 1)
+            more, j = self.noun_phrase(
+                i + 2 if self.low(i) == "," and self.low(i + 1) == "and" else i + 1, stop_adj=stop_adj
+            )
             if not more:
                 break
             more = _owned_like(obj[0], more)
             for s, tp, pr in subjects:
-                self.out.append(Clause(s, tp, pr, verb, more[0], more[1], first=obj[0], **base))
+                clauses.append(Clause(s, tp, pr, verb, more[0], more[1], first=obj[0], **base))
+                self.out.append(clauses[-1])
             i = j
+            if stop_adj and complement is None:
+                complement, i = self._complement(i)  # "found the acting and story captivating": both
+                for c in clauses:
+                    c.complement = complement
         light = vg.get("lemma") in LIGHT_VERBS and singular(obj[0].lower().split()[-1]) not in PETS if obj else True
         if obj and gerund_at < 0 and not light:  # "has a diet including vegetables": not had
             items, i, doing = self._examples(obj[0], i, counted=self._counted(obj[1]))
@@ -1437,6 +1473,16 @@ class _Reader:
                 break
         return found, (j if found else i), -1
 
+    def _complement(self, i: int) -> tuple[str | None, int]:
+        """The quality after "find/consider/keep X": "inspiring", "to be healing"; ``(None, i)`` when none."""
+        k = i + 2 if self.low(i) == "to" and self.low(i + 1) == "be" else i
+        low = self.low(k)
+        if low in POSITIVE_FIND or low in NEGATIVE_FIND:
+            return low, k + 1
+        if low.isalpha() and (_adjective(low) or low in _ADJ_ONLY or low.endswith(("ing", "ed")) and k > i):
+            return low, k + 1  # a quality the lexicon does not grade: no fact either way
+        return None, i
+
     def _counted(self, start: int) -> bool:
         """Does a determiner or possessive stand before the noun phrase starting at character ``start``?"""
         before = [t for t in self.toks if t.start < start]
@@ -1464,7 +1510,7 @@ class _Reader:
             self._object_follows(i) and not _is_name(self.toks[i]) and not self._gerund_here(i)
         ):
             return False  # "mentioned Cindy, a resident at the shelter": the person mentioned, and what she is
-        np, j = self.noun_phrase(i)
+        np, j = self.noun_phrase(i, subject=True)
         # a noun phrase followed by a verb is the subject of a reported clause ("mentioned her dog loves X")
         return bool(np) and not (j < self.n and (_is_verbish(self.toks[j]) or self.low(j) in AUXILIARIES))
 
@@ -1514,6 +1560,7 @@ class _Reader:
             "habitual": base["aspect"] == "habitual_past",
             "ended": base["aspect"] == "ended",
             "past": base["aspect"] == "past_event",
+            "gerund": True,
         }
         return self._complements(subjects, vg, i)
 
@@ -1718,7 +1765,7 @@ _GENERIC = words_of(
     "future past present meaning value values goal goals dream dreams hope plan plans "
     "difference impact track ahead potential"
 )
-_DITRANSITIVE = words_of("give send show offer buy teach bring tell lend get make hand pass owe promise")
+_DITRANSITIVE = words_of("give gift send show offer buy teach bring tell lend get make hand pass owe promise")
 _FAVOURITE = words_of("favourite favorite fave fav")
 _RUN_THINGS = words_of(
     "business company store shop studio bakery cafe restaurant bar team club charity nonprofit organisation "
@@ -1787,6 +1834,14 @@ _ATTITUDES: dict[str, tuple[str, frozenset[str]]] = {
     "fear": ("fears", words_of("of")),
     "respect": ("respects", words_of("for")),
 }
+_PP_IDIOMS = words_of(
+    "hurry touch mind common general particular advance person public private detail total return addition "
+    "charge control need tears awe shape line"
+)
+_ABSTRACT_BUILT = words_of(
+    "bond relationship connection trust confidence career family brand reputation base community network habit "
+    "skill resilience friendship strength momentum audience following presence life future"
+)
 _CONTESTS = words_of(
     "game match tournament competition contest race championship election battle title league cup final"
 )
@@ -1899,11 +1954,18 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             return
         if pred == "has" and " " not in value and value.islower() and value.endswith(("ed", "ing")):
             return  # "keep him motivated", "keep grinding": not a possession
+        if value.lower() in _PP_IDIOMS:
+            return  # "in a hurry", "in common", "in person": a manner, not a thing
         if pred == "practises" and value.lower().split()[-1] in _GENERIC:
             return  # "pursue his business dreams": not an activity
         if pred == "has" and value.lower().split()[-1] in _HAD_EVENTS:
             return  # "had a blast", "having dinner with friends": an occasion, not a possession
-        if c.verb in _STATE_VERBS and " " not in value and value.islower() and (_adjective(value) or value.endswith("ed")):
+        if (
+            c.verb in _STATE_VERBS
+            and " " not in value
+            and value.islower()
+            and (_adjective(value) or value.endswith("ed") or value in IRREGULAR)
+        ):
             return  # "finds it gorgeous", "stays positive": a quality, not a thing (the aspect rules say feel)
         if (pred == "helps" or c.verb in _CAUSATIVE) and (
             value.lower() in _KNOWN_VERBS or value.lower() in _BARE_ONLY
@@ -1992,6 +2054,12 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 if prep in {"to", "in"}:  # "took a trip to Chicago"
                     emit(c, "visited", pobj, "event", 0.85, pstart)
             continue
+        if c.obj and lem == "have" and head[0] in _HAD_EVENTS and not c.negated:
+            for prep, pobj, pstart in c.pps[:1]:
+                if prep in {"at", "in"} and pobj.lower().split()[-1] not in _GENERIC:
+                    # "had a great time at the pride event", "had a blast at a concert": they were there
+                    emit(c, "went_to", pobj, "event", 0.75, pstart)
+            continue
         attitude = _ATTITUDES.get(head[0]) if c.obj and lem in _HOLD_ATTITUDE else None
         if attitude and c.pps and c.pps[0][0] in attitude[1]:
             # "expressed gratitude for Gina's support", "showed interest in X", "has a passion for Y": the
@@ -2017,7 +2085,7 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             if c.complement:
                 if c.complement in POSITIVE_FIND:
                     emit(c, "likes", c.obj, "preference", 0.8, c.obj_start)
-                else:
+                elif c.complement in NEGATIVE_FIND:
                     emit(c, f"finds_{c.complement}", c.obj, "preference", 0.7, c.obj_start)
             elif hit:
                 pred, kind = hit
@@ -2037,6 +2105,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                         "watch",
                         "event" if c.aspect == "past_event" else "fact",
                     )  # "the meteor shower"
+                if pred == "created" and lem in {"build", "develop"} and singular(head[0]) in _ABSTRACT_BUILT:
+                    pred, kind = lem, "fact"  # "building a stronger bond", "develop her skills": not a made thing
                 if lem == "run" and head[0] not in _RUN_THINGS:
                     pred, kind = "practises", "preference"  # "runs 10 km", "ran a marathon": the sport
                 emit(c, pred, c.obj, kind, 0.85, c.obj_start)
@@ -2071,7 +2141,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (None if c.obj or k else hit)
             if phit and phit[0] == "lives_in" and c.obj and singular(head[0]) not in _HOMES:
                 phit = None  # "rented a car in Porto": the car is rented there, nobody lives there
-            if phit and prep == "with" and " " not in pobj and _NAMEY.match(pobj) and not pobj.isupper():
+            person = _clean(pobj, pstart, ctx) or ""
+            if phit and prep == "with" and " " not in person and _NAMEY.match(person) and not person.isupper():
                 phit = None  # "volunteered with Maria": a companion, not the organisation
             if phit and phit != hit or phit and not c.obj:
                 pred, kind = phit
