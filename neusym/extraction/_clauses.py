@@ -82,7 +82,7 @@ class Clause:
 _PREPS = words_of(
     "in at to from with for on about into near by as through during of onto toward towards "
     "across around after before over under without within among between behind beside like via "
-    "despite including throughout upon against beyond due"
+    "despite including throughout upon against beyond due regarding concerning"
 )
 _PP_KEEP = words_of(
     "in at to from with for on about into near by as through during onto towards toward "
@@ -191,6 +191,10 @@ _MAKE_ADJ = words_of("better worse easier harder successful happier stronger saf
 _TASTED = words_of(
     "dessert recipe dish food restaurant flavor flavour cake pie cookie meal drink coffee tea wine beer "
     "cuisine snack sauce"
+)
+_ING_ADJ = words_of(
+    "willing interesting amazing loving caring outgoing understanding inspiring exciting encouraging "
+    "accommodating promising rewarding fulfilling welcoming"
 )
 _EAGER = words_of("excited keen eager ready open looking thrilled psyched pumped")
 _TO_STATE = words_of("lucky fortunate blessed able happy glad proud grateful thankful")
@@ -809,7 +813,9 @@ class _Reader:
                 "future": future,
                 "ended": ended,
             }, i + 1
-        if be and not low.endswith("ing") and not (low.endswith("ed") or low in _PAST_PARTICIPLE_IRREG):
+        if be and (low in _ING_ADJ or not low.endswith("ing")) and not (
+            low.endswith("ed") or low in _PAST_PARTICIPLE_IRREG
+        ):
             return {
                 "copula": True,
                 "aux": aux,
@@ -1834,6 +1840,7 @@ _ATTITUDES: dict[str, tuple[str, frozenset[str]]] = {
     "fear": ("fears", words_of("of")),
     "respect": ("respects", words_of("for")),
 }
+_ABSTRACT_OF = words_of("importance role lack state power value meaning nature significance impact idea")
 _PP_IDIOMS = words_of(
     "hurry touch mind common general particular advance person public private detail total return addition "
     "charge control need tears awe shape line"
@@ -1847,7 +1854,7 @@ _CONTESTS = words_of(
 )
 _HAD_EVENTS = words_of(
     "blast fun dinner lunch breakfast brunch meal chat talk conversation discussion time day night evening "
-    "weekend moment moments experience"
+    "weekend moment moments experience picnic barbecue bbq party"
 )
 _HOMES = words_of("apartment flat house home room studio place condo loft cottage villa")
 _STATE_VERBS = words_of("find consider stay remain get feel seem keep become look sound")
@@ -1875,6 +1882,29 @@ def _prospective(base: _Base, head: str, prep: str) -> _Base:
     if head.partition("_")[0] in _PROSPECTIVE and prep in {"on", "of", "about", "in", "towards", "toward"}:
         return {"negated": base["negated"], "aspect": "future"}
     return base
+
+
+_PLACE_PREPS = words_of("at in on near during to into around")
+_COMPANY = words_of(
+    "friend friends family team teammates classmates colleagues coworkers group kids children people crew "
+    "neighbors neighbours roommates mentee mentees students"
+)
+
+
+def _companion(who: str) -> bool:
+    """A person or a group of people ("her kids", "Maria", "his teammates"): "with" them is company."""
+    words = who.split()
+    if not words:
+        return False
+    last = words[-1].lower()
+    return (
+        last in _COMPANY
+        or singular(last) in RELATIONS
+        or last in RELATIONS
+        or len(words) <= 2
+        and all(_NAMEY.match(w) for w in words)
+        and not who.isupper()
+    )
 
 
 def _is_time(obj: str, start: int, ctx: Ctx) -> bool:
@@ -1907,6 +1937,9 @@ def _clean(obj: str | None, start: int, ctx: Ctx) -> str | None:
         return None
     if len(words) == 2 and words[1].lower() in _GENERIC and words[0].lower() in _VAGUE_ADJ:
         return None  # "a positive impact", "her true self": a vague value, not a thing
+    low = [w.lower() for w in words]
+    if "of" in low[1:3] and not _ABSTRACT_OF.isdisjoint(low[: low.index("of", 1)]):
+        return None  # "the importance of education", "the crucial role of X": about X, not X
     if all(w.lower() in COMMON_WORDS or w.lower() in _BAD_OBJ for w in words):
         return None
     if _is_time(obj, start, ctx):
@@ -2055,10 +2088,12 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                     emit(c, "visited", pobj, "event", 0.85, pstart)
             continue
         if c.obj and lem == "have" and head[0] in _HAD_EVENTS and not c.negated:
-            for prep, pobj, pstart in c.pps[:1]:
+            for prep, pobj, pstart in c.pps[:2]:
                 if prep in {"at", "in"} and pobj.lower().split()[-1] not in _GENERIC:
                     # "had a great time at the pride event", "had a blast at a concert": they were there
                     emit(c, "went_to", pobj, "event", 0.75, pstart)
+                elif prep == "with" and _companion(pobj):
+                    emit(c, "met", pobj, "event", 0.75, pstart)  # "had a picnic with his wife and kids"
             continue
         attitude = _ATTITUDES.get(head[0]) if c.obj and lem in _HOLD_ATTITUDE else None
         if attitude and c.pps and c.pps[0][0] in attitude[1]:
@@ -2119,7 +2154,11 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 emit(
                     c, pred, c.obj, "event" if c.aspect == "past_event" else "fact", 0.7, c.obj_start, source
                 )
-        if c.obj and c.obj.split()[0].lower().endswith("ing") and c.obj.split()[0].lower() not in _ING_NOUNS:
+        activity = (c.obj or "").split()[0].lower() if c.obj and c.obj.strip() else ""
+        if lem == "practise" and activity.endswith("ing") and len(c.obj.split()) == 1:
+            verb = lem = lemma(activity)  # "went camping with her family in the mountains": camp_with, camp_in
+            hit = None
+        elif activity.endswith("ing") and activity not in _ING_NOUNS:
             continue
         if c.obj and lem in LIGHT_VERBS and _clean(c.obj, c.obj_start, ctx) is None:
             continue  # "making a positive impact in his community": the phrase belongs to the vague object
@@ -2131,11 +2170,14 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                     author = Clause(pobj, True, False, "write", aspect="ongoing")
                     emit(author, "author_of", c.obj, "knowledge", 0.8, c.obj_start)  # 'Dune' by Frank Herbert
                 break
+            company = prep == "with" and _companion(_clean(pobj, pstart, ctx) or "")
             if (
                 k > 0
                 and prep not in {"to", "from"}
                 and not (k == 1 and c.pps[0][0] == "from")
                 and prep != c.pps[k - 1][0]  # "with family and friends": a conjunct, same attachment
+                and not company  # "went to the beach in June with her kids": whom with is the verb's
+                and not (c.pps[k - 1][0] == "with" and _companion(c.pps[k - 1][1]) and prep in _PLACE_PREPS)
             ):
                 break  # "a novel about his childhood in Glasgow": a later phrase belongs to the noun before it
             phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (None if c.obj or k else hit)
