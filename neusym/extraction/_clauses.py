@@ -164,7 +164,7 @@ _CATENATIVE_INNER = words_of(
 )
 _CATENATIVE_KEEP = words_of(
     "like love enjoy hate prefer plan want hope intend aim need wish dream expect "
-    "look forward go seek strive promise agree"
+    "look forward go seek strive promise agree offer volunteer"
 )
 _STOP_ASPECT = words_of("stop quit finish")
 _STATES = words_of("work live stay study attend serve volunteer")
@@ -202,7 +202,9 @@ _TALK = words_of("talk chat speak")
 _SUB_CLAUSE = words_of(
     "when while after before because since as although though until once where that whenever"
 )
-_PLAN_VERBS = words_of("plan want hope intend aim expect wish dream go seek strive promise agree need")
+_PLAN_VERBS = words_of(
+    "plan want hope intend aim expect wish dream go seek strive promise agree need offer volunteer"
+)
 _PARTICLES = words_of("up out back off down over away around along")
 _PASSIVE = {
     "born": ("born_in", "fact"),
@@ -559,16 +561,23 @@ class _Reader:
                 and len(words) <= 3
             ):
                 break
-            if low in _SUBORD or low in _PRONOUN_SUBJ or low in {"they", "you", "it", "to", "not", "-"}:
+            if low in _SUBORD or low in _PRONOUN_SUBJ or low in {"they", "you", "it", "to", "not", "-", "how", "why", "what"}:
                 break
+            if words and low in _PARTICLES and not words[-1].low.endswith("ing") and (
+                self.low(i + 1) in _PREPS or self.low(i + 1) in _DETS or not self.low(i + 1).isalpha()
+            ):
+                break  # "took his turtles out for a walk": a particle, not part of the noun
             if words and (low in _DETS or low in _POSS):
                 break
             if low in AUXILIARIES and words:
                 break
             if words and (
-                low.endswith("ly") and low not in _LY_NOUNS or low in _ADVERBS and low not in {"home", "back"}
+                low.endswith("ly") and low not in _LY_NOUNS
+                or low in _ADVERBS
+                and low not in {"home", "back"}
+                and not (low == "online" and self._object_follows(i + 1) and self.low(i + 1) not in _DETS)
             ):
-                break
+                break  # ("her own online clothing store": an adjective there)
             if words and low == "back" and self.low(i + 1) in {"home", "then", "in", "when", "at"}:
                 break  # "a community center back home": where, not part of the name
             if words and not subject and low in {"named", "called"}:
@@ -1884,6 +1893,7 @@ def _prospective(base: _Base, head: str, prep: str) -> _Base:
     return base
 
 
+_OUTINGS = words_of("hike walk cruise date adventure retreat run ride picnic outing excursion expedition camping")
 _PLACE_PREPS = words_of("at in on near during to into around")
 _COMPANY = words_of(
     "friend friends family team teammates classmates colleagues coworkers group kids children people crew "
@@ -2082,6 +2092,14 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             continue  # "make his business successful", "make education better": a change of state, no object
         if lem == "try" and hit and ("'s" in (c.first or c.obj or "") or singular(sense[0]) in _TASTED):
             hit = None  # "try Nate's desserts", "tried a new recipe": tasting, not taking up a practice
+        if not c.obj and lem == "go" and c.pps and c.pps[0][0] == "on":
+            trip = c.pps[0][1].lower().split()[-1]
+            if trip in _TRIP_NOUNS or trip in _OUTINGS:  # "went on a road trip with her family"
+                emit(c, "went_on", c.pps[0][1], "event", 0.8, c.pps[0][2])
+        if c.obj and lem in {"take", "bring"} and _companion(c.obj) and not c.negated:
+            for prep, pobj, pstart in c.pps[:1]:
+                if prep == "to":  # "took her kids to a pottery workshop": she went there too
+                    emit(c, "went_to", pobj, "event", 0.75, pstart)
         if c.obj and head[0] in _TRIP_NOUNS and lem in LIGHT_VERBS | {"plan", "book", "go"}:
             for prep, pobj, pstart in c.pps:
                 if prep in {"to", "in"}:  # "took a trip to Chicago"
@@ -2180,7 +2198,9 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 and not (c.pps[k - 1][0] == "with" and _companion(c.pps[k - 1][1]) and prep in _PLACE_PREPS)
             ):
                 break  # "a novel about his childhood in Glasgow": a later phrase belongs to the noun before it
-            phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (None if c.obj or k else hit)
+            phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (
+                None if c.obj or k or prep in {"for", "with", "about"} else hit
+            )  # "made something for Joanna": not a thing made
             if phit and phit[0] == "lives_in" and c.obj and singular(head[0]) not in _HOMES:
                 phit = None  # "rented a car in Porto": the car is rented there, nobody lives there
             person = _clean(pobj, pstart, ctx) or ""
