@@ -369,10 +369,14 @@ class _Reader:
         "owners",
         "title_class",
         "last_subjects",
+        "lows",
+        "phrases",
     )
 
     def __init__(self, sentence: str, ctx: Ctx) -> None:
         self.toks = _tokens(sentence)
+        self.lows = [t.low for t in self.toks]
+        self.phrases: dict[tuple[int, bool, bool, int], tuple[tuple[str, int] | None, int, str | None]] = {}
         self.ctx = ctx
         self.n = len(self.toks)
         self.out: list[Clause] = []
@@ -391,7 +395,7 @@ class _Reader:
         self.last_subjects: list[tuple[str, bool, bool]] = []  # for a later "they"
 
     def low(self, i: int) -> str:
-        return self.toks[i].low if 0 <= i < self.n else ""
+        return self.lows[i] if 0 <= i < self.n else ""
 
     # ---------------------------------------------------------------- subject
     def subject(self, i: int) -> tuple[list[tuple[str, bool, bool]], int]:
@@ -525,7 +529,22 @@ class _Reader:
     def noun_phrase(
         self, i: int, *, subject: bool = False, stop_adj: bool = False
     ) -> tuple[tuple[str, int] | None, int]:
-        """(text, start) of a noun phrase at ``i`` and the index after it, or ``(None, i)``."""
+        """(text, start) of a noun phrase at ``i`` and the index after it, or ``(None, i)``.
+
+        Memoised per reader: the same phrase is looked at by the clause, the apposition and example checks and
+        the concept pass. The key holds everything the result depends on (an owner "his" is resolved against the
+        subjects read so far, so their count is part of it)."""
+        key = (i, subject, stop_adj, len(self.subject_names))
+        hit = self.phrases.get(key)
+        if hit is None:
+            hit = (*self._noun_phrase(i, subject=subject, stop_adj=stop_adj), self.title_class)
+            self.phrases[key] = hit
+        self.title_class = hit[2]
+        return hit[0], hit[1]
+
+    def _noun_phrase(
+        self, i: int, *, subject: bool = False, stop_adj: bool = False
+    ) -> tuple[tuple[str, int] | None, int]:
         start = i
         owner: str | None = None
         while i < self.n and (
