@@ -105,7 +105,7 @@ _ADVERBS = words_of(
     "happily proudly secretly quickly slowly gradually particularly especially truly deeply greatly "
     "successfully personally honestly basically literally simply only first then both all too very so quite "
     "nowadays currently here there back home abroad overseas online together alone hard well late fast "
-    "nonstop remotely overtime full-time part-time anymore instead especially"
+    "nonstop remotely overtime full-time part-time anymore instead especially anytime anywhere everywhere someday"
 )
 _TIME_WORDS = (
     words_of(
@@ -607,6 +607,7 @@ class _Reader:
                 and _is_name(tok)
                 and i + 1 < self.n
                 and _is_verbish(self.toks[i + 1])
+                and self.low(i + 1) not in {"named", "called"}
             ):
                 break  # "the gear John got": a relative clause starts at the name
             if (
@@ -708,10 +709,10 @@ class _Reader:
             i += 1
             if (
                 low == words[-1].low
-                and self.low(i) == "and"
+                and self.low(i) in {"and", "but", "or"}
                 and len(words) <= 2
                 and (
-                    (_adjective(low) or low in _ADJ_ONLY or low in POSITIVE_FIND)
+                    (_adjective(low) or low in _ADJ_ONLY or low in POSITIVE_FIND or low in NEGATIVE_FIND)
                     and (_adjective(self.low(i + 1)) or self.low(i + 1).endswith("ing"))
                     # "a loving and accepting home": -ing adjectives only right after an article
                     or len(words) == 1
@@ -724,7 +725,7 @@ class _Reader:
                 and self.low(i + 2) not in _PREPS
                 and self.low(i + 2) not in _DETS
             ):
-                words.extend(self.toks[i : i + 2])  # "a black and white bowl"
+                words.extend(self.toks[i : i + 2])  # "a black and white bowl", "a challenging but fulfilling project"
                 i += 2
         if not words:
             return None, start
@@ -1232,7 +1233,7 @@ class _Reader:
                 and self.low(i + 1) in _ADJ_PREPS
                 and not (self.low(i + 1) == "to" and self.low(i + 2) in _KNOWN_VERBS)
                 and self.low(i + 2) not in _OBJ_PRONOUNS
-                and not self.low(i + 2).endswith("ing")
+                and not (self.low(i + 2).endswith("ing") and self._gerund_here(i + 2))
             ):
                 np, j = self.noun_phrase(i + 2)
                 if np:  # "is proud of her kids", "is grateful for the support", "is full of energy"
@@ -1291,7 +1292,12 @@ class _Reader:
                 and self._gerund_here(i + 1)
             ):
                 return self._gerund(subjects, {"negated": base["negated"], "aspect": "future"}, i + 1)
-            participle = self.low(i - 1).endswith("ing") and not vg.get("aux") and not vg.get("gerund")
+            participle = (
+                self.low(i - 1).endswith("ing")
+                and not vg.get("aux")
+                and not vg.get("gerund")
+                and vg.get("lemma") not in {"share", "update", "know"}  # "updating his business plan": a doing
+            )
             if vg.get("lemma") in _RECALL and not participle and self._gerund_here(i):
                 return self._gerund(subjects, base, i)  # "mentioned volunteering at a shelter": her own doing
             if participle or not (vg.get("lemma") in _SAY_THING and self._says_a_thing(i)):
@@ -2185,7 +2191,7 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             elif (
                 lem not in LIGHT_VERBS
                 or particle
-                or lem in {"make", "take", "keep", "find", "give", "get", "see"}
+                or lem in {"make", "take", "keep", "find", "give", "get", "see", "try"}
             ):
                 pred, _, source = open_predicate(verb, None)
                 emit(
