@@ -2143,8 +2143,9 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             # "expressed gratitude for Gina's support", "showed interest in X", "has a passion for Y": the
             # attitude towards the phrase's object is the fact (the thing expressed stays a fact of its own)
             prep, pobj, pstart = c.pps[0]
-            pred = attitude[0] if "_" in attitude[0] or attitude[0] in {"likes", "helps", "fears"} else None
-            emit(c, pred or f"{attitude[0]}_{prep}", pobj, "preference", 0.75, pstart)
+            feeling = attitude[0]
+            named = feeling in {"likes", "helps", "fears", "respects"}
+            emit(c, feeling if named else f"{feeling}_{prep}", pobj, "preference", 0.75, pstart)
         if c.obj and head[0] in _JOB_NOUNS:
             org = next(((p, o, st) for p, o, st in c.pps if p in {"at", "with", "for"}), None)
             if org:  # "started a new job at X", "lost her job at X", "quit my job at the bank"
@@ -2197,8 +2198,9 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 emit(
                     c, pred, c.obj, "event" if c.aspect == "past_event" else "fact", 0.7, c.obj_start, source
                 )
-        activity = (c.obj or "").split()[0].lower() if c.obj and c.obj.strip() else ""
-        if lem == "practise" and activity.endswith("ing") and len(c.obj.split()) == 1:
+        words = (c.obj or "").split()
+        activity = words[0].lower() if words else ""
+        if lem == "practise" and activity.endswith("ing") and len(words) == 1:
             verb = lem = lemma(activity)  # "went camping with her family in the mountains": camp_with, camp_in
             hit = None
         elif activity.endswith("ing") and activity not in _ING_NOUNS:
