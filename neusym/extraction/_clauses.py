@@ -1847,7 +1847,7 @@ _KNOWN_VERBS = _KNOWN_VERBS | _PLAN_VERBS | _CATENATIVE_INNER | _CATENATIVE_KEEP
 _NOUN_S = words_of("friends kids parents talents works plays news series species means clothes")
 _ABOUT_THE_THING = words_of(
     "symbolize symbolise represent showcase feature include indicate depict capture mean reflect show "
-    "contain involve portray describe"
+    "contain involve portray describe cause result"
 )
 _NOT_A_CLASS = words_of(
     "member part fan lover supporter kind type sort bit lot piece way source reminder example sign symbol "
@@ -2223,6 +2223,10 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                 and prep != c.pps[k - 1][0]  # "with family and friends": a conjunct, same attachment
                 and not company  # "went to the beach in June with her kids": whom with is the verb's
                 and not (c.pps[k - 1][0] == "with" and _companion(c.pps[k - 1][1]) and prep in _PLACE_PREPS)
+                or k > 0
+                and prep in {"from", "of"}
+                and c.pps[k - 1][0] == "with"
+                and _companion(c.pps[k - 1][1])  # "with friends from church": the friends are from there
             ):
                 break  # "a novel about his childhood in Glasgow": a later phrase belongs to the noun before it
             phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (

@@ -99,6 +99,7 @@ _E_ENDINGS = (
     "ous",
     "uas",
     "aus",
+    "rg",
     "eas",
     "ert",
     "ect",
