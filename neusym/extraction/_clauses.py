@@ -582,6 +582,8 @@ class _Reader:
                 break
             if low in _SUBORD or low in _PRONOUN_SUBJ or low in {"they", "you", "it", "to", "not", "-", "how", "why", "what"}:
                 break
+            if words and low == "such" and self.low(i + 1) == "as":
+                break  # "water sports such as surfing": the examples follow
             if words and low in _PARTICLES and not words[-1].low.endswith("ing") and (
                 self.low(i + 1) in _PREPS or self.low(i + 1) in _DETS or not self.low(i + 1).isalpha()
             ):
@@ -1307,12 +1309,7 @@ class _Reader:
             # "expressed gratitude for the support", "described her trip": the thing said is a fact of its own
         stop_adj = vg.get("lemma") in {"find", "consider", "call", "keep", "think"}
         obj: tuple[str, int] | None = None
-        if self.low(i) in _OBJ_PRONOUNS and not (
-            self.low(i) == "her"
-            and self.low(i + 1).isalpha()
-            and self.low(i + 1) not in _PREPS | _SUBORD | {"to"}
-            and self.low(i + 1) not in POSITIVE_FIND | NEGATIVE_FIND
-        ):
+        if self.low(i) in _OBJ_PRONOUNS and not self._possessive_her(i):
             i += 1
             if stop_adj:  # "considers it a sanctuary", "finds them a great team": what it is, not an object
                 return self._pps(subjects, verb, self._skip_complement(i), base)
@@ -1509,8 +1506,10 @@ class _Reader:
                     np = (names[0], np[1])
             found.append(np)
             k = j + 2 if self.low(j) == "," and self.low(j + 1) in {"and", "or"} else j + 1
-            if self.low(j) not in {"and", ",", "or"} or not (self.low(k) in _DETS or self._conjunct(k)):
-                break
+            if self.low(j) not in {"and", ",", "or"} or not (
+                self.low(k) in _DETS or self._conjunct(k) or self.low(k).endswith("ing") and self.low(k).isalpha()
+            ):
+                break  # ("surfing, kayaking and sailing": activities are examples too)
         return found, (j if found else i), -1
 
     def _complement(self, i: int) -> tuple[str | None, int]:
@@ -1522,6 +1521,19 @@ class _Reader:
         if low.isalpha() and (_adjective(low) or low in _ADJ_ONLY or low.endswith(("ing", "ed")) and k > i):
             return low, k + 1  # a quality the lexicon does not grade: no fact either way
         return None, i
+
+    def _possessive_her(self, i: int) -> bool:
+        """ "her" before a noun is a possessive ("with her brother"), before anything else an object ("with her")."""
+        nxt = self.low(i + 1)
+        return (
+            self.low(i) == "her"
+            and nxt.isalpha()
+            and nxt not in _PREPS
+            and nxt not in _SUBORD
+            and nxt != "to"
+            and nxt not in POSITIVE_FIND
+            and nxt not in NEGATIVE_FIND
+        )
 
     def _counted(self, start: int) -> bool:
         """Does a determiner or possessive stand before the noun phrase starting at character ``start``?"""
@@ -1737,6 +1749,7 @@ class _Reader:
                 self.low(i + 1).endswith("ing")
                 and self.low(i + 1) not in _ING_NOUNS
                 or self.low(i + 1) in _OBJ_PRONOUNS
+                and not self._possessive_her(i + 1)
             ):
                 if self._gerund_here(i + 1):
                     doer = self._gerund_doer(subjects, verb, low, clauses)
@@ -1919,6 +1932,7 @@ def _prospective(base: _Base, head: str, prep: str) -> _Base:
 
 
 _OUTINGS = words_of("hike walk cruise date adventure retreat run ride picnic outing excursion expedition camping")
+_NOT_PLACED = frozenset({"teaches", "created", "helps", "likes", "dislikes"})
 _PLACE_PREPS = words_of("at in on near during to into around")
 _COMPANY = words_of(
     "friend friends family team teammates classmates colleagues coworkers group kids children people crew "
@@ -2230,8 +2244,8 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             ):
                 break  # "a novel about his childhood in Glasgow": a later phrase belongs to the noun before it
             phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (
-                None if c.obj or k or prep in {"for", "with", "about"} else hit
-            )  # "made something for Joanna": not a thing made
+                None if c.obj or k or prep in {"for", "with", "about"} or hit and hit[0] in _NOT_PLACED else hit
+            )  # "made something for Joanna": not a thing made; "teaching at a school": the school is not taught
             if phit and phit[0] == "lives_in" and c.obj and singular(head[0]) not in _HOMES:
                 phit = None  # "rented a car in Porto": the car is rented there, nobody lives there
             person = _clean(pobj, pstart, ctx) or ""

@@ -198,6 +198,7 @@ _TRAIL_ADV = frozenset(
         "already",
         "online",
         "remotely",
+        "such",
     }
 )
 _FILLER = frozenset({"especially", "particularly", "mostly", "also", "too", "more", "most", "much", "lot"})
