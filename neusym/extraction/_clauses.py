@@ -36,6 +36,7 @@ from neusym.extraction._lexicon import (
 from neusym.extraction._text import (
     ABBREV_DOT,
     COMMON_WORDS,
+    DEMONYMS,
     MONTHS,
     OCCUPATIONS,
     PETS,
@@ -75,12 +76,13 @@ class Clause:
     complement: str | None = None  # "found X inspiring" -> "inspiring"
     copula: bool = False  # "X is a Y": obj is a class or role
     passive: str | None = None  # participle of "be <participle> <prep>" ("born", "based", "married")
+    first: str | None = None  # a conjunct object's first conjunct ("tried X and Y": Y is tried like X)
 
 
 _PREPS = words_of(
     "in at to from with for on about into near by as through during of onto toward towards "
     "across around after before over under without within among between behind beside like via "
-    "despite including throughout upon against beyond due"
+    "despite including throughout upon against beyond due regarding concerning"
 )
 _PP_KEEP = words_of(
     "in at to from with for on about into near by as through during onto towards toward "
@@ -103,7 +105,7 @@ _ADVERBS = words_of(
     "happily proudly secretly quickly slowly gradually particularly especially truly deeply greatly "
     "successfully personally honestly basically literally simply only first then both all too very so quite "
     "nowadays currently here there back home abroad overseas online together alone hard well late fast "
-    "nonstop remotely overtime full-time part-time anymore instead especially"
+    "nonstop remotely overtime full-time part-time anymore instead especially anytime anywhere everywhere someday"
 )
 _TIME_WORDS = (
     words_of(
@@ -162,11 +164,13 @@ _CATENATIVE_INNER = words_of(
 )
 _CATENATIVE_KEEP = words_of(
     "like love enjoy hate prefer plan want hope intend aim need wish dream expect "
-    "look forward go seek strive promise agree"
+    "look forward go seek strive promise agree offer volunteer"
 )
 _STOP_ASPECT = words_of("stop quit finish")
+_STATES = words_of("work live stay study attend serve volunteer")
 _MODALS = words_of("will would shall should can could may might must do does did")
-_SAY_THING = words_of("mention express describe reveal announce update share")
+_RECALL = words_of("mention recall remember describe")
+_SAY_THING = words_of("mention express describe reveal announce update share know")
 _MEDIA = words_of(
     "show movie film series video game match documentary episode anime tv television netflix youtube "
     "channel season stream streamer vlog cartoon sitcom drama play musical performance concert"
@@ -180,7 +184,7 @@ _GERUND_NOUNS = words_of(
     "beginning ending offering savings belongings surroundings"
 )
 _OBJ_CONTROL = words_of(
-    "encourage advise ask tell urge invite remind convince persuade teach allow inspire motivate push "
+    "cause encourage advise ask tell urge invite remind convince persuade teach allow inspire motivate push "
     "challenge expect want need help get enable force beg recommend suggest warn"
 )
 _MAKE_ADJ = words_of("better worse easier harder successful happier stronger safer possible")
@@ -188,13 +192,19 @@ _TASTED = words_of(
     "dessert recipe dish food restaurant flavor flavour cake pie cookie meal drink coffee tea wine beer "
     "cuisine snack sauce"
 )
+_ING_ADJ = words_of(
+    "willing interesting amazing loving caring outgoing understanding inspiring exciting encouraging "
+    "accommodating promising rewarding fulfilling welcoming"
+)
 _EAGER = words_of("excited keen eager ready open looking thrilled psyched pumped")
 _TO_STATE = words_of("lucky fortunate blessed able happy glad proud grateful thankful")
 _TALK = words_of("talk chat speak")
 _SUB_CLAUSE = words_of(
     "when while after before because since as although though until once where that whenever"
 )
-_PLAN_VERBS = words_of("plan want hope intend aim expect wish dream go seek strive promise agree need")
+_PLAN_VERBS = words_of(
+    "plan want hope intend aim expect wish dream go seek strive promise agree need offer volunteer"
+)
 _PARTICLES = words_of("up out back off down over away around along")
 _PASSIVE = {
     "born": ("born_in", "fact"),
@@ -246,6 +256,7 @@ _PAST_PARTICIPLE_IRREG = frozenset(w for w, b in IRREGULAR.items() if w.endswith
 _PRONOUN_SUBJ = {"i": "me", "we": "me", "he": "ref", "she": "ref"}
 _NEG = words_of("not never")
 _FUTURE_AUX = words_of("will shall")
+_BE = words_of("am is are was were be been")
 _HABIT = re.compile(r"\bused\s+to\b|\bwould\s+(?:always|often|usually)\b", re.IGNORECASE)
 _NAMEY = re.compile(r"^[A-Z\u00c0-\u00de][\w\u2024'\-&.]*$")
 _CLAUSE_START_SKIP = words_of(
@@ -259,6 +270,7 @@ class _Tok:
     text: str
     low: str
     start: int
+    title: bool = False  # a quoted title ('Dune', "The Lean Startup"): one name, whatever its words
 
 
 _WORD = re.compile(r"\S+")
@@ -288,11 +300,49 @@ def _tokens(sentence: str) -> list[_Tok]:
         if text:
             out.append(_Tok(text, text.lower(), at))
         out.extend(reversed(tail))
+    return _titles(out, sentence) if "'" in sentence or '"' in sentence else out
+
+
+def _titles(toks: list[_Tok], sentence: str) -> list[_Tok]:
+    """Quoted titles as one token: "reading 'The Name of the Wind' by Patrick Rothfuss", "the song "Brave"".
+
+    A title opens with a quote before a capital letter and closes within eight words; apostrophes inside words
+    ("kids' books", "it's") never open one."""
+    out: list[_Tok] = []
+    i, n = 0, len(toks)
+    while i < n:
+        tok = toks[i]
+        text = tok.text
+        double = text == '"'
+        if not (double and i + 1 < n and toks[i + 1].text[:1].isupper() or text[:1] == "'" and text[1:2].isupper()):
+            out.append(tok)
+            i += 1
+            continue
+        end = -1
+        for k in range(i if not double else i + 1, min(n, i + 9)):
+            if double and k > i + 1 and toks[k].text == '"' or not double and toks[k].text.endswith("'") and (
+                k > i or len(toks[k].text) > 2
+            ):
+                end = k
+                break
+        if end < 0:
+            out.append(tok)
+            i += 1
+            continue
+        first = toks[i + 1] if double else tok
+        last = toks[end - 1] if double else toks[end]
+        title = sentence[first.start : last.start + len(last.text)].strip("'\" ,.;:")
+        if not title or title.lower() in COMMON_WORDS:
+            out.append(tok)
+            i += 1
+            continue
+        out.append(_Tok(title, title.lower(), first.start + (0 if double else 1), title=True))
+        i = end + 1
     return out
 
 
 def _is_name(tok: _Tok) -> bool:
-    return bool(_NAMEY.match(tok.text)) and tok.low.rstrip(".\u2024") not in COMMON_WORDS and tok.low != "i"
+    return tok.title or bool(_NAMEY.match(tok.text)) and tok.low.rstrip(".\u2024") not in COMMON_WORDS and tok.low != "i"
 
 
 def _is_verbish(tok: _Tok) -> bool:
@@ -317,10 +367,16 @@ class _Reader:
         "bare",
         "bare_future",
         "owners",
+        "title_class",
+        "last_subjects",
+        "lows",
+        "phrases",
     )
 
     def __init__(self, sentence: str, ctx: Ctx) -> None:
         self.toks = _tokens(sentence)
+        self.lows = [t.low for t in self.toks]
+        self.phrases: dict[tuple[int, bool, bool, int], tuple[tuple[str, int] | None, int, str | None]] = {}
         self.ctx = ctx
         self.n = len(self.toks)
         self.out: list[Clause] = []
@@ -335,9 +391,11 @@ class _Reader:
         self.owners: list[
             str
         ] = []  # named owners of earlier subjects ("Omar's flight"), for a later "he"/"she"
+        self.title_class: str | None = None  # class noun before the last quoted title read
+        self.last_subjects: list[tuple[str, bool, bool]] = []  # for a later "they"
 
     def low(self, i: int) -> str:
-        return self.toks[i].low if 0 <= i < self.n else ""
+        return self.lows[i] if 0 <= i < self.n else ""
 
     # ---------------------------------------------------------------- subject
     def subject(self, i: int) -> tuple[list[tuple[str, bool, bool]], int]:
@@ -348,6 +406,9 @@ class _Reader:
             return [], i
         low = self.low(i)
         me = self.ctx.me
+        if low == "they" and self.plural and self.last_subjects:
+            # "Melanie's kids are excited and they are considering X": they are the plural subject before
+            return [(name, True, True) for name, _, _ in self.last_subjects], i + 1
         if low in _PRONOUN_SUBJ:
             if _PRONOUN_SUBJ[low] == "me":
                 if self.low(i + 1) == "and" and i + 2 < self.n and _is_name(self.toks[i + 2]):
@@ -468,20 +529,47 @@ class _Reader:
     def noun_phrase(
         self, i: int, *, subject: bool = False, stop_adj: bool = False
     ) -> tuple[tuple[str, int] | None, int]:
-        """(text, start) of a noun phrase at ``i`` and the index after it, or ``(None, i)``."""
+        """(text, start) of a noun phrase at ``i`` and the index after it, or ``(None, i)``.
+
+        Memoised per reader: the same phrase is looked at by the clause, the apposition and example checks and
+        the concept pass. The key holds everything the result depends on (an owner "his" is resolved against the
+        subjects read so far, so their count is part of it)."""
+        key = (i, subject, stop_adj, len(self.subject_names))
+        hit = self.phrases.get(key)
+        if hit is None:
+            hit = (*self._noun_phrase(i, subject=subject, stop_adj=stop_adj), self.title_class)
+            self.phrases[key] = hit
+        self.title_class = hit[2]
+        return hit[0], hit[1]
+
+    def _noun_phrase(
+        self, i: int, *, subject: bool = False, stop_adj: bool = False
+    ) -> tuple[tuple[str, int] | None, int]:
         start = i
         owner: str | None = None
         while i < self.n and (
-            self.low(i) in _DETS or self.low(i) in _QUANT or self.low(i) == "of" and i > start
+            self.low(i) in _DETS
+            or self.low(i) in _QUANT
+            or self.low(i) == "of" and i > start
+            or self.low(i) in {"all", "both"} and (self.low(i + 1) in _POSS or self.low(i + 1) in _DETS)
         ):
-            i += 1
+            i += 1  # "all his plans", "both the kids"
         if i < self.n and self.low(i) in _POSS:
             owner = self._owner(self.low(i), self.toks[i].start)
             i += 1
         words: list[_Tok] = []
+        self.title_class = None
         while i < self.n and len(words) < 7:
             tok = self.toks[i]
             low = tok.low
+            if tok.title:  # a quoted title ends the phrase; a class noun before it is its class
+                if words and all(w.text.islower() for w in words):
+                    self.title_class = " ".join(w.text for w in words)  # the book "The Lean Startup"
+                    words = []
+                if not words:
+                    words.append(tok)
+                    i += 1
+                break
             if not (tok.text[0].isalnum() or tok.text[0] in "$\u20ac\u00a3#@"):
                 break
             if low in _PREPS and not (
@@ -492,16 +580,27 @@ class _Reader:
                 and len(words) <= 3
             ):
                 break
-            if low in _SUBORD or low in _PRONOUN_SUBJ or low in {"they", "you", "it", "to", "not", "-"}:
+            if low in _SUBORD or low in _PRONOUN_SUBJ or low in {"they", "you", "it", "to", "not", "-", "how", "why", "what"}:
                 break
+            if words and low == "such" and self.low(i + 1) == "as":
+                break  # "water sports such as surfing": the examples follow
+            if words and low in _PARTICLES and not words[-1].low.endswith("ing") and (
+                self.low(i + 1) in _PREPS or self.low(i + 1) in _DETS or not self.low(i + 1).isalpha()
+            ):
+                break  # "took his turtles out for a walk": a particle, not part of the noun
             if words and (low in _DETS or low in _POSS):
                 break
             if low in AUXILIARIES and words:
                 break
             if words and (
-                low.endswith("ly") and low not in _LY_NOUNS or low in _ADVERBS and low not in {"home", "back"}
+                low.endswith("ly") and low not in _LY_NOUNS
+                or low in _ADVERBS
+                and low not in {"home", "back"}
+                and not (low == "online" and self._object_follows(i + 1) and self.low(i + 1) not in _DETS)
             ):
-                break
+                break  # ("her own online clothing store": an adjective there)
+            if words and low == "back" and self.low(i + 1) in {"home", "then", "in", "when", "at"}:
+                break  # "a community center back home": where, not part of the name
             if words and not subject and low in {"named", "called"}:
                 break
             if (
@@ -510,6 +609,7 @@ class _Reader:
                 and _is_name(tok)
                 and i + 1 < self.n
                 and _is_verbish(self.toks[i + 1])
+                and self.low(i + 1) not in {"named", "called"}
             ):
                 break  # "the gear John got": a relative clause starts at the name
             if (
@@ -556,6 +656,14 @@ class _Reader:
                 break
             if stop_adj and words and (low in POSITIVE_FIND or low in NEGATIVE_FIND):
                 break
+            if (
+                words
+                and words[-1].text[:1].isupper()
+                and not words[-1].text.endswith("'s")
+                and tok.text.islower()
+                and (low in POSITIVE_FIND or low in NEGATIVE_FIND or low in _ADJ_ONLY or _adjective(low))
+            ):
+                break  # "the song by Sara Bareilles significant": a name takes no adjective after it
             if words and low.endswith("ed") and (self.low(i + 1) in _PREPS or self.low(i + 1) in _DETS):
                 break  # "a workshop focused on ...": a participle phrase starts
             if (
@@ -576,7 +684,7 @@ class _Reader:
                 )
             ):
                 break
-            if not subject and words and low in IRREGULAR and low not in {"read", "set", "cut", "lead"}:
+            if not subject and words and low in IRREGULAR and low not in {"read", "set", "cut", "lead", "split"}:
                 break
             if (
                 subject
@@ -603,10 +711,10 @@ class _Reader:
             i += 1
             if (
                 low == words[-1].low
-                and self.low(i) == "and"
+                and self.low(i) in {"and", "but", "or"}
                 and len(words) <= 2
                 and (
-                    (_adjective(low) or low in _ADJ_ONLY or low in POSITIVE_FIND)
+                    (_adjective(low) or low in _ADJ_ONLY or low in POSITIVE_FIND or low in NEGATIVE_FIND)
                     and (_adjective(self.low(i + 1)) or self.low(i + 1).endswith("ing"))
                     # "a loving and accepting home": -ing adjectives only right after an article
                     or len(words) == 1
@@ -619,7 +727,7 @@ class _Reader:
                 and self.low(i + 2) not in _PREPS
                 and self.low(i + 2) not in _DETS
             ):
-                words.extend(self.toks[i : i + 2])  # "a black and white bowl"
+                words.extend(self.toks[i : i + 2])  # "a black and white bowl", "a challenging but fulfilling project"
                 i += 2
         if not words:
             return None, start
@@ -646,7 +754,16 @@ class _Reader:
         start = i
         while i < self.n:
             low = self.low(i)
-            if low in AUXILIARIES:
+            if (
+                low in {"have", "has", "had"}
+                and self.low(i + 1) == "to"
+                and self.low(i + 2) in _KNOWN_VERBS
+                and lemma(self.low(i + 2)) == self.low(i + 2)
+            ):
+                aux.append("did" if low == "had" else "must")  # "had to say goodbye", "has to finish X"
+                future = future or low != "had"
+                i += 1
+            elif low in AUXILIARIES:
                 aux.append(low)
                 if low in _FUTURE_AUX:
                     future = True
@@ -658,6 +775,7 @@ class _Reader:
             elif low == "used" and self.low(i + 1) == "to":
                 habitual = True
                 i += 1
+
             elif low in {"going", "about"} and self.low(i + 1) == "to" and aux:
                 future = True
                 i += 1
@@ -672,6 +790,18 @@ class _Reader:
             return None, start
         tok = self.toks[i]
         low = tok.low
+        if (
+            aux
+            and aux[-1] in {"do", "does", "did"}
+            and not negated
+            and (low in _DETS or low in _POSS or lemma(low) not in _KNOWN_VERBS and low not in IRREGULAR)
+            and low.isalpha()
+        ):
+            aux.pop()  # "does physical therapy", "did a workshop": "do" is the verb here
+            i -= 1
+            while self.low(i) not in {"do", "does", "did"}:
+                i -= 1
+            return self._main_verb(i, self.toks[i], self.low(i), aux, negated, habitual, future, ended, start)
         if (
             aux
             and aux[-1] in {"have", "has", "had"}
@@ -689,8 +819,8 @@ class _Reader:
             tok = self.toks[i]
             low = tok.low
             return self._main_verb(i, tok, low, aux, negated, habitual, future, ended, start)
-        if low in _QUANT or low.isdigit() or low in _DETS:
-            return None, start
+        if (low in _QUANT or low.isdigit() or low in _DETS) and not (aux and aux[-1] in _BE and low in _DETS):
+            return None, start  # "is a dancer" goes on to the copula below
         if not low.isalpha() or low in _NOT_VERB and low not in IRREGULAR and low not in {"like", "love"}:
             if aux and aux[-1] in {"am", "is", "are", "was", "were", "be", "been"}:
                 return {
@@ -714,7 +844,9 @@ class _Reader:
                 "future": future,
                 "ended": ended,
             }, i + 1
-        if be and not low.endswith("ing") and not (low.endswith("ed") or low in _PAST_PARTICIPLE_IRREG):
+        if be and (low in _ING_ADJ or not low.endswith("ing")) and not (
+            low.endswith("ed") or low in _PAST_PARTICIPLE_IRREG
+        ):
             return {
                 "copula": True,
                 "aux": aux,
@@ -772,14 +904,32 @@ class _Reader:
         verb = lemma(low)
         past = (
             not aux
-            and (low.endswith("ed") or low in IRREGULAR and low != verb and not low.endswith("s"))
+            and (low.endswith("ed") or low in IRREGULAR and low != verb and not low.endswith(("s", "ing")))
             or bool(aux)
             and aux[0] in {"was", "were", "did", "had"}
         )
         i += 1
         # catenatives: "started doing X", "decided to join X", "stopped eating meat"
         inner_aspect = None
-        if verb in _CATENATIVE_INNER or verb in _CATENATIVE_KEEP:
+        nxt = self.low(i)
+        if (
+            verb == "help"
+            and lemma(nxt) == nxt
+            and (
+                nxt in _KNOWN_VERBS
+                or nxt.isalpha()
+                and (self.low(i + 1) in _DETS or self.low(i + 1) in _POSS)
+                and not nxt.endswith("s")
+                and nxt not in COMMON_WORDS
+                and nxt not in RELATIONS
+                and not _is_name(self.toks[i])
+            )
+            and (self._object_follows(i + 1) or self.low(i + 1) in _PARTICLES)
+            and self.low(i + 1) not in _PREPS
+        ):
+            verb, inner_aspect = self.low(i), "help"  # "helped renovate a community center": renovated it
+            i += 1
+        elif verb in _CATENATIVE_INNER or verb in _CATENATIVE_KEEP:
             nxt = self.low(i)
             after = self.low(i + 1)
             if (
@@ -800,13 +950,17 @@ class _Reader:
                 future = future or verb == "consider"  # "is considering adopting a pup": not adopted yet
                 verb = lemma(nxt)
                 i += 1
+        if verb == "look" and self.low(i) == "forward" and self.low(i + 1) == "to" and self._gerund_here(i + 2):
+            # "looks forward to attending a conference": the attending is planned
+            inner_aspect, future, verb = "plan", True, lemma(self.low(i + 2))
+            i += 3
         particle = None
         if (
             self.low(i) in _PARTICLES
-            and (map_verb(verb, None, self.low(i)) or self.low(i) in {"up", "out", "back", "off"})
+            and (map_verb(verb, None, self.low(i)) or self.low(i) in {"up", "out", "back", "off", "down"})
             or self.low(i) in {"into", "after", "on", "for"}
-            and map_verb(verb, None, self.low(i))
-        ):
+            and (map_verb(verb, None, self.low(i)) or verb == "look" and self.low(i) != "on")
+        ):  # "looking into counseling jobs", "looking for investors": what is looked for is the object
             particle = self.low(i)
             i += 1
         if particle and self.low(i) in {"for", "with", "on"} and map_verb(verb, self.low(i), particle):
@@ -846,7 +1000,9 @@ class _Reader:
     def read(self) -> list[Clause]:
         i = self._skip_intro()
         subjects, i = self.subject(i)
+        earlier: dict[str, object] = {}
         while subjects and i < self.n:
+            self.last_subjects = subjects
             self.subject_names.extend(s for s, tp, _ in subjects if tp and s[:1].isupper() and "'" not in s)
             self.owners.extend(
                 s.partition("'s ")[0] for s, _, _ in subjects if "'s " in s and s[:1].isupper()
@@ -864,10 +1020,15 @@ class _Reader:
                 continue
             if conjunct_bare and conjunct_future and not vg.get("aux") and lemma(self.low(i)) == self.low(i):
                 vg["future"] = True  # "plans to explore more and volunteer at shelters": both are planned
+            if not vg.get("aux") and self.low(i).endswith("ing"):
+                for key in ("past", "future", "habitual"):  # "spent the summer working at a camp": then, too
+                    vg[key] = vg.get(key) or earlier.get(key)
+            earlier = vg
             self.bare = bool(vg.get("inner")) or any(a in _MODALS for a in vg.get("aux", ()))  # type: ignore[attr-defined]
             self.bare_future = bool(vg.get("future"))
             i = self._complements(subjects, vg, j)
             i = self._infinitives(subjects, vg, i)
+            skipped = i
             for _ in range(3):  # "... effect of nature, recognizing X": skip phrases nothing attached to
                 if self.low(i) not in _PREPS or self.low(i + 1).endswith("ing"):
                     break
@@ -875,6 +1036,8 @@ class _Reader:
                 if np is None:
                     break
                 i = k
+            if i == skipped and self._participle(i):
+                continue  # "spent the summer working at a camp", "broke his ankle playing soccer"
             nxt = self._next_clause(i)
             if nxt is None:
                 break
@@ -984,7 +1147,8 @@ class _Reader:
             and i + 1 < self.n
             and _is_verbish(self.toks[i + 1])
         ):
-            return [], i + 1  # "Jon is a dancer who runs a studio": the relative clause is about Jon
+            last = self.out[-1]  # "Jon is a dancer who runs a studio", "Cindy, a resident, who wrote X"
+            return [(last.subject, last.third_party, last.pronoun)], i + 1
         if (
             low in _SUB_CLAUSE
             and i + 1 < self.n
@@ -1009,12 +1173,17 @@ class _Reader:
                     )
                 return subjects, j
             return None
-        if low in _PRONOUN_SUBJ or (
+        if low in _PRONOUN_SUBJ or low == "they" or (
             _is_name(self.toks[i]) and i + 1 < self.n and _is_verbish(self.toks[i + 1])
         ):
             subjects, j = self.subject(i)
             return (subjects, j) if subjects else None
-        if _is_verbish(self.toks[i]) or low in AUXILIARIES or low in {"never", "not", "now"}:
+        if (
+            _is_verbish(self.toks[i])
+            or low in AUXILIARIES
+            or low in {"never", "not", "now"}
+            or self.bare and low in _KNOWN_VERBS and lemma(low) == low and self.low(i - 1) == "and"
+        ):  # "... to express her feelings and explore her identity": the infinitive goes on
             if self.low(i - 1) == "," and (
                 lemma(low) in _ABOUT_THE_THING
                 or low.endswith("ed")
@@ -1027,17 +1196,29 @@ class _Reader:
 
     def _complements(self, subjects: list[tuple[str, bool, bool]], vg: dict[str, object], i: int) -> int:
         aspect = "ongoing"
-        if vg.get("future"):
-            aspect = "future"
+        # "finished reading X", "finished writing her book": done, so true; "finished working at X": over
+        stopped = vg.get("inner") in _STOP_ASPECT and (vg.get("inner") != "finish" or vg.get("lemma") in _STATES)
+        aux = vg.get("aux")
+        if vg.get("future") or vg.get("copula") and isinstance(aux, list) and aux[:1] == ["be"]:
+            aspect = "future"  # "to be a leader", "and be a mentor": not yet
         elif vg.get("habitual"):
             aspect = "habitual_past"
-        elif vg.get("ended") or vg.get("inner") in _STOP_ASPECT:
+        elif vg.get("ended") or stopped:
             aspect = "ended"
-        elif vg.get("past"):
+        elif vg.get("past") or vg.get("inner") == "finish":
             aspect = "past_event"
-        negated = bool(vg.get("negated")) or vg.get("inner") in _STOP_ASPECT
+        negated = bool(vg.get("negated")) or stopped
         base: _Base = {"negated": negated, "aspect": aspect}
         if vg.get("copula"):
+            if (
+                self.low(i).isalpha()
+                and self.low(i) not in _NOT_VERB
+                and self.low(i + 1) in {"and", "or"}
+                and self.low(i + 2).isalpha()
+                and self.low(i + 2) not in _NOT_VERB
+                and self.low(i + 3) in _ADJ_PREPS
+            ):
+                i += 2  # "is supportive and enthusiastic about sharing X": the second adjective takes the phrase
             adj = self.low(i)
             if (
                 adj.isalpha()
@@ -1054,7 +1235,7 @@ class _Reader:
                 and self.low(i + 1) in _ADJ_PREPS
                 and not (self.low(i + 1) == "to" and self.low(i + 2) in _KNOWN_VERBS)
                 and self.low(i + 2) not in _OBJ_PRONOUNS
-                and not self.low(i + 2).endswith("ing")
+                and not (self.low(i + 2).endswith("ing") and self._gerund_here(i + 2))
             ):
                 np, j = self.noun_phrase(i + 2)
                 if np:  # "is proud of her kids", "is grateful for the support", "is full of energy"
@@ -1077,6 +1258,9 @@ class _Reader:
         passive = vg.get("passive")
         if isinstance(passive, str):
             prep = self.low(i)
+            if prep == _PASSIVE_PREP.get(passive, prep) and self._gerund_here(i + 1):
+                # "is involved in organizing a show", "is interested in trying X": the activity, not a thing
+                return self._gerund(subjects, _prospective(base, passive, prep), i + 1)
             if prep == _PASSIVE_PREP.get(passive, prep) and prep in _PREPS | {"into"}:
                 np, j = self.noun_phrase(i + 1)
                 if (
@@ -1110,7 +1294,14 @@ class _Reader:
                 and self._gerund_here(i + 1)
             ):
                 return self._gerund(subjects, {"negated": base["negated"], "aspect": "future"}, i + 1)
-            participle = self.low(i - 1).endswith("ing") and not vg.get("aux")
+            participle = (
+                self.low(i - 1).endswith("ing")
+                and not vg.get("aux")
+                and not vg.get("gerund")
+                and vg.get("lemma") not in {"share", "update", "know"}  # "updating his business plan": a doing
+            )
+            if vg.get("lemma") in _RECALL and not participle and self._gerund_here(i):
+                return self._gerund(subjects, base, i)  # "mentioned volunteering at a shelter": her own doing
             if participle or not (vg.get("lemma") in _SAY_THING and self._says_a_thing(i)):
                 return self._skip_to_clause_end(
                     i
@@ -1118,13 +1309,10 @@ class _Reader:
             # "expressed gratitude for the support", "described her trip": the thing said is a fact of its own
         stop_adj = vg.get("lemma") in {"find", "consider", "call", "keep", "think"}
         obj: tuple[str, int] | None = None
-        if self.low(i) in _OBJ_PRONOUNS and not (
-            self.low(i) == "her"
-            and self.low(i + 1).isalpha()
-            and self.low(i + 1) not in _PREPS | _SUBORD | {"to"}
-            and self.low(i + 1) not in POSITIVE_FIND | NEGATIVE_FIND
-        ):
+        if self.low(i) in _OBJ_PRONOUNS and not self._possessive_her(i):
             i += 1
+            if stop_adj:  # "considers it a sanctuary", "finds them a great team": what it is, not an object
+                return self._pps(subjects, verb, self._skip_complement(i), base)
         gerund_at = -1
         if i < self.n and self.low(i) not in _PREPS and self.low(i) not in {",", "and", "but", "to"}:
             at = i
@@ -1153,20 +1341,19 @@ class _Reader:
             )
             if cut:  # "helping her cousin find a place", "help my mom cook dinner": the verb is the object's
                 obj = (" ".join(parts[:cut]), obj[1])
-        named_class: str | None = None
+        named_class = self.title_class if obj else None
         if obj and self.low(i) in {"named", "called"} and i + 1 < self.n and _is_name(self.toks[i + 1]):
             names, j = self._names(i + 1)
             if names:  # "a pilot named Ben": the value is Ben, a pilot
                 named_class, obj, i = obj[0], (names[0], self.toks[i + 1].start), j
         if obj and vg.get("lemma") in _DITRANSITIVE:
             first, _, rest = obj[0].partition(" ")
-            if first[:1].isupper() and rest and rest[:1].islower():  # "gives Jon tips": Jon gets the tips
-                obj = (rest, obj[1] + len(first) + 1)
+            if (first[:1].isupper() or singular(first.lower()) in RELATIONS) and rest and rest[:1].islower():
+                obj = (rest, obj[1] + len(first) + 1)  # "gives Jon tips", "teach his kids responsibility"
                 self.recipient = (first, obj[1] - len(first) - 1)
         complement = None
-        if obj and stop_adj and i < self.n and (self.low(i) in POSITIVE_FIND or self.low(i) in NEGATIVE_FIND):
-            complement = self.low(i)
-            i += 1
+        if obj and stop_adj:
+            complement, i = self._complement(i)  # "finds X inspiring", "finds art to be healing"
         clauses = [
             Clause(
                 s, tp, pr, verb, obj[0] if obj else None, obj[1] if obj else -1, complement=complement, **base
@@ -1184,22 +1371,183 @@ class _Reader:
             self.place = None
         if named_class and obj:
             self.out.append(Clause(obj[0], True, False, "be", named_class, -1, copula=True))
+        if obj:
+            i, name = self._apposition(obj[0], i)
+            if name:  # "greets her puppy, Coco": greets Coco
+                for s, tp, pr in subjects:
+                    self.out.append(Clause(s, tp, pr, verb, name[0], name[1], first=obj[0], **base))
         # a second object: "a dog named Luna and a cat named Oliver" / "peanuts and shellfish"
         while (
             obj
             and self.low(i) in {"and", ","}
             and (self.low(i + 1) in _DETS | _POSS.keys() | _QUANT or self._conjunct(i + 1))
         ):
-            more, j = self.noun_phrase(i + 2 if self.low(i) == "," and self.low(i + 1) == "and" else i + 1)
+            more, j = self.noun_phrase(
+                i + 2 if self.low(i) == "," and self.low(i + 1) == "and" else i + 1, stop_adj=stop_adj
+            )
             if not more:
                 break
             more = _owned_like(obj[0], more)
             for s, tp, pr in subjects:
-                self.out.append(Clause(s, tp, pr, verb, more[0], more[1], **base))
+                clauses.append(Clause(s, tp, pr, verb, more[0], more[1], first=obj[0], **base))
+                self.out.append(clauses[-1])
             i = j
+            if stop_adj and complement is None:
+                complement, i = self._complement(i)  # "found the acting and story captivating": both
+                for c in clauses:
+                    c.complement = complement
+        light = vg.get("lemma") in LIGHT_VERBS and singular(obj[0].lower().split()[-1]) not in PETS if obj else True
+        if obj and gerund_at < 0 and not light:  # "has a diet including vegetables": not had
+            items, i, doing = self._examples(obj[0], i, counted=self._counted(obj[1]))
+            for item in items:  # "enjoys outdoor activities such as hiking and board games": each one too
+                for s, tp, pr in subjects:
+                    self.out.append(Clause(s, tp, pr, verb, item[0], item[1], first=obj[0], **base))
+            if doing >= 0:  # "activities such as giving out food at a shelter": the subject's doing
+                return self._gerund(subjects, base, doing)
         if gerund_at >= 0:
             return self._gerund(subjects, base, gerund_at)
         return self._pps(subjects, verb, i, base, clauses=clauses)
+
+    def _participle(self, i: int) -> bool:
+        """A bare participle right after a clause is the subject's doing ("spent the summer working at a camp"),
+        unless a person stands before it ("saw her kids playing", "happiness for Caroline finding ...": theirs)
+        or it is a result ("won the match, making him champion")."""
+        if not self._gerund_here(i) or i == 0 or not self.toks[i - 1].text.isalnum():
+            return False
+        before = self.toks[i - 1]
+        if before.low in _PREPS or before.low in _SUBORD:
+            return False
+        if _is_name(before) or before.low in RELATIONS or singular(before.low) in RELATIONS:
+            return False
+        return not (lemma(self.low(i)) in _CAUSATIVE and self.low(i + 1) in _OBJ_PRONOUNS)
+
+    def _gerund_doer(
+        self, subjects: list[tuple[str, bool, bool]], verb: str, prep: str, clauses: list[Clause] | None
+    ) -> list[tuple[str, bool, bool]] | None:
+        """Who does the gerund after a preposition: the subject ("finds joy in volunteering", "is working on
+        opening a studio", "reminisced about volunteering"), or a named object ("congratulated John on winning",
+        "thanked Ana for helping"); ``None`` when it is unclear (an object that is not a person, a verb of saying,
+        "for" after anything but a person)."""
+        lem = verb.partition("_")[0]
+        if lem in _SAY:
+            return None  # "talked about quitting": what was said, not what was done
+        obj = clauses[0].obj if clauses else None
+        if obj and _NAMEY.match(obj) and " " not in obj and prep in {"on", "for"}:
+            return [(obj, obj.casefold() != self.ctx.me.casefold(), False)]
+        if prep in {"in", "by"}:
+            return subjects
+        if obj or prep not in _GERUND_PREPS:
+            return None
+        return subjects
+
+    def _apposition(self, target: str, i: int) -> tuple[int, tuple[str, int] | None]:
+        """What a name is, said beside it: "Woodhaven, a small town in the Midwest", "'Dune' by Frank Herbert, a
+        story about ...", "his dog, Max, ...". Emits the class fact and returns the index after the apposition
+        (``i`` when there is none) and the name when the apposition is one (then it is the object too). A name
+        followed by more names is a list, not an apposition."""
+        if self.low(i) != "," or i + 2 >= self.n:
+            return i, None
+        if target[:1].isupper() and self.low(i + 1) in {"a", "an", "the"}:
+            np, j = self.noun_phrase(i + 1)
+            k = j
+            for _ in range(2):  # "a small town in the Midwest": the phrases belong to the class noun
+                if self.low(k) not in _PREPS or self.low(k + 1).endswith("ing"):
+                    break
+                more, k2 = self.noun_phrase(k + 1)
+                if not more:
+                    break
+                k = k2
+            if np and (k >= self.n or self.low(k) in {",", ".", ";", "who", "which", "that", "and"}):
+                self.out.append(Clause(target, True, False, "be", np[0], np[1], copula=True))
+                return k, None
+            return i, None
+        head = target.lower().split()[-1]
+        if target[:1].islower() and _is_name(self.toks[i + 1]) and not self.toks[i + 1].title:
+            names, j = self._names(i + 1)
+            after = self.low(j)
+            if (
+                len(names) == 1
+                and (j >= self.n or after in {".", ";", "who", "which"} or after == "," and self.low(j + 1) != "and")
+                and head.isalpha()
+                and head not in _GENERIC
+            ):
+                self.out.append(Clause(names[0], True, False, "be", head, -1, copula=True))  # "his dog, Max"
+                return j, (names[0], self.toks[i + 1].start)
+        return i, None
+
+    def _examples(
+        self, category: str, i: int, *, phrase: bool = False, counted: bool = True
+    ) -> tuple[list[tuple[str, int]], int, int]:
+        """Examples after a noun phrase ("activities like hiking, picnics and board games", "pets including a cat",
+        "movies such as 'Elf'"): (their noun phrases, the index after them, the index of a gerund example or -1).
+        People are not examples of a kind here ("a friend like John" says what John is, not what was done)."""
+        k = i + 1 if self.low(i) == "," and not phrase else i
+        head = category.lower().split()[-1]
+        if self.low(k) == "such" and self.low(k + 1) == "as":
+            k += 2
+        elif self.low(k) == "including" or self.low(k) == "like" and (head != singular(head) or not counted):
+            k += 1  # "movies like 'Elf'", "music like Bach" (a kind, its examples), not "a shelter like family"
+        else:
+            return [], i, -1
+        if head in RELATIONS or singular(head) in RELATIONS or head in _PEOPLE:
+            return [], i, -1
+        if self._gerund_here(k):
+            return [], k, k
+        found: list[tuple[str, int]] = []
+        j = k
+        while len(found) < 6:
+            np, j = self.noun_phrase(k)
+            if not np:
+                break
+            if self.low(j) in {"named", "called"} and j + 1 < self.n and _is_name(self.toks[j + 1]):
+                names, j = self._names(j + 1)  # "pets including a cat named Bailey": Bailey, a cat
+                if names:
+                    self.out.append(Clause(names[0], True, False, "be", np[0], -1, copula=True))
+                    np = (names[0], np[1])
+            found.append(np)
+            k = j + 2 if self.low(j) == "," and self.low(j + 1) in {"and", "or"} else j + 1
+            if self.low(j) not in {"and", ",", "or"} or not (
+                self.low(k) in _DETS or self._conjunct(k) or self.low(k).endswith("ing") and self.low(k).isalpha()
+            ):
+                break  # ("surfing, kayaking and sailing": activities are examples too)
+        return found, (j if found else i), -1
+
+    def _complement(self, i: int) -> tuple[str | None, int]:
+        """The quality after "find/consider/keep X": "inspiring", "to be healing"; ``(None, i)`` when none."""
+        k = i + 2 if self.low(i) == "to" and self.low(i + 1) == "be" else i
+        low = self.low(k)
+        if low in POSITIVE_FIND or low in NEGATIVE_FIND:
+            return low, k + 1
+        if low.isalpha() and (_adjective(low) or low in _ADJ_ONLY or low.endswith(("ing", "ed")) and k > i):
+            return low, k + 1  # a quality the lexicon does not grade: no fact either way
+        return None, i
+
+    def _possessive_her(self, i: int) -> bool:
+        """ "her" before a noun is a possessive ("with her brother"), before anything else an object ("with her")."""
+        nxt = self.low(i + 1)
+        return (
+            self.low(i) == "her"
+            and nxt.isalpha()
+            and nxt not in _PREPS
+            and nxt not in _SUBORD
+            and nxt != "to"
+            and nxt not in POSITIVE_FIND
+            and nxt not in NEGATIVE_FIND
+        )
+
+    def _counted(self, start: int) -> bool:
+        """Does a determiner or possessive stand before the noun phrase starting at character ``start``?"""
+        before = [t for t in self.toks if t.start < start]
+        return bool(before) and (before[-1].low in _DETS or before[-1].low in _POSS)
+
+    def _skip_complement(self, i: int) -> int:
+        """The index after "(both) a sanctuary and a source of comfort" after "considers it"."""
+        if self.low(i) == "both":
+            i += 1
+        np, j = self.noun_phrase(i)
+        while np and self.low(j) in {"and", "or"} and self.low(j + 1) in _DETS:
+            np, j = self.noun_phrase(j + 1)
+        return j
 
     def _says_a_thing(self, i: int) -> bool:
         """A noun phrase (not a clause) follows a verb of saying: "expresses gratitude", "described the trip"."""
@@ -1209,20 +1557,21 @@ class _Reader:
         if low in {"that", "how", "what", "why", "when", "whether", "if"} or low.endswith("ing"):
             return False  # a reported clause or activity ("mentioned reading a series"): not the thing said
         thing = low in _DETS or low in _POSS
-        if not thing and not (
+        named = _is_name(self.toks[i]) and self.low(i + 1) == "," and self.low(i + 2) in {"a", "an", "the"}
+        if not thing and not named and not (
             self._object_follows(i) and not _is_name(self.toks[i]) and not self._gerund_here(i)
         ):
-            return False
-        np, j = self.noun_phrase(i)
+            return False  # "mentioned Cindy, a resident at the shelter": the person mentioned, and what she is
+        np, j = self.noun_phrase(i, subject=True)
         # a noun phrase followed by a verb is the subject of a reported clause ("mentioned her dog loves X")
         return bool(np) and not (j < self.n and (_is_verbish(self.toks[j]) or self.low(j) in AUXILIARIES))
 
     def _gerund_here(self, i: int) -> bool:
         low = self.low(i)
+        nxt = self.low(i + 1)
         return (
             low.endswith("ing")
-            and low not in _ING_NOUNS
-            and low not in _GERUND_NOUNS
+            and (low not in _ING_NOUNS and low not in _GERUND_NOUNS or nxt in _DETS or nxt in _POSS)
             and not _is_name(self.toks[i])
             and lemma(low) in _KNOWN_VERBS
             and lemma(low) not in _STOP_ASPECT
@@ -1263,6 +1612,7 @@ class _Reader:
             "habitual": base["aspect"] == "habitual_past",
             "ended": base["aspect"] == "ended",
             "past": base["aspect"] == "past_event",
+            "gerund": True,
         }
         return self._complements(subjects, vg, i)
 
@@ -1321,6 +1671,8 @@ class _Reader:
             return False
         tok = self.toks[i]
         low = tok.low
+        if tok.title:
+            return True
         if (
             not low.isalpha()
             or low in COMMON_WORDS
@@ -1397,9 +1749,12 @@ class _Reader:
                 self.low(i + 1).endswith("ing")
                 and self.low(i + 1) not in _ING_NOUNS
                 or self.low(i + 1) in _OBJ_PRONOUNS
+                and not self._possessive_her(i + 1)
             ):
-                if low in {"in", "by"} and self._gerund_here(i + 1) and verb.partition("_")[0] not in _SAY:
-                    return self._gerund(subjects, base, i + 1)  # "finds joy in volunteering at the shelter"
+                if self._gerund_here(i + 1):
+                    doer = self._gerund_doer(subjects, verb, low, clauses)
+                    if doer:  # "finds joy in volunteering at X", "is working on opening a studio"
+                        return self._gerund(doer, _prospective(base, verb, low), i + 1)
                 break  # "for helping kids": a clause, not a thing (and often someone else's doing)
             np, j = self.noun_phrase(i + 1)
             if not np:
@@ -1412,13 +1767,21 @@ class _Reader:
                     break
                 found.append(more)  # "with family and friends": both are company
                 j = k
+            items, j, doing = self._examples(found[-1][0], j, phrase=True, counted=self._counted(found[-1][1]))
+            found += items  # "in inspiring places like the trails she visits"
             if attach and clauses:
                 for c in clauses:
                     c.pps.extend((low, x[0], x[1]) for x in found)
             elif attach:
                 for s, tp, pr in subjects:
                     self.out.append(Clause(s, tp, pr, verb, None, -1, pps=[(low, np[0], np[1])], **base))
-            i = j
+            if doing >= 0:  # "took part in activities such as giving out food": the subject's doing
+                return self._gerund(subjects, base, doing)
+            owner = clauses[0].obj if low == "by" and clauses and clauses[0].obj else found[-1][0]
+            i, name = self._apposition(owner, j)  # "'Dune' by Frank Herbert, a story about ...": Dune's class
+            if name and attach and clauses:
+                for c in clauses:  # "said goodbye to his dog, Max": to Max
+                    c.pps.append((low, name[0], name[1]))
             count += 1
         return i
 
@@ -1455,7 +1818,7 @@ _GENERIC = words_of(
     "future past present meaning value values goal goals dream dreams hope plan plans "
     "difference impact track ahead potential"
 )
-_DITRANSITIVE = words_of("give send show offer buy teach bring tell lend get make hand pass owe promise")
+_DITRANSITIVE = words_of("give gift send show offer buy teach bring tell lend get make hand pass owe promise")
 _FAVOURITE = words_of("favourite favorite fave fav")
 _RUN_THINGS = words_of(
     "business company store shop studio bakery cafe restaurant bar team club charity nonprofit organisation "
@@ -1471,7 +1834,12 @@ _ING_NOUNS = words_of(
 )
 _ADJ_ONLY = words_of(
     "important necessary possible able proud happy sure glad lucky grateful thankful excited "
-    "ready free new old good bad great better best hard easy black white red blue green"
+    "ready free new old good bad great better best hard easy black white red blue green alive aware awake "
+    "significant special safe warm loving"
+)
+_VAGUE_ADJ = words_of(
+    "positive negative greater great big bigger huge true real whole good better best lasting meaningful "
+    "significant"
 )
 _OCC_SUFFIX = ("ist", "ician", "ologist", "eer", "grapher", "ator", "er", "or", "ant", "ent")
 
@@ -1492,7 +1860,48 @@ _KNOWN_VERBS = _KNOWN_VERBS | _PLAN_VERBS | _CATENATIVE_INNER | _CATENATIVE_KEEP
 _NOUN_S = words_of("friends kids parents talents works plays news series species means clothes")
 _ABOUT_THE_THING = words_of(
     "symbolize symbolise represent showcase feature include indicate depict capture mean reflect show "
-    "contain involve portray describe"
+    "contain involve portray describe cause result"
+)
+_NOT_A_CLASS = words_of(
+    "member part fan lover supporter kind type sort bit lot piece way source reminder example sign symbol "
+    "testament reflection result mix combination matter reason"
+)
+_LIFE_STAGES = words_of("boy girl kid child teen teenager baby toddler")
+_PEOPLE = words_of(
+    "people person persons someone somebody figure figures mentor mentors folks guy guys individuals man men "
+    "woman women artist artists player players"
+)
+_HOLD_ATTITUDE = words_of("express show have feel share voice convey find develop discover gain extend offer")
+_ATTITUDES: dict[str, tuple[str, frozenset[str]]] = {
+    **{w: ("grateful", words_of("for to")) for w in ("gratitude", "thanks", "thankfulness")},
+    **{w: ("likes", words_of("for in of")) for w in ("love", "passion", "fondness", "admiration", "enthusiasm")},
+    **{w: ("likes", words_of("for of")) for w in ("appreciation", "affection", "liking")},
+    "interest": ("likes", words_of("in")),
+    "support": ("helps", words_of("for")),
+    "pride": ("proud", words_of("in of")),
+    "excitement": ("excited", words_of("about for over")),
+    "concern": ("concerned", words_of("about for over")),
+    "worry": ("worried", words_of("about over")),
+    "sadness": ("sad", words_of("about over")),
+    "curiosity": ("curious", words_of("about")),
+    "fear": ("fears", words_of("of")),
+    "respect": ("respects", words_of("for")),
+}
+_ABSTRACT_OF = words_of("importance role lack state power value meaning nature significance impact idea")
+_PP_IDIOMS = words_of(
+    "hurry touch mind common general particular advance person public private detail total return addition "
+    "charge control need tears awe shape line"
+)
+_ABSTRACT_BUILT = words_of(
+    "bond relationship connection trust confidence career family brand reputation base community network habit "
+    "skill resilience friendship strength momentum audience following presence life future"
+)
+_CONTESTS = words_of(
+    "game match tournament competition contest race championship election battle title league cup final"
+)
+_HAD_EVENTS = words_of(
+    "blast fun dinner lunch breakfast brunch meal chat talk conversation discussion time day night evening "
+    "weekend moment moments experience picnic barbecue bbq party"
 )
 _HOMES = words_of("apartment flat house home room studio place condo loft cottage villa")
 _STATE_VERBS = words_of("find consider stay remain get feel seem keep become look sound")
@@ -1506,6 +1915,45 @@ def _owned_like(first: str, more: tuple[str, int]) -> tuple[str, int]:
     if sep and owner[:1].isupper() and "'" not in more[0] and more[0][:1].islower():
         return f"{owner}'s {more[0]}", more[1]
     return more
+
+
+_GERUND_PREPS = words_of("in by on about of into to")
+_PROSPECTIVE = words_of(
+    "work think dream plan look aim prepare interested excited eager keen count consider save"
+)
+
+
+def _prospective(base: _Base, head: str, prep: str) -> _Base:
+    """The time of a gerund after a preposition: not yet done after a head that looks ahead ("is working on
+    opening a studio", "is thinking of moving", "is interested in trying X"), else the head's own time."""
+    if head.partition("_")[0] in _PROSPECTIVE and prep in {"on", "of", "about", "in", "towards", "toward"}:
+        return {"negated": base["negated"], "aspect": "future"}
+    return base
+
+
+_OUTINGS = words_of("hike walk cruise date adventure retreat run ride picnic outing excursion expedition camping")
+_NOT_PLACED = frozenset({"teaches", "created", "helps", "likes", "dislikes"})
+_PLACE_PREPS = words_of("at in on near during to into around")
+_COMPANY = words_of(
+    "friend friends family team teammates classmates colleagues coworkers group kids children people crew "
+    "neighbors neighbours roommates mentee mentees students"
+)
+
+
+def _companion(who: str) -> bool:
+    """A person or a group of people ("her kids", "Maria", "his teammates"): "with" them is company."""
+    words = who.split()
+    if not words:
+        return False
+    last = words[-1].lower()
+    return (
+        last in _COMPANY
+        or singular(last) in RELATIONS
+        or last in RELATIONS
+        or len(words) <= 2
+        and all(_NAMEY.match(w) for w in words)
+        and not who.isupper()
+    )
 
 
 def _is_time(obj: str, start: int, ctx: Ctx) -> bool:
@@ -1536,6 +1984,11 @@ def _clean(obj: str | None, start: int, ctx: Ctx) -> str | None:
         return None
     if len(words) == 1 and (words[0].lower() in _BAD_OBJ or words[0].lower() in _GENERIC):
         return None
+    if len(words) == 2 and words[1].lower() in _GENERIC and words[0].lower() in _VAGUE_ADJ:
+        return None  # "a positive impact", "her true self": a vague value, not a thing
+    low = [w.lower() for w in words]
+    if "of" in low[1:3] and not _ABSTRACT_OF.isdisjoint(low[: low.index("of", 1)]):
+        return None  # "the importance of education", "the crucial role of X": about X, not X
     if all(w.lower() in COMMON_WORDS or w.lower() in _BAD_OBJ for w in words):
         return None
     if _is_time(obj, start, ctx):
@@ -1583,7 +2036,18 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             return
         if pred == "has" and " " not in value and value.islower() and value.endswith(("ed", "ing")):
             return  # "keep him motivated", "keep grinding": not a possession
-        if c.verb in _STATE_VERBS and " " not in value and value.islower() and _adjective(value):
+        if value.lower() in _PP_IDIOMS:
+            return  # "in a hurry", "in common", "in person": a manner, not a thing
+        if pred == "practises" and value.lower().split()[-1] in _GENERIC:
+            return  # "pursue his business dreams": not an activity
+        if pred == "has" and value.lower().split()[-1] in _HAD_EVENTS:
+            return  # "had a blast", "having dinner with friends": an occasion, not a possession
+        if (
+            c.verb in _STATE_VERBS
+            and " " not in value
+            and value.islower()
+            and (_adjective(value) or value.endswith("ed") or value in IRREGULAR)
+        ):
             return  # "finds it gorgeous", "stays positive": a quality, not a thing (the aspect rules say feel)
         if (pred == "helps" or c.verb in _CAUSATIVE) and (
             value.lower() in _KNOWN_VERBS or value.lower() in _BARE_ONLY
@@ -1624,6 +2088,17 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             what = c.obj or ""
             if c.subject == ctx.me and not _occupation(what) or what.lower().split()[-1] in RELATIONS:
                 continue  # "Sarah is my sister": the relation rules say it better
+            owner, _, thing = c.subject.partition("'s ")
+            if thing.lower() in _FAVOURITE and owner[:1].isupper():
+                # "Maria's favorite is the banana split sundae": what Maria likes
+                fan = Clause(owner, c.third_party, c.pronoun, "like", aspect=c.aspect, negated=c.negated)
+                emit(fan, "likes", what, "preference", 0.8, c.obj_start)
+                continue
+            kind_of = what.lower().partition(" of ")[0].split()
+            if not _NOT_A_CLASS.isdisjoint(kind_of) or (
+                not _occupation(what) and (c.aspect == "future" or kind_of[-1] in _LIFE_STAGES)
+            ):
+                continue  # "a member of X", "a fan of X" (the rules read those), "to be a leader", "was a boy"
             if _occupation(what):
                 emit(c, "job_title", what, "fact", 0.85, c.obj_start)
             elif c.third_party:
@@ -1642,6 +2117,9 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
         lem, _, particle = verb.partition("_")
         hit = map_verb(lem, None, particle or None)
         head = (c.obj or "").lower().split()[-1:] or [""]
+        sense = (c.first or c.obj or "").lower().split()[-1:] or [""]  # a conjunct keeps the first's verb sense
+        if lem in {"know", "learn"} and head[0] in DEMONYMS:
+            hit = ("speaks", "fact") if lem == "know" else hit  # "knows a bit of German": a language
         if lem == "make" and head[0] in _MAKE_NOT_CREATE:
             hit = None  # "made friends", "made a decision": not a creation
         if (
@@ -1651,13 +2129,37 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             and (_adjective(head[0]) or head[0] in _ADJ_ONLY | _MAKE_ADJ)
         ):
             continue  # "make his business successful", "make education better": a change of state, no object
-        if lem == "try" and hit and ("'s" in (c.obj or "") or singular(head[0]) in _TASTED):
+        if lem == "try" and hit and ("'s" in (c.first or c.obj or "") or singular(sense[0]) in _TASTED):
             hit = None  # "try Nate's desserts", "tried a new recipe": tasting, not taking up a practice
+        if not c.obj and lem == "go" and c.pps and c.pps[0][0] == "on":
+            trip = c.pps[0][1].lower().split()[-1]
+            if trip in _TRIP_NOUNS or trip in _OUTINGS:  # "went on a road trip with her family"
+                emit(c, "went_on", c.pps[0][1], "event", 0.8, c.pps[0][2])
+        if c.obj and lem in {"take", "bring"} and _companion(c.obj) and not c.negated:
+            for prep, pobj, pstart in c.pps[:1]:
+                if prep == "to":  # "took her kids to a pottery workshop": she went there too
+                    emit(c, "went_to", pobj, "event", 0.75, pstart)
         if c.obj and head[0] in _TRIP_NOUNS and lem in LIGHT_VERBS | {"plan", "book", "go"}:
             for prep, pobj, pstart in c.pps:
                 if prep in {"to", "in"}:  # "took a trip to Chicago"
                     emit(c, "visited", pobj, "event", 0.85, pstart)
             continue
+        if c.obj and lem == "have" and head[0] in _HAD_EVENTS and not c.negated:
+            for prep, pobj, pstart in c.pps[:2]:
+                if prep in {"at", "in"} and pobj.lower().split()[-1] not in _GENERIC:
+                    # "had a great time at the pride event", "had a blast at a concert": they were there
+                    emit(c, "went_to", pobj, "event", 0.75, pstart)
+                elif prep == "with" and _companion(pobj):
+                    emit(c, "met", pobj, "event", 0.75, pstart)  # "had a picnic with his wife and kids"
+            continue
+        attitude = _ATTITUDES.get(head[0]) if c.obj and lem in _HOLD_ATTITUDE else None
+        if attitude and c.pps and c.pps[0][0] in attitude[1]:
+            # "expressed gratitude for Gina's support", "showed interest in X", "has a passion for Y": the
+            # attitude towards the phrase's object is the fact (the thing expressed stays a fact of its own)
+            prep, pobj, pstart = c.pps[0]
+            feeling = attitude[0]
+            named = feeling in {"likes", "helps", "fears", "respects"}
+            emit(c, feeling if named else f"{feeling}_{prep}", pobj, "preference", 0.75, pstart)
         if c.obj and head[0] in _JOB_NOUNS:
             org = next(((p, o, st) for p, o, st in c.pps if p in {"at", "with", "for"}), None)
             if org:  # "started a new job at X", "lost her job at X", "quit my job at the bank"
@@ -1676,7 +2178,7 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
             if c.complement:
                 if c.complement in POSITIVE_FIND:
                     emit(c, "likes", c.obj, "preference", 0.8, c.obj_start)
-                else:
+                elif c.complement in NEGATIVE_FIND:
                     emit(c, f"finds_{c.complement}", c.obj, "preference", 0.7, c.obj_start)
             elif hit:
                 pred, kind = hit
@@ -1685,8 +2187,10 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                         lem,
                         "fact",
                     )  # "explores themes of loss", "exploring opportunities": not a trip
-                if pred == "has" and singular(c.obj.lower().split()[-1]) in PETS:
+                if pred == "has" and (singular(c.obj.lower().split()[-1]) in PETS or singular(sense[0]) in PETS):
                     pred = "has_pet"
+                elif lem == "win" and singular(sense[0]) in _CONTESTS:
+                    pred, kind = "win", "event"  # "won the tournament": a victory, not a prize received
                 elif lem == "raise" and head[0] not in RELATIONS and singular(head[0]) not in RELATIONS:
                     pred, kind = "raise", "fact"  # "raised donations", "raised $500": not a child
                 elif lem == "watch" and singular(head[0]) not in _MEDIA:
@@ -1694,33 +2198,59 @@ def clause_triples(clauses: list[Clause], ctx: Ctx, mapper: PredicateMapper | No
                         "watch",
                         "event" if c.aspect == "past_event" else "fact",
                     )  # "the meteor shower"
+                if pred == "created" and lem in {"build", "develop"} and singular(head[0]) in _ABSTRACT_BUILT:
+                    pred, kind = lem, "fact"  # "building a stronger bond", "develop her skills": not a made thing
                 if lem == "run" and head[0] not in _RUN_THINGS:
                     pred, kind = "practises", "preference"  # "runs 10 km", "ran a marathon": the sport
                 emit(c, pred, c.obj, kind, 0.85, c.obj_start)
             elif (
                 lem not in LIGHT_VERBS
                 or particle
-                or lem in {"make", "take", "keep", "find", "give", "get", "see"}
+                or lem in {"make", "take", "keep", "find", "give", "get", "see", "try"}
             ):
                 pred, _, source = open_predicate(verb, None)
                 emit(
                     c, pred, c.obj, "event" if c.aspect == "past_event" else "fact", 0.7, c.obj_start, source
                 )
-        if c.obj and c.obj.split()[0].lower().endswith("ing") and c.obj.split()[0].lower() not in _ING_NOUNS:
+        words = (c.obj or "").split()
+        activity = words[0].lower() if words else ""
+        if lem == "practise" and activity.endswith("ing") and len(words) == 1:
+            verb = lem = lemma(activity)  # "went camping with her family in the mountains": camp_with, camp_in
+            hit = None
+        elif activity.endswith("ing") and activity not in _ING_NOUNS:
             continue
+        if c.obj and lem in LIGHT_VERBS and _clean(c.obj, c.obj_start, ctx) is None:
+            continue  # "making a positive impact in his community": the phrase belongs to the vague object
         if lem in _SAY_THING and lem in _SAY and lem != "share":
             continue  # "expressed pride in the courage to transition": the phrases belong to the thing said  # "loves traveling to new places": the places belong to the travelling, not the loving
         for k, (prep, pobj, pstart) in enumerate(c.pps):
+            if prep == "by":
+                if c.obj and c.obj[:1].isupper() and pobj[:1].isupper() and k == 0:
+                    author = Clause(pobj, True, False, "write", aspect="ongoing")
+                    emit(author, "author_of", c.obj, "knowledge", 0.8, c.obj_start)  # 'Dune' by Frank Herbert
+                break
+            company = prep == "with" and _companion(_clean(pobj, pstart, ctx) or "")
             if (
                 k > 0
                 and prep not in {"to", "from"}
                 and not (k == 1 and c.pps[0][0] == "from")
                 and prep != c.pps[k - 1][0]  # "with family and friends": a conjunct, same attachment
+                and not company  # "went to the beach in June with her kids": whom with is the verb's
+                and not (c.pps[k - 1][0] == "with" and _companion(c.pps[k - 1][1]) and prep in _PLACE_PREPS)
+                or k > 0
+                and prep in {"from", "of"}
+                and c.pps[k - 1][0] == "with"
+                and _companion(c.pps[k - 1][1])  # "with friends from church": the friends are from there
             ):
                 break  # "a novel about his childhood in Glasgow": a later phrase belongs to the noun before it
-            phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (None if c.obj or k else hit)
+            phit = VERB_PREDICATES.get(f"{verb}_{prep}") or (
+                None if c.obj or k or prep in {"for", "with", "about"} or hit and hit[0] in _NOT_PLACED else hit
+            )  # "made something for Joanna": not a thing made; "teaching at a school": the school is not taught
             if phit and phit[0] == "lives_in" and c.obj and singular(head[0]) not in _HOMES:
                 phit = None  # "rented a car in Porto": the car is rented there, nobody lives there
+            person = _clean(pobj, pstart, ctx) or ""
+            if phit and prep == "with" and " " not in person and _NAMEY.match(person) and not person.isupper():
+                phit = None  # "volunteered with Maria": a companion, not the organisation
             if phit and phit != hit or phit and not c.obj:
                 pred, kind = phit
                 emit(c, pred, pobj, kind, 0.85, pstart)

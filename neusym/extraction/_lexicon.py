@@ -98,6 +98,8 @@ _E_ENDINGS = (
     "ens",
     "ous",
     "uas",
+    "aus",
+    "rg",
     "eas",
     "ert",
     "ect",
@@ -121,7 +123,8 @@ _NO_E = words_of(
     "scout seat select shirt shop shout show shut sing sit skid skirt snag snow sort split spring sprint "
     "sprout spurt squint star start stir stop strut submit subtract suffer suggest suit support swap "
     "swing tag target tempt test throw ticket tilt tint toast torment total transport trap travel treat "
-    "trust twist vault vent visit visitor vomit vow wag wait want water wonder work worry wrap"
+    "trust twist vault vent visit visitor vomit vow wag wait want water wonder work worry wrap "
+    "perfect project suspect elect infect inject deflect dissect"
 )
 
 
@@ -306,7 +309,7 @@ _add(
     "created",
     "event",
     "make create paint write build design draw compose bake cook knit sew craft record film "
-    "photograph sculpt publish produce carve code develop invent brew plant grow",
+    "photograph sculpt publish produce carve code develop invent brew plant",
 )
 _add("teaches", "fact", "teach lecture instruct")
 _add(

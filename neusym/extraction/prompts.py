@@ -26,7 +26,7 @@ __all__ = [
     "build_user_prompt",
 ]
 
-PROMPT_VERSION = "extraction-v2"
+PROMPT_VERSION = "extraction-v3"
 
 _VOCAB = "\n".join(f"  - {name}: {meaning}" for name, meaning in PREDICATES.items())
 
@@ -67,6 +67,20 @@ Rules:
   thing that happened), habitual_past ("used to ..."), ended ("no longer", "stopped", "quit", "ex-"), future (plans).
 - A correction ("I live in Berlin, not Munich"; "switched from X to Y"; "not vegan, just vegetarian") keeps the new
   value as a normal triple and adds the withdrawn value with polarity false and "retracts": true.
+- Read the whole sentence, not only its main verb: one triple per relation it states, so the graph links people to
+  the things, places, companions and works they mention (the LLM-free extractor emits the same shapes):
+  - the object of an activity in a gerund or infinitive ("is working on opening a studio" -> founded studio,
+    aspect future; "congratulated Ana on winning the cup" -> Ana win cup);
+  - each companion and place of an event as its own triple: <verb>_with / <verb>_in / <verb>_at ("went camping
+    with her kids in the mountains" -> camp_with kids, visited mountains; "had dinner with Jo" -> met Jo);
+  - each example after "such as", "like", "including" ("enjoys sports like surfing and sailing" -> likes surfing,
+    likes sailing);
+  - what a name is when the sentence says it: appositions and titles ("Woodhaven, a small town" -> Woodhaven is_a
+    small town; "'Dune' by Frank Herbert" -> Frank Herbert author_of Dune, Dune is_a book), titles unquoted;
+  - an attitude towards something ("expressed gratitude for Ana's help" -> grateful_for Ana's help; "has a passion
+    for jazz" -> likes jazz).
+  Do not make facts of reported beliefs ("believes that X helps"), of vague values ("a positive impact", "the
+  importance of X") or of another person's doing (in "his friends help with X" the friends help).
 - Entities: the people, places, organisations, products, titles AND the concrete things the facts are about
   ("pottery class", "animal shelter"), each once, as written.
 - Functional predicates (one value at a time): {", ".join(sorted(FUNCTIONAL_PREDICATES))}, favourite_*.

@@ -163,7 +163,9 @@ _TRIMMED = frozenset(
 
 
 _POSS_LEAD = re.compile(r"^(?:his|her|their|its|your)\s+", re.IGNORECASE)
-_CLAUSE_TAIL = re.compile(r"\s+(?:what|that|which|who|whom|when|where|while|because)\b.*$", re.IGNORECASE)
+_CLAUSE_TAIL = re.compile(
+    r"\s+(?:what|that|which|who|whom|when|where|while|because|like|including|such\s+as)\b.*$", re.IGNORECASE
+)
 _TASTES = frozenset({"likes", "dislikes", "prefers"})
 
 
@@ -196,6 +198,7 @@ _TRAIL_ADV = frozenset(
         "already",
         "online",
         "remotely",
+        "such",
     }
 )
 _FILLER = frozenset({"especially", "particularly", "mostly", "also", "too", "more", "most", "much", "lot"})
@@ -403,10 +406,10 @@ class RuleExtractor:
         instruction = cue.INSTRUCTION.search(norm) is not None and not question_form
         remember = not cue.REMEMBER_WORDS.isdisjoint(words) and cue.REMEMBER.search(norm) is not None
         reminder = not cue.REMINDER_WORDS.isdisjoint(words) and cue.REMINDER.search(norm) is not None
-        prefer_future = instruction or reminder or cue.FUTURE_HINT.search(lower) is not None
-        dates = (
-            find_dates(norm, now, prefer_future=prefer_future) if not cue.DATE_WORDS.isdisjoint(words) else []
-        )
+        # the future hint only steers date resolution, so it is looked for only when a date word is there
+        dated = not cue.DATE_WORDS.isdisjoint(words)
+        prefer_future = dated and (instruction or reminder or cue.FUTURE_HINT.search(lower) is not None)
+        dates = find_dates(norm, now, prefer_future=prefer_future) if dated else []
         today = now.replace(hour=0, minute=0, second=0, microsecond=0)
         future = any(d.direction == "future" or (d.direction == "either" and d.when >= today) for d in dates)
         sent.mentions = find_mentions(norm, known) if not sent.chitchat else []

@@ -202,3 +202,87 @@ def test_causative_object_ends_before_its_own_verb() -> None:
     got = spo("Maria is helping her cousin find a flat.")
     assert ("Maria", "helps", "cousin") in got
     assert not any("find" in o for _, _, o in got)
+
+
+# ------------------------------------------------------------------------------- round 3 (issue 18, section 2)
+def test_gerund_after_a_preposition_is_the_subjects_doing() -> None:
+    got = spo("Priya is working on launching her podcast.")
+    assert ("Priya", "founded", "podcast") in got
+    assert fact(ext("Priya is working on launching her podcast."), "founded", "podcast").aspect == "future"
+    assert ("Omar", "runs", "book fair") in spo("Omar is involved in organizing a book fair.")
+
+
+def test_a_named_object_does_the_gerund_after_on_or_for() -> None:
+    got = spo("Lena congratulated Marco on winning the chess tournament.")
+    assert ("Marco", "win", "chess tournament") in got
+    assert not any(s == "Lena" and p == "win" for s, p, _ in got)
+
+
+def test_looking_forward_to_is_a_plan() -> None:
+    e = ext("Hugo is looking forward to visiting Kyoto.")
+    assert fact(e, "visited", "Kyoto").aspect == "future"
+
+
+def test_bare_participle_after_a_clause_keeps_its_time() -> None:
+    e = ext("Dana spent the winter teaching at a school in Quito.")
+    assert fact(e, "teach_at", "school").aspect == "past_event"
+    # a person before the participle does it, not the subject
+    assert not any(p == "play" for _, p, _ in spo("Ravi watched his nephews playing football."))
+
+
+def test_quoted_titles_are_one_name_with_class_and_author() -> None:
+    got = spo("Ines is reading 'The Left Hand of Darkness' by Ursula Le Guin, a novel about gender.")
+    assert ("Ines", "reads", "The Left Hand of Darkness") in got
+    assert ("Ursula Le Guin", "author_of", "The Left Hand of Darkness") in got
+    assert ("The Left Hand of Darkness", "is_a", "novel") in got
+    assert ("The Remains of the Day", "is_a", "film") in spo('Tom watched the film "The Remains of the Day".')
+
+
+def test_examples_after_such_as_or_like_share_the_verb() -> None:
+    got = spo("Kemal enjoys water sports such as surfing, kayaking and sailing.")
+    assert {("Kemal", "likes", x) for x in ("surfing", "kayaking", "sailing")} <= got
+    # "like" after a singular, counted noun is a likeness, not an example
+    assert not any(o == "family" for _, _, o in spo("Sara treats the volunteers at the shelter like family."))
+
+
+def test_apposition_says_what_a_name_is() -> None:
+    got = spo("Felix moved to Ghent, a city in Belgium, last spring.")
+    assert ("Felix", "lives_in", "Ghent") in got
+    assert ("Ghent", "is_a", "city") in got
+    got = spo("Nora adopted a kitten, Pixel, from the shelter.")
+    assert ("Pixel", "is_a", "kitten") in got
+
+
+def test_attitude_nouns_carry_their_phrase() -> None:
+    assert ("Aiko", "grateful_for", "Ben's advice") in spo("Aiko expressed gratitude for Ben's advice.")
+    assert ("Tariq", "likes", "jazz") in spo("Tariq has a passion for jazz.")
+
+
+def test_companions_and_places_attach_to_the_verb() -> None:
+    got = spo("Mina went hiking with her brother in the Dolomites.")
+    assert ("Mina", "hike_with", "Mina's brother") in got or ("Mina", "hike_with", "brother") in got
+    assert ("Mina", "visited", "Dolomites") in got  # hike_in is a visit in the lexicon
+    assert ("Leo", "went_to", "zoo") in spo("Leo took his daughters to the zoo.")
+    # friends from a place: the place is theirs, not the camping's
+    assert not any(p.endswith("_from") for _, p, _ in spo("Eva went camping with friends from work."))
+
+
+def test_finished_doing_is_done_not_stopped() -> None:
+    e = ext("Gus finished writing his thesis.")
+    assert fact(e, "created", "thesis").negated is False
+
+
+def test_result_participles_and_vague_values_give_no_fact() -> None:
+    got = spo("The storm flooded the road, causing long delays.")
+    assert not any(p == "cause" for _, p, _ in got)
+    planned = spo("Zoe wants to make a positive impact in her town.")
+    assert not any("impact" in o for _, p, o in planned if p != "plans_to")  # the plan keeps its wording
+    assert not any("importance" in o for _, _, o in spo("Ali stresses the importance of sleep."))
+
+
+def test_lemmas_of_ect_rg_and_aus_verbs() -> None:
+    assert [lemma(w) for w in ("perfecting", "recharging", "causing", "dyed")][:3] == [
+        "perfect",
+        "recharge",
+        "cause",
+    ]

@@ -303,3 +303,25 @@ def test_engine_does_not_import_frameworks() -> None:
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_prompt_asks_for_every_graph_shape_the_rules_emit() -> None:
+    """The LLM extractor must give the same shape of graph as the LLM-free one (issue 18): the relation families
+    the clause reader emits are named in the prompt, each with an example."""
+    from neusym.extraction import RuleExtractor
+
+    rx = RuleExtractor()
+    got = {
+        t.predicate
+        for text in (
+            "Ines is reading 'Dune' by Frank Herbert, a novel about ecology.",
+            "Mina went hiking with her brother in the Dolomites.",
+            "Kemal enjoys water sports such as surfing and sailing.",
+            "Aiko expressed gratitude for Ben's advice.",
+        )
+        for x in rx.extract(text)
+        for t in x.triples
+    }
+    assert {"author_of", "is_a", "hike_with", "grateful_for", "likes"} <= got
+    for shape in ("author_of", "is_a", "<verb>_with", "such as", "grateful_for", "aspect future"):
+        assert shape in SYSTEM_PROMPT, shape
