@@ -92,7 +92,8 @@ _TABLE = (
          "langosta|mejillones|ostras|almejas|calamares|pulpo|vieiras|crevettes|crabe|homard|moules|huitres|"
          "palourdes|coquilles saint-jacques|calmars|poulpe|langoustines|paella de marisco"),
     _cat("dairy", "dairy products: milk, cheese, butter, cream, yoghurt, ice cream",
-         "dairy|lactose|milk products|milchprodukte|laktose|lacteos|lactosa|produits laitiers|lactose",
+         "dairy|lactose|milk|milk products|milch|milchprodukte|laktose|lacteos|leche|lactosa|lait|"
+         "produits laitiers|lactose",
          "milk|cheese|butter|cream|yoghurt|yogurt|ice cream|milkshake|custard|cheesecake|mozzarella|parmesan|brie|"
          "cheddar|feta|camembert|fondue|raclette|mac and cheese|latte|cappuccino|gelato|creme brulee|milch|kase|"
          "sahne|quark|joghurt|eis|leche|queso|mantequilla|nata|helado|yogur|natillas|lait|fromage|beurre|creme|"
@@ -145,7 +146,7 @@ _TABLE = (
          "beer|beers|lager|ale|ipa|stout|cider|wine|red wine|white wine|rose|prosecco|champagne|cava|sangria|"
          "spirits|whisky|whiskey|vodka|gin|rum|tequila|brandy|cognac|sake|soju|cocktail|cocktails|margarita|"
          "mojito|martini|negroni|spritz|aperol|shots|pint|pints|liquor|schnapps|mead|port|sherry|bourbon|drunk|"
-         "hangover|tipsy|bier|wein|rotwein|weisswein|sekt|schnaps|mass|glühwein|gluhwein|cerveza|cervezas|"
+         "hangover|hungover|tipsy|wasted|bubbly|bier|wein|rotwein|weisswein|sekt|schnaps|mass|glühwein|gluhwein|cerveza|cervezas|"
          "cana|canas|vino|vino tinto|tinto|copa|copas|chupito|chupitos|kalimotxo|calimocho|biere|bieres|vin|"
          "vin rouge|vin blanc|pastis|apero|coupe de champagne|digestif|borracho|betrunken|ivre|cuite",
          "beer wine spirits"),
@@ -164,7 +165,7 @@ _TABLE = (
     _cat("coffee", "coffee and caffeine: espresso, latte, cappuccino, energy drinks",
          "coffee|caffeine|kaffee|koffein|cafe|cafeina|cafeine",
          "coffee|espresso|espressos|latte|cappuccino|americano|flat white|macchiato|mocha|cold brew|caffeine|"
-         "energy drink|red bull|monster|double shot|kaffee|espresso|milchkaffee|cafe|cafe con leche|cortado|"
+         "energy drink|red bull|monster|double shot|frappuccino|starbucks|kaffee|espresso|milchkaffee|cafe|cafe con leche|cortado|"
          "cafe solo|cafecito|cafe au lait|cafe creme|noisette|ristretto"),
     _cat("energy_drinks", "energy drinks: Red Bull, Monster",
          "energy drinks|energy drink|energydrinks|bebidas energeticas|boissons energisantes",
@@ -187,7 +188,7 @@ _TABLE = (
          "wette|gewettet|spielothek|lotto|apuesta|aposte|apostado|loteria|tragaperras|pari|parie|loto|tierce"),
     # ---------------------------------------------------------------- fears and things to stay away from
     _cat("heights", "heights: skydiving, climbing, cliffs, tall buildings, roller coasters",
-         "heights|height|hohen|hohe|alturas|altura|vertige|hauteur|hauteurs|acrophobia|acrophobic",
+         "heights|height|hohen|hohe|alturas|altura|vertige|vertigo|hauteur|hauteurs|acrophobia|acrophobic",
          "skydiving|skydive|parachute|bungee|bungee jumping|climbing|rock climbing|abseiling|cliff|cliffs|"
          "rooftop|skyscraper|observation deck|roller coaster|rollercoaster|ferris wheel|zip line|zipline|"
          "paragliding|hang gliding|hot air balloon|glass floor|summit|via ferrata|tower|top floor|fallschirm|turm|"
@@ -229,7 +230,7 @@ _TABLE = (
          "montar a caballo|cheval|chevaux|equitation|poney"),
     _cat("birds", "birds", "birds|bird|vogel|pajaros|aves|oiseaux", "bird|birds|pigeon|parrot|vogel|pajaro|oiseau"),
     _cat("enclosed", "small enclosed spaces: lifts, elevators, tunnels, caves",
-         "enclosed spaces|small spaces|confined spaces|lifts|elevators|claustrophobia|claustrophobic|aufzug|"
+         "enclosed spaces|small spaces|confined spaces|lifts|elevators|claustrophobia|claustrophobic|aufzug|platz|"
          "aufzuge|ascensor|ascensores|ascenseur|ascenseurs|espacios cerrados",
          "elevator|elevators|lift|lifts|tunnel|cave|caves|mri|escape room|cupboard|aufzug|fahrstuhl|tunnel|hohle|"
          "ascensor|cueva|ascenseur|grotte"),
@@ -294,6 +295,7 @@ IDENTITIES: dict[str, tuple[str, ...]] = {
     "claustrofobica": ("enclosed",), "claustrophobe": ("enclosed",),
     "non-smoker": ("tobacco",), "nichtraucher": ("tobacco",), "nichtraucherin": ("tobacco",),
     "no fumador": ("tobacco",), "non-fumeur": ("tobacco",), "non-fumeuse": ("tobacco",),
+    "plant-based": ("meat", "fish", "dairy", "eggs"), "plant based": ("meat", "fish", "dairy", "eggs"),
     "lactose intolerant": ("dairy",), "laktoseintolerant": ("dairy",), "intolerante a la lactosa": ("dairy",),
     "intolerant au lactose": ("dairy",), "intolerante au lactose": ("dairy",),
 }
