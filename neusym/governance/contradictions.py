@@ -380,10 +380,13 @@ _KEPT = re.compile(r"\b(?:[a-z]+-free|free\s+from|sugar\s+free|alcohol\s+free|no
                    r"(?:oat|almond|soy|soya|coconut|rice)\s+milk|hafermilch|sojamilch|mandelmilch|leche\s+de\s+"
                    r"(?:avena|almendra|soja)|lait\s+d\s+(?:avoine|amande)|lait\s+de\s+soja|mocktail\w*|"
                    r"sparkling\s+water|soda\s+water|lime\s+and\s+soda|tonic\s+water|agua\s+con\s+gas|mineral\w*|"
-                   r"(?:coke|cola|pepsi)\s+(?:zero|max|light)|diet\s+(?:coke|soda|cola)|substitute|imitation|fake)\b")
-"""An event that says the constraint was kept: the thing without its substance ("alcohol-free", "oat milk")."""
+                   r"(?:coke|cola|pepsi)\s+(?:zero|max|light)|diet\s+(?:coke|soda|cola)|substitute|imitation|fake|"
+                   r"stuffed|toy|plush|cuddly|figurine|poster|kuscheltier|stofftier|peluche|juguete|jouet|doudou)\b")
+"""An event that says the constraint was kept: the thing without its substance ("alcohol-free", "oat milk"), or
+a likeness of it rather than the thing (a stuffed toy dog)."""
 _AVOIDED = re.compile(r"\b(?:avoid\w*|skip\w*|skipp\w*|refus\w*|declin\w*|turn\w*\s+down|pass\w*\s+on|said\s+no|"
                       r"quit|quitting|stop|stopped|give\s+up|gave\s+up|decided\s+against|chose\s+not|opted\s+out|"
+                      r"g[ia]ve\s+(?:\w+\s+)?away|rehom\w*|"
                       r"gegen\s+(?:\w+\s+){0,3}entschieden|entschieden\s+gegen|aufgehort|decidimos\s+no|renonce\w*|"
                       r"say\s+no|stay\w*\s+(?:away|on\s+the\s+ground|home|in)|stuck\s+to|stick\s+to|kept\s+\w+\s+away|"
                       r"kept\s+(?:her|his|their|the)\s+\w+\s+in|resist\w*|abgelehnt|verzichtet|vermieden|"
