@@ -94,7 +94,9 @@ _ROLE = re.compile(
     r"goal|objective|directives|policies|antworten|anweisungen|respuestas|instrucciones|reponses|consignes)|"
     r"usual\s+checks|checks)\b|"
     r"\b(?:the|this|that|a|every|each|any)\s+user(?:'s|s'|s)?\b|\buser\s+(?:histories|history|data|messages|"
-    r"accounts?|records|profiles?)\b|\b(?:when|whenever|if)\s+summari[sz]ing\b|\b(?:el|al|del|los)\s+usuarios?\b|"
+    r"accounts?|records|profiles?)\b|\b(?:when|whenever|if)\s+summari[sz]ing\b|\b(?:when|whenever|if)\s+you\s+"
+    r"summari[sz]e\b|\b(?:cuando|si)\s+(?:resumas|resuma|resumes)\b|\b(?:wenn|falls)\s+(?:du|sie)\s+(?:\w+\s+)?"
+    r"zusammenfass\w*|\b(?:quand|lorsque|si)\s+(?:tu|vous)\s+resume[sz]?\b|\b(?:el|al|del|los)\s+usuarios?\b|"
     r"\b(?:l'|les\s+|aux\s+)utilisateurs?\b|\b(?:der|den|dem|des|die)\s+(?:nutzer|nutzerin|benutzer)s?\b|"
     r"\b(?:maintenance|developer|debug|god|admin)\s+mode\b|\bnew\s+persona\b|\bwho\s+never\s+refuses\b", _F)
 
@@ -281,7 +283,7 @@ _MENTION_WEAK = re.compile(  # ... which counts when the attack words are quoted
     r"phishing|recogni[sz]e|detect(?:s|ion|ing)?|translation|translates?|ubersetzung|traduccion|traduction|"
     r"betrug|schulung|estafa|curso|formation|arnaque|arnaques|reconnaitre|injection|injektion|inyeccion|"
     r"like|comme|como|wie)\b", _F)
-_QUOTED = re.compile(r"'[^']{6,}'|\"[^\"]{6,}\"|«[^»]{6,}»|„[^“]{6,}“|“[^”]{6,}”|‘[^’]{6,}’")
+_QUOTED = re.compile(r"(?<!\w)'[^']{6,}'(?!\w)|\"[^\"]{6,}\"|«[^»]{6,}»|„[^“]{6,}“|“[^”]{6,}”|‘[^’]{6,}’")
 
 # a record of something done or unchanged (a bank API's "transfer completed", "details unchanged"), not a request
 _RECORD = re.compile(
