@@ -20,11 +20,10 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from pathlib import Path
-from typing import Any
-
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 

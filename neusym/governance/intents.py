@@ -26,6 +26,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from neusym.regex_gate import RuleGate
+
 __all__ = ["Folded", "IntentHit", "addressee", "authority", "duty", "role_reference", "first_person", "intent_hits", "is_mention", "is_record"]
 
 _F = re.IGNORECASE | re.UNICODE
@@ -295,6 +297,10 @@ _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|i'm|i've|ich|mein|meine|meinen|mi
                            r"ma|mes|io|mio|mia)\b", _F)
 
 
+# literal prefilter of the damping patterns (neusym.regex_gate): most memories mention no attack and log nothing
+_DAMPING_GATE = RuleGate([_MENTION, _MENTION_WEAK, _RECORD])
+
+
 @dataclass(frozen=True)
 class IntentHit:
     """One intent found in a text, with the words that showed it."""
@@ -366,9 +372,10 @@ def authority(text: str | Folded) -> str | None:
 def is_mention(text: str | Folded) -> bool:
     """Talk *about* attacks, scams or policies (a paper, a course, a warning), not an attack itself."""
     folded = _folded(text).text
-    if _MENTION.search(folded) is not None:
+    mention, weak, record = _DAMPING_GATE.possible(folded)
+    if mention and _MENTION.search(folded) is not None:
         return True
-    return _MENTION_WEAK.search(folded) is not None and _QUOTED.search(folded) is not None
+    return weak and _MENTION_WEAK.search(folded) is not None and _QUOTED.search(folded) is not None
 
 
 def intent_hits(text: str | Folded) -> list[IntentHit]:
@@ -394,7 +401,8 @@ def intent_hits(text: str | Folded) -> list[IntentHit]:
 
 def is_record(text: str | Folded) -> bool:
     """A log of something done or unchanged ("transfer completed", "bank details unchanged")."""
-    return _RECORD.search(_folded(text).text) is not None
+    folded = _folded(text).text
+    return _DAMPING_GATE.possible(folded)[2] and _RECORD.search(folded) is not None
 
 
 def first_person(text: str | Folded) -> bool:

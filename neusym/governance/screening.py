@@ -298,7 +298,7 @@ class Screener:
     # ------------------------------------------------------------------ public
     def screen(self, text: str, *, origin: str = "user", user_id: str | None = None) -> ScreeningResult:
         """Screen one candidate memory: the evidence (:meth:`evidence`) weighed by the fitted combiner."""
-        ev = self.evidence(text, origin=origin, user_id=user_id)
+        ev = self.evidence(text, origin=origin, user_id=user_id, complete=False)
         p = combiner.probability(ev.features)
         risk = combiner.to_risk(p, threshold=self.threshold, borderline=self.borderline)
         signals = list(ev.signals)
@@ -310,11 +310,14 @@ class Screener:
             self._ask_judge(result, text, origin)
         return result
 
-    def evidence(self, text: str, *, origin: str = "user", user_id: str | None = None) -> Evidence:
+    def evidence(self, text: str, *, origin: str = "user", user_id: str | None = None,
+                 complete: bool = True) -> Evidence:
         """Every signal, the rule screener's own risk and the combiner's features (the fitting script reads these).
 
         "me"/"my" only marks a statement about the *user* when the user wrote it; in a web page or tool output the
-        first person is the page's author, so the first-person relief does not apply there."""
+        first person is the page's author, so the first-person relief does not apply there. With ``complete=False``
+        the damping features (which can only lower the score) are only read when the rest could reach the review
+        line: the verdict is the same, most memories are spared three more pattern searches."""
         user_channel = origin in ("user", "system")
         signals = self._signals(text, user_id=user_id, depth=0, self_ref=user_channel, shape=origin != "agent")
         visible = intents.Folded(unicodedata.normalize("NFKC", _ALL_HIDDEN.sub("", text)))
@@ -325,12 +328,14 @@ class Screener:
         if not user_channel and directed:
             risk = min(1.0, risk + self.untrusted_boost)
             signals.append(Signal("untrusted_channel", "channel", self.untrusted_boost, origin))
-        mention = intents.is_mention(visible)
-        if risk >= self.threshold and mention and not any(s.category == "address" for s in signals):
-            # talk *about* attacks (a paper quoting "ignore previous instructions", a phishing warning) addresses
-            # no agent: at most borderline, listed for review, never quarantined on its keywords
-            risk = min(risk, self.threshold - 0.01)
-        found = asks.read_asks(visible, text).found()
+        mention: bool | None = None
+        if risk >= self.threshold and not any(s.category == "address" for s in signals):
+            mention = intents.is_mention(visible)
+            if mention:
+                # talk *about* attacks (a paper quoting "ignore previous instructions", a phishing warning)
+                # addresses no agent: at most borderline, listed for review, never quarantined on its keywords
+                risk = min(risk, self.threshold - 0.01)
+        found = asks.read_asks(visible, text)
         signals.extend(Signal(f"ask_{k}", "ask", 1.0 if k in combiner.ASK_FEATURES else 0.0, v,
                               directed=k in combiner.ASK_FEATURES) for k, v in found.items())
         n_asks = sum(1 for k in found if k in combiner.ASK_FEATURES)
@@ -341,10 +346,11 @@ class Screener:
             **{k: 1.0 for k in found},
             "untrusted": float(untrusted),
             "untrusted_asks": min(n_asks, 3) / 3.0 if untrusted else 0.0,
-            "mention": float(mention),
-            "record": float(not user_channel and intents.is_record(visible)),
-            "self_statement": float(user_channel and intents.first_person(visible)),
         }
+        if complete or combiner.probability(features) >= combiner.REVIEW_P:
+            features["mention"] = float(intents.is_mention(visible) if mention is None else mention)
+            features["record"] = float(not user_channel and intents.is_record(visible))
+            features["self_statement"] = float(user_channel and intents.first_person(visible))
         return Evidence(signals=signals, rule_risk=risk, features=features)
 
     # ------------------------------------------------------------------ rules
@@ -360,7 +366,8 @@ class Screener:
         # letters are re-joined ("i g n o r e") and leetspeak folded ("1gn0re") before the rules run again.
         unmarked = _MARKUP.sub("\n", visible)
         unspaced = _SPACED.sub(_unspace, unmarked)
-        deob = _LEET_WORD.sub(_deleet, unspaced)
+        # (a text with no digit or leet symbol has nothing to fold: skip the per-word callback)
+        deob = _LEET_WORD.sub(_deleet, unspaced) if _LEET_CHARS.search(unspaced) else unspaced
         variants.extend(v for v in dict.fromkeys((unmarked, deob)) if v != visible)
         seen: set[str] = set()
         for variant in variants:
