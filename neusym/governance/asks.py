@@ -62,7 +62,7 @@ _CONTROL_W = (
     "consent|authorisation|authorization|spending limit|spending cap|spending limits|daily limit|limit|limits|cap|"
     "kyc|double-check|double check|check with|checks|id questions|customer confirmation|"
     # de
-    "verifizier*|identitatsprufung|ausweisprufung|prufung|sicherheitsfrage|sicherheitsfragen|ausweis|"
+    "verifizier*|identitat|identitatsprufung|prufen|pruft|uberprufen|uberpruft|ausweisprufung|prufung|sicherheitsfrage|sicherheitsfragen|ausweis|"
     "legitimation|zwei-faktor*|bestatigung|ruckfrage|rucksprache|freigabe|genehmigung|zustimmung|einwilligung|"
     "vier-augen*|ausgabenlimit*|limit*|tan|kontrolle|authentifizierung|"
     # es
@@ -143,9 +143,9 @@ _DISCREDIT = re.compile(
     r"veraltet|nicht\s+mehr|ungultig|statt|geandert|ya\s+no|no\s+esta\s+operativo|obsoleto|en\s+lugar\s+de|"
     r"ha\s+cambiado|ne\s+plus|plus\s+jamais|n'est\s+plus|perime|au\s+lieu\s+de|a\s+change)\b", _F)
 
-_CONDITION = re.compile(
-    r"\b(?:the\s+next\s+time|next\s+time|when|whenever|if|once|as\s+soon\s+as|wenn|sobald|falls|cuando|"
-    r"la\s+proxima\s+vez|si|quand|lorsque|lors\s+de|la\s+prochaine\s+fois)\b", _F)
+_CONDITION = _rx(
+    "the next time|next time|when|whenever|if|once|as soon as|wenn|sobald|falls|cuando|la proxima vez|si|"
+    "quand|lorsque|lors de|la prochaine fois")
 _SELF_ASKER = re.compile(
     r"\b(?:i|we)\s+(?:\w+\s+)?(?:ask|asks|request|call|want|need)|\bich\s+(?:\w+\s+)?(?:frage|anrufe|bitte|will)|"
     r"\b(?:te|le)\s+(?:pida|pregunte)\b|\b(?:yo\s+)?(?:pregunto|pida|pido)\b|\bje\s+(?:te\s+|vous\s+)?"
@@ -198,8 +198,9 @@ _CLAIMED_ID = re.compile(
 _FORWARD = re.compile(r"\b(?:bcc|cc|forward|forwards|copy|copies|mirror|sync|post|upload|send|sends|share|"
                       r"weiterleiten|leite|kopie|schick|sende|reenvia|copia|envia|comparte|transfere|envoie|"
                       r"partage|copie)\b", _F)
-_EVERYTHING = re.compile(r"\b(?:everything|every|all|each|any|alle[sn]?|jede[nrs]?|todo|todos|todas|cada|tout|"
-                         r"tous|toutes|chaque)\b", _F)
+_EVERYTHING = _rx(
+    "everything|every|all|each|any|alle|alles|allen|jede|jeden|jeder|jedes|todo|todos|todas|cada|tout|tous|"
+    "toutes|chaque")
 _EMAIL_URL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|https?://\S+|\bwww\.\S+|\b[\w-]+\.(?:example|com|net|org|io|xyz|"
                         r"biz|info)\b", _F)
 _MONEY_SCOPE = re.compile(
@@ -219,10 +220,10 @@ _OWN_VALUE = re.compile(
     r"direccion|cuenta|iban)\b|\b(?:mon|ma|mes|notre|nos)\s+(?:nouve(?:au|lle)\s+)?(?:numero|telephone|portable|"
     r"courriel|adresse|compte|rib|iban)\b", _F)
 # a control being *enforced*: "must verify ... before", "never ask for the PIN", "bedarf der Freigabe"
-_ENFORCE = re.compile(
-    r"\b(?:must|should|shall|always|before|required|requires|require|need|needs|only\s+after|after\s+checking|"
-    r"never|muss|mussen|sollen|soll|immer|vor|bevor|erforderlich|niemals|nie|debe|deben|siempre|antes|requiere|"
-    r"nunca|jamas|doit|doivent|toujours|avant|exige|exigent|jamais)\b", _F)
+_ENFORCE = _rx(
+    "must|should|shall|always|before|required|requires|require|need|needs|only after|after checking|never|"
+    "muss|mussen|sollen|soll|immer|vor|bevor|erforderlich|niemals|nie|debe|deben|siempre|antes|requiere|nunca|"
+    "jamas|doit|doivent|toujours|avant|exige|exigent|jamais")
 # the agent told what it must *not* do with the sensitive world, or to hand over to a person: a safety rule
 _PROHIBITION = re.compile(
     r"\b(?:never|not)\s+(?:\w+\s+){0,2}?(?:(?:ask|asks|request|requests)\s+(?:\w+\s+){0,3}?for|share|reveal|"
@@ -230,8 +231,8 @@ _PROHIBITION = re.compile(
     r"(?:fragt|fragen|teilen|weitergeben|pide|pedir|pedira|compartir|comparte|compartas|revelar|demande|demander|"
     r"demandera|communique|communiquer|communiques|partager|partagez)\b", _F)
 # ... or to hand the matter to a person: the noun first (rare words gate the search), its preposition checked after
-_HANDOFF = re.compile(r"\b(?:human|person|staff\s+member|mitarbeiter\w*|menschen|agente\s+humano|persona|conseiller|"
-                      r"conseillere|humain)\b", _F)
+_HANDOFF = _rx(
+    "human|person|staff member|mitarbeiter*|menschen|agente humano|persona|conseiller|conseillere|humain")
 _HANDOFF_TO = re.compile(r"\b(?:to|an|a)\s+(?:a\s+|an\s+|einen\s+|eine\s+|un\s+|una\s+)?(?:\w+\s+)?$", _F)
 # an order to move money to a destination the text gives: "wire 18,400 EUR to the account below", "pay IBAN ..."
 _PAY = re.compile(

@@ -58,36 +58,36 @@ ASK_FEATURES = ("control_weakening", "credential_request", "channel_redirect", "
                 "forward_all", "money_scope", "payment_order", "hidden_markup")
 
 # ---- fitted constants (benchmarks/governance/fit_screener.py; paste its output here) ----
-BIAS = -4.187
+BIAS = -4.186
 WEIGHTS: dict[str, float] = {
-    "rules_verdict": 6.899,
-    "rules": 2.496,
-    "address": 0.463,
-    "intent": 2.623,
-    "directed": 0.105,
-    "control_weakening": 8.137,
+    "rules_verdict": 6.898,
+    "rules": 2.497,
+    "address": 0.462,
+    "intent": 2.620,
+    "directed": 0.104,
+    "control_weakening": 8.135,
     "credential_request": 2.746,
-    "channel_redirect": 2.924,
+    "channel_redirect": 2.923,
     "trusted_discredited": 4.098,
     "scripted_answer": 3.261,
-    "status_claim": 2.470,
-    "future_reader": 3.731,
-    "authority_header": 0.665,
+    "status_claim": 2.471,
+    "future_reader": 3.728,
+    "authority_header": 0.666,
     "claimed_identity": 3.671,
-    "forward_all": 4.609,
-    "money_scope": 3.797,
+    "forward_all": 4.608,
+    "money_scope": 3.796,
     "payment_order": 0.000,
-    "hidden_markup": 1.262,
-    "untrusted": -1.077,
-    "untrusted_asks": 4.573,
-    "own_value": -2.514,
-    "protective": -5.564,
+    "hidden_markup": 1.261,
+    "untrusted": -1.073,
+    "untrusted_asks": 4.568,
+    "own_value": -2.513,
+    "protective": -5.565,
     "mention": -4.959,
-    "record": -0.835,
+    "record": -0.836,
     "self_statement": -1.636,
 }
 QUARANTINE_P = 0.5
-REVIEW_P = 0.03899718119751452
+REVIEW_P = 0.03899254461713748
 # ---- end of fitted constants ----
 
 
