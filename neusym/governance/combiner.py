@@ -3,9 +3,12 @@
 The rule screener's noisy-OR (:mod:`neusym.governance.screening`) was tuned case by case; the compositions of
 :mod:`neusym.governance.asks` are new evidence whose weight nobody should set by hand. Here both become features
 of a small logistic model whose weights, bias and the two decision lines were fitted by
-``python -m benchmarks.governance.fit_screener`` (sign-constrained L2 logistic regression, k-fold cross-validation on
-the governance benchmark's train split plus the shared poisoning corpus; the script prints the constants below and
-the cross-validated figures). Signs are constrained: evidence of an attack can only raise the score and the
+``python -m benchmarks.governance.fit_screener --dialogue ../shared/data/locomo/locomo_dev.json --write``
+(sign-constrained L2 logistic regression, 5-fold x 4 cross-validation on the governance benchmark's train split, the
+shared poisoning corpus and the train split's ordinary memories; the script prints the constants below and the
+cross-validated figures). The quarantine line is where at most 3 % of the train look-alikes lie out of fold (never
+below p = 0.5); the review line where at most 15 % of them, 1 % of the ordinary memories and 0.5 % of the LoCoMo dev
+dialogue (today's flag rate there) would be listed, whichever is strictest. Signs are constrained: evidence of an attack can only raise the score and the
 damping facts (a mention of an attack, a record of something done, a statement about one's own details, a control
 being enforced) can only lower it, so a weight can never learn to reward, say, an authority header.
 
