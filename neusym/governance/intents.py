@@ -26,6 +26,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from neusym.regex_gate import RuleGate
+
 __all__ = ["Folded", "IntentHit", "addressee", "authority", "duty", "role_reference", "first_person", "intent_hits", "is_mention", "is_record"]
 
 _F = re.IGNORECASE | re.UNICODE
@@ -94,7 +96,9 @@ _ROLE = re.compile(
     r"goal|objective|directives|policies|antworten|anweisungen|respuestas|instrucciones|reponses|consignes)|"
     r"usual\s+checks|checks)\b|"
     r"\b(?:the|this|that|a|every|each|any)\s+user(?:'s|s'|s)?\b|\buser\s+(?:histories|history|data|messages|"
-    r"accounts?|records|profiles?)\b|\b(?:when|whenever|if)\s+summari[sz]ing\b|\b(?:el|al|del|los)\s+usuarios?\b|"
+    r"accounts?|records|profiles?)\b|\b(?:when|whenever|if)\s+summari[sz]ing\b|\b(?:when|whenever|if)\s+you\s+"
+    r"summari[sz]e\b|\b(?:cuando|si)\s+(?:resumas|resuma|resumes)\b|\b(?:wenn|falls)\s+(?:du|sie)\s+(?:\w+\s+)?"
+    r"zusammenfass\w*|\b(?:quand|lorsque|si)\s+(?:tu|vous)\s+resume[sz]?\b|\b(?:el|al|del|los)\s+usuarios?\b|"
     r"\b(?:l'|les\s+|aux\s+)utilisateurs?\b|\b(?:der|den|dem|des|die)\s+(?:nutzer|nutzerin|benutzer)s?\b|"
     r"\b(?:maintenance|developer|debug|god|admin)\s+mode\b|\bnew\s+persona\b|\bwho\s+never\s+refuses\b", _F)
 
@@ -281,7 +285,7 @@ _MENTION_WEAK = re.compile(  # ... which counts when the attack words are quoted
     r"phishing|recogni[sz]e|detect(?:s|ion|ing)?|translation|translates?|ubersetzung|traduccion|traduction|"
     r"betrug|schulung|estafa|curso|formation|arnaque|arnaques|reconnaitre|injection|injektion|inyeccion|"
     r"like|comme|como|wie)\b", _F)
-_QUOTED = re.compile(r"'[^']{6,}'|\"[^\"]{6,}\"|«[^»]{6,}»|„[^“]{6,}“|“[^”]{6,}”|‘[^’]{6,}’")
+_QUOTED = re.compile(r"(?<!\w)'[^']{6,}'(?!\w)|\"[^\"]{6,}\"|«[^»]{6,}»|„[^“]{6,}“|“[^”]{6,}”|‘[^’]{6,}’")
 
 # a record of something done or unchanged (a bank API's "transfer completed", "details unchanged"), not a request
 _RECORD = re.compile(
@@ -291,6 +295,10 @@ _RECORD = re.compile(
     r"eseguito|completato|invariati)\b", _F)
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|i'm|i've|ich|mein|meine|meinen|mich|mir|yo|mi|mis|me|je|j'|moi|mon|"
                            r"ma|mes|io|mio|mia)\b", _F)
+
+
+# literal prefilter of the damping patterns (neusym.regex_gate): most memories mention no attack and log nothing
+_DAMPING_GATE = RuleGate([_MENTION, _MENTION_WEAK, _RECORD])
 
 
 @dataclass(frozen=True)
@@ -364,9 +372,10 @@ def authority(text: str | Folded) -> str | None:
 def is_mention(text: str | Folded) -> bool:
     """Talk *about* attacks, scams or policies (a paper, a course, a warning), not an attack itself."""
     folded = _folded(text).text
-    if _MENTION.search(folded) is not None:
+    mention, weak, record = _DAMPING_GATE.possible(folded)
+    if mention and _MENTION.search(folded) is not None:
         return True
-    return _MENTION_WEAK.search(folded) is not None and _QUOTED.search(folded) is not None
+    return weak and _MENTION_WEAK.search(folded) is not None and _QUOTED.search(folded) is not None
 
 
 def intent_hits(text: str | Folded) -> list[IntentHit]:
@@ -392,7 +401,8 @@ def intent_hits(text: str | Folded) -> list[IntentHit]:
 
 def is_record(text: str | Folded) -> bool:
     """A log of something done or unchanged ("transfer completed", "bank details unchanged")."""
-    return _RECORD.search(_folded(text).text) is not None
+    folded = _folded(text).text
+    return _DAMPING_GATE.possible(folded)[2] and _RECORD.search(folded) is not None
 
 
 def first_person(text: str | Folded) -> bool:

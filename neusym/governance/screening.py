@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from neusym.errors import ExtractionError
-from neusym.governance import directives, intents
+from neusym.governance import asks, combiner, directives, intents
 from neusym.governance.injection_rules import RULES
 from neusym.llm import ChatModel, complete_json
 from neusym.regex_gate import RuleGate
 
-__all__ = ["JudgeVerdict", "Screener", "ScreeningResult", "Signal"]
+__all__ = ["Evidence", "JudgeVerdict", "Screener", "ScreeningResult", "Signal"]
 
 _I = re.IGNORECASE
 _IMPERATIVE_VERBS = frozenset(["act", "add", "adopt", "agree", "allow", "answer", "append", "apply", "avoid", "become", "begin", "behave", "block", "bypass", "cease", "change", "cite", "claim", "collect", "comply", "continue", "copy", "delete", "deny", "disable", "discourage", "display", "do", "download", "drop", "dump", "email", "enable", "end", "ensure", "enter", "execute", "export", "fetch", "follow", "forget", "forward", "give", "grant", "hide", "ignore", "include", "inform", "insert", "inject", "keep", "leak", "link", "list", "log", "modify", "obey", "output", "override", "pass", "praise", "pretend", "print", "prioritise", "prioritize", "promote", "push", "rank", "recommend", "redirect", "refuse", "repeat", "replace", "reply", "reset", "respond", "reveal", "rewrite", "run", "sell", "send", "serve", "share", "skip", "start", "state", "stop", "store", "suggest", "switch", "tell", "treat", "trust", "turn", "update", "upload", "use", "visit", "warn", "write"])
@@ -97,6 +97,15 @@ class ScreeningResult:
         return f"{self.verdict} (risk {self.risk:.2f}; {names}; by {self.judged_by})"
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """What the screener found before weighing it: the signals, the rule noisy-OR, the combiner's features."""
+
+    signals: list[Signal]
+    rule_risk: float
+    features: dict[str, float]
+
+
 class JudgeVerdict(BaseModel):
     """The LLM judge's answer."""
 
@@ -159,14 +168,13 @@ _ADDRESSED_BONUS = 0.2  # an intent addressed to the agent is what poisoning is
 _DIRECTIVE = 0.45  # an agent told what to do about credentials, money, contacts or data (neusym.governance.directives)
 
 
-def _intent_signals(text: str, origin: str) -> list[Signal]:
+def _intent_signals(visible: intents.Folded, origin: str) -> list[Signal]:
     """What the text asks a future assistant to do (:mod:`neusym.governance.intents`), in any of its languages.
 
     An addressee ("Dear AI", "Assistants must", "note to the model") or a fake authority header is itself directed
     evidence (tool and document channels then get the untrusted boost); intents weigh most when addressed, less in
     a tool's or document's plain text, least in the user's statements about themselves. Records of things done
     ("transfer completed", "details unchanged") halve the intent evidence."""
-    visible = intents.Folded(unicodedata.normalize("NFKC", _ALL_HIDDEN.sub("", text)))
     out: list[Signal] = []
     addressed = intents.addressee(visible)
     claimed = intents.authority(visible)
@@ -214,6 +222,28 @@ def _intent_signals(text: str, origin: str) -> list[Signal]:
         out.append(Signal(f"intent_{hit.intent}", "intent", round(min(w, 0.95), 3), hit.evidence,
                           directed=bool(addressed or claimed or role)))
     return out
+
+
+_STRUCTURE_META = frozenset({"directed_meta_vocabulary", "directed_at_others"})  # see _structural
+_STRUCTURE = _STRUCTURE_META | {"agent_directed_sentence"}
+
+
+def _component_risks(signals: list[Signal]) -> dict[str, float]:
+    """The noisy-OR of each family of signals, logit-scaled: the combiner weighs the families separately, so a
+    style guide that merely *addresses* an assistant does not borrow the reliability of a keyword rule."""
+    groups: dict[str, list[float]] = {"rules": [], "address": [], "intent": []}
+    meta = any(s.name in _STRUCTURE_META for s in signals)
+    for s in signals:
+        if s.name in _STRUCTURE:
+            if meta:
+                groups["rules"].append(s.weight)
+        elif s.category in ("address", "role"):
+            groups["address"].append(s.weight)
+        elif s.category == "intent":
+            groups["intent"].append(s.weight)
+        elif s.category not in ("channel", "ask", "combiner", "judge"):
+            groups["rules"].append(s.weight)
+    return {k: combiner.logit_scaled(_noisy_or(v)) if v else 0.0 for k, v in groups.items()}
 
 
 def _deleet(m: re.Match[str]) -> str:
@@ -267,24 +297,61 @@ class Screener:
 
     # ------------------------------------------------------------------ public
     def screen(self, text: str, *, origin: str = "user", user_id: str | None = None) -> ScreeningResult:
-        # "me"/"my" only marks a statement about the *user* when the user wrote it; in a web page or tool output
-        # the first person is the page's author, so the first-person relief does not apply there.
-        signals = self._signals(text, user_id=user_id, depth=0, self_ref=origin in ("user", "system"),
-                                shape=origin != "agent")
-        signals.extend(_intent_signals(text, origin))
-        risk = _noisy_or([s.weight for s in signals])
-        if origin not in ("user", "system") and any(s.directed for s in signals):
-            risk = min(1.0, risk + self.untrusted_boost)
-            signals.append(Signal("untrusted_channel", "channel", self.untrusted_boost, origin))
-        if risk >= self.threshold and not any(s.category == "address" for s in signals) and intents.is_mention(text):
-            # talk *about* attacks (a paper quoting "ignore previous instructions", a phishing warning) addresses
-            # no agent: at most borderline, listed for review, never quarantined on its keywords
-            risk = min(risk, self.threshold - 0.01)
+        """Screen one candidate memory: the evidence (:meth:`evidence`) weighed by the fitted combiner."""
+        ev = self.evidence(text, origin=origin, user_id=user_id, complete=False)
+        p = combiner.probability(ev.features)
+        risk = combiner.to_risk(p, threshold=self.threshold, borderline=self.borderline)
+        signals = list(ev.signals)
+        top = ", ".join(f"{k} {w:+.1f}" for k, w in combiner.contributions(ev.features)[:4])
+        signals.append(Signal("combined", "combiner", round(p, 4), f"p={p:.2f} ({top})"))
         verdict = "injection" if risk >= self.threshold else ("borderline" if risk >= self.borderline else "clean")
         result = ScreeningResult(risk=round(risk, 4), signals=signals, verdict=verdict)
         if verdict == "borderline" and self.judge is not None:
             self._ask_judge(result, text, origin)
         return result
+
+    def evidence(self, text: str, *, origin: str = "user", user_id: str | None = None,
+                 complete: bool = True) -> Evidence:
+        """Every signal, the rule screener's own risk and the combiner's features (the fitting script reads these).
+
+        "me"/"my" only marks a statement about the *user* when the user wrote it; in a web page or tool output the
+        first person is the page's author, so the first-person relief does not apply there. With ``complete=False``
+        the damping features (which can only lower the score) are only read when the rest could reach the review
+        line: the verdict is the same, most memories are spared three more pattern searches."""
+        user_channel = origin in ("user", "system")
+        signals = self._signals(text, user_id=user_id, depth=0, self_ref=user_channel, shape=origin != "agent")
+        visible = intents.Folded(unicodedata.normalize("NFKC", _ALL_HIDDEN.sub("", text)))
+        signals.extend(_intent_signals(visible, origin))
+        risk = _noisy_or([s.weight for s in signals])
+        directed = any(s.directed for s in signals)
+        untrusted = origin not in ("user", "system", "agent")
+        if not user_channel and directed:
+            risk = min(1.0, risk + self.untrusted_boost)
+            signals.append(Signal("untrusted_channel", "channel", self.untrusted_boost, origin))
+        mention: bool | None = None
+        if risk >= self.threshold and not any(s.category == "address" for s in signals):
+            mention = intents.is_mention(visible)
+            if mention:
+                # talk *about* attacks (a paper quoting "ignore previous instructions", a phishing warning)
+                # addresses no agent: at most borderline, listed for review, never quarantined on its keywords
+                risk = min(risk, self.threshold - 0.01)
+        found = asks.read_asks(visible, text)
+        signals.extend(Signal(f"ask_{k}", "ask", 1.0 if k in combiner.ASK_FEATURES else 0.0, v,
+                              directed=k in combiner.ASK_FEATURES) for k, v in found.items())
+        n_asks = sum(1 for k in found if k in combiner.ASK_FEATURES)
+        features = {
+            "rules_verdict": float(risk >= self.threshold),
+            **_component_risks(signals),
+            "directed": float(directed),
+            **{k: 1.0 for k in found},
+            "untrusted": float(untrusted),
+            "untrusted_asks": min(n_asks, 3) / 3.0 if untrusted else 0.0,
+        }
+        if complete or combiner.probability(features) >= combiner.REVIEW_P:
+            features["mention"] = float(intents.is_mention(visible) if mention is None else mention)
+            features["record"] = float(not user_channel and intents.is_record(visible))
+            features["self_statement"] = float(user_channel and intents.first_person(visible))
+        return Evidence(signals=signals, rule_risk=risk, features=features)
 
     # ------------------------------------------------------------------ rules
     def _signals(self, text: str, *, user_id: str | None, depth: int, self_ref: bool = True,
@@ -299,7 +366,8 @@ class Screener:
         # letters are re-joined ("i g n o r e") and leetspeak folded ("1gn0re") before the rules run again.
         unmarked = _MARKUP.sub("\n", visible)
         unspaced = _SPACED.sub(_unspace, unmarked)
-        deob = _LEET_WORD.sub(_deleet, unspaced)
+        # (a text with no digit or leet symbol has nothing to fold: skip the per-word callback)
+        deob = _LEET_WORD.sub(_deleet, unspaced) if _LEET_CHARS.search(unspaced) else unspaced
         variants.extend(v for v in dict.fromkeys((unmarked, deob)) if v != visible)
         seen: set[str] = set()
         for variant in variants:
