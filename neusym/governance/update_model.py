@@ -47,8 +47,8 @@ from neusym.governance.update_lexicon import (
 from neusym.record import MemoryRecord
 from neusym.retrieval.lexical import STOPWORDS
 
-__all__ = ["BACKGROUND", "FEATURES", "SLOTS", "PairModel", "Slot", "Subject", "content_words", "mask_values",
-           "pair_features", "past_framed", "subject_of"]
+__all__ = ["BACKGROUND", "FEATURES", "SLOTS", "PairModel", "Slot", "Subject", "content_words", "ended_values",
+           "mask_values", "pair_features", "past_framed", "same_subject", "statement", "subject_of", "value_spans"]
 
 
 @dataclass(frozen=True)
@@ -226,8 +226,12 @@ def mask_values(text: str) -> str:
     return re.sub(r"\s{2,}", " ", _VALUE.sub(" something ", text)).strip()
 
 
-def _values(text: str) -> set[str]:
+def value_spans(text: str) -> set[str]:
+    """The value-like spans of ``text`` (proper nouns, numbers, e-mails, quotes), normalised."""
     return {_stem(m.group(0)) for m in _VALUE.finditer(text)}
+
+
+_values = value_spans
 
 
 @dataclass(frozen=True)

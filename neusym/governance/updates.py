@@ -255,6 +255,8 @@ class UpdateDetector:
             return None
         if "?" in new.content or "?" in old.content:
             return None  # a question states no value
+        if new.created_at == old.created_at and {new.source.origin, old.source.origin} == {"agent", "user"}:
+            return None  # one exchange: the assistant's reply restates or answers the user, it updates nothing
         t_new = as_epoch(new.valid_from or new.created_at) or 0.0
         t_old = as_epoch(old.valid_from or old.created_at) or 0.0
         if old.valid_from is not None and t_new < t_old and abs(
