@@ -211,7 +211,8 @@ def build(locomo: Path | None, *, pair_floor: float = 0.15, neighbours: int = 6)
         for j in range(1, len(recs)):
             row = sims[j, :j]
             close = np.flatnonzero(row >= pair_floor)
-            for i in close[np.argsort(-row[close])][:neighbours].tolist():
+            near = close[np.argsort(-row[close])][:neighbours].tolist()
+            for i in near:
                 new, old = recs[j], recs[i]
                 gate = det.pair_gate(new, old)
                 if gate is None:
@@ -223,7 +224,8 @@ def build(locomo: Path | None, *, pair_floor: float = 0.15, neighbours: int = 6)
                                 and (mentions(new.content, case["new"]) or mentions(new.content, case["old"])))
                 mvec = emb([um.mask_values(um.statement(new)), um.mask_values(um.statement(old))])
                 x = um.pair_features(new, old, float(row[i]), float(mvec[0] @ mvec[1]), scores[j], scores[i],
-                                     third=third, via_role=via_role)
+                                     third=third, via_role=via_role,
+                                     others=[float(row[k]) for k in near if k != i])
                 rows.append(x)
                 labels.append(label)
                 groups.append(group)

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-__all__ = ["CHANGE", "CORRECTION", "ENDING", "FUNCTION_WORDS", "NEGATION", "ROLE_NOUNS", "Lexicon", "cue_positions", "words"]
+__all__ = ["ADDITIVE", "CHANGE", "CORRECTION", "ENDING", "FUNCTION_WORDS", "NEGATION", "ROLE_NOUNS", "Lexicon", "cue_positions", "words"]
 
 _WORD = re.compile(r"[\w@][\w@.'\-/]*\w|\w", re.UNICODE)
 
@@ -114,6 +114,15 @@ en realidad|corrijo|quise decir|me equivoqué|perdón|
 en fait|pardon|je voulais dire|je me suis trompé|plutôt
 """))
 """The earlier statement was wrong (a correction, not a change over time)."""
+
+ADDITIVE = Lexicon(_entries("""
+also|too|as well|another|second|additionally|in addition|both|
+auch|noch|ebenfalls|zusätzlich|außerdem|
+también|además|otro|otra|
+aussi|également|encore|autre|en plus
+"""))
+"""A value added beside the others ("I'm also learning Japanese", "jetzt lerne ich auch Klavier"): not a
+replacement."""
 
 NEGATION = frozenset(["not", "no", "nicht", "nein", "kein", "keine", "pas", "non", "ni"])
 """Words that, opening a clause before a value ("not piano, ukulele", "nicht den Astra"), name the wrong value."""

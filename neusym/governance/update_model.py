@@ -35,6 +35,7 @@ import numpy as np
 
 from neusym.governance import _update_weights
 from neusym.governance.update_lexicon import (
+    ADDITIVE,
     CHANGE,
     CORRECTION,
     ENDING,
@@ -161,7 +162,7 @@ BACKGROUND: tuple[str, ...] = (
 FEATURES: tuple[str, ...] = (
     "cos", "masked_cos", "slot_same", "slot_agree", "filler", "slot_margin", "single", "change", "ending",
     "correction", "old_len", "novelty_new", "novelty_old", "value_new", "event_old", "third", "role_link",
-    "single_change", "slot_change", "slot_value", "agree_change", "change_value",
+    "single_change", "slot_change", "slot_value", "agree_change", "change_value", "additive", "cos_margin",
 )
 """The pair model's inputs, in weight order."""
 
@@ -364,10 +365,21 @@ def statement(rec: MemoryRecord) -> str:
     return text
 
 
+def old_values(old: MemoryRecord, text: str) -> set[str]:
+    """Words of the older memory that can be its value: its value-like spans and the objects of its triples (not
+    its verbs: "fahre" is shared by "ich fahre einen Golf" and "ich fahre nach Italien" and ends nothing)."""
+    out = {w for span in value_spans(text) for w in span.split()}
+    for t in old.triples:
+        out |= {_stem(w) for w in words(t.object)}
+    return out
+
+
 def pair_features(new: MemoryRecord, old: MemoryRecord, sim: float, masked_sim: float,
-                  slots_new: np.ndarray, slots_old: np.ndarray, *, third: bool, via_role: bool) -> np.ndarray:
+                  slots_new: np.ndarray, slots_old: np.ndarray, *, third: bool, via_role: bool,
+                  others: Sequence[float] = ()) -> np.ndarray:
     """The model's inputs for one pair (order: :data:`FEATURES`). ``slots_*`` are per-slot scores followed by the
-    background scores (:meth:`neusym.governance.updates.UpdateDetector.scores`)."""
+    background scores (:meth:`neusym.governance.updates.UpdateDetector.scores`); ``others`` are the new memory's
+    similarities to its other candidate pairs (how much this older memory stands out among them)."""
     n = len(SLOTS)
     a_new, a_old = slots_new[:n], slots_old[:n]
     joint = np.minimum(a_new, a_old)
@@ -379,7 +391,7 @@ def pair_features(new: MemoryRecord, old: MemoryRecord, sim: float, masked_sim: 
     single = 1.0 if SLOTS[a].single else 0.0
     t_new, t_old = statement(new), statement(old)
     w_new, w_old = content_words(t_new), content_words(t_old)
-    shared = w_new & w_old
+    shared = w_new & w_old & old_values(old, t_old)
     change_new = bool(cue_positions(t_new, CHANGE))
     change_old = bool(cue_positions(t_old, CHANGE))
     change = 1.0 if change_new and not change_old else (0.5 if change_new else 0.0)
@@ -393,7 +405,8 @@ def pair_features(new: MemoryRecord, old: MemoryRecord, sim: float, masked_sim: 
         sim, masked_sim, slot_same, agree, filler, margin, single, change, 1.0 if ended else 0.0, correction,
         min(len(w_old), 20) / 20.0, nov_new, nov_old, value_new, 1.0 if _EVENT_PAST.search(t_old) else 0.0,
         1.0 if third else 0.0, 1.0 if via_role else 0.0, single * change, slot_same * change, slot_same * value_new,
-        agree * change, change * value_new,
+        agree * change, change * value_new, 1.0 if cue_positions(t_new, ADDITIVE) else 0.0,
+        sim - float(np.mean(others)) if len(others) else 0.0,
     ], dtype=np.float64)
 
 

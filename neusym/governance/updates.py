@@ -32,7 +32,6 @@ from neusym.governance.update_model import (
     PairModel,
     Slot,
     content_words,
-    ended_values,
     mask_values,
     pair_features,
     past_framed,
@@ -62,7 +61,7 @@ def _unit(m: np.ndarray) -> np.ndarray:
     return np.asarray(m / np.where(n > 0, n, 1.0), dtype=np.float32)
 
 
-_LO = {"cos": -1.0, "masked_cos": -1.0}
+_LO = {"cos": -1.0, "masked_cos": -1.0, "cos_margin": -2.0}
 _PRODUCTS = {"single_change": "single", "slot_change": "slot_same", "slot_value": "slot_same",
              "agree_change": "slot_agree"}
 
@@ -179,16 +178,18 @@ class UpdateDetector:
             return
         unit = _unit(np.asarray(vectors, dtype=np.float32)[live])
         scores = self.scores(unit)
-        olds = self._neighbours(unit, scores, scope)
+        olds, near = self._neighbours(unit, scores, scope)
         sims = unit @ unit.T  # in-batch: each candidate looks at its few closest earlier candidates
         for pos, i in enumerate(live):
             d = decisions[i]
             cands: list[tuple[float, MemoryRecord, np.ndarray, Decision | None]] = [
                 (s, r, v, None) for s, r, v in olds[pos]]
+            seen = list(near[pos])  # similarities of every neighbour found, before any pruning
             if pos:
                 row = sims[pos, :pos]
                 close = np.flatnonzero(row >= self.pair_floor)
                 for j in close[np.argsort(-row[close])][: self.neighbours].tolist():
+                    seen.append(float(row[j]))
                     other = decisions[live[j]]
                     if (other.record.status is not MemoryStatus.SUPERSEDED
                             and self._vector_bound(scores[pos], scores[j], float(row[j])) >= self.model.threshold):
@@ -199,10 +200,13 @@ class UpdateDetector:
                 continue
             best: _Verdict | None = None
             for sim, old, s_old, od in cands:
-                v = self._judge(d.record, scores[pos], old, s_old, sim)
+                others = list(seen)
+                others.remove(sim)
+                v = self._judge(d.record, scores[pos], old, s_old, sim, others)
                 if v is not None:
                     v.batch = od
-                if v is not None and (best is None or (v.retracts, v.probability) > (best.retracts, best.probability)):
+                if v is not None and (best is None or (v.retracts, v.probability, v.similarity)
+                                      > (best.retracts, best.probability, best.similarity)):
                     best = v
             if best is not None:
                 self._decide(d, best)
@@ -219,31 +223,34 @@ class UpdateDetector:
             return False  # already waiting for a reviewer for another reason
         return not (d.supersedes or d.superseded_by or d.conflicts_with or d.contradicts)
 
-    def _neighbours(self, unit: np.ndarray, scores: np.ndarray,
-                    scope: Scope) -> list[list[tuple[float, MemoryRecord, np.ndarray]]]:
-        """Stored neighbours of each candidate whose vector features can still reach the threshold."""
+    def _neighbours(self, unit: np.ndarray, scores: np.ndarray, scope: Scope
+                    ) -> tuple[list[list[tuple[float, MemoryRecord, np.ndarray]]], list[list[float]]]:
+        """Stored neighbours of each candidate whose vector features can still reach the threshold, and the
+        similarities of all neighbours found (the model asks how much one stands out among them)."""
         out: list[list[tuple[float, MemoryRecord, np.ndarray]]] = [[] for _ in range(len(unit))]
+        near: list[list[float]] = [[] for _ in range(len(unit))]
         tenant = Scope(user_id=scope.user_id) if scope.user_id else scope
         _, allow = self.derived.allowed(tenant, ["active", "pending"])
         if allow is not None and len(allow) == 0:
-            return out
+            return out, near
         found = self.derived.faiss.search_many(unit, self.neighbours, allow_ids=allow)
         hits = [[(int(n), float(s)) for n, s in zip(ids.tolist(), scores_.tolist(), strict=False)
                  if s >= self.pair_floor and n >= 0] for ids, scores_ in found]
+        near = [[s for _, s in h] for h in hits]
         nids = sorted({n for h in hits for n, _ in h})
         if not nids:
-            return out
+            return out, near
         nb = dict(zip(nids, self.scores(_unit(self.derived.faiss.reconstruct(nids))), strict=True))
         t = self.model.threshold
         hits = [[(n, s) for n, s in h if self._vector_bound(scores[k], nb[n], s) >= t] for k, h in enumerate(hits)]
         wanted = sorted({n for h in hits for n, _ in h})
         if not wanted:
-            return out
+            return out, near
         by_nid = {r.nid: r for r in self.queries.records_by_nids(wanted, tenant)
                   if r.status.value in ("active", "pending")}
         for k, h in enumerate(hits):
             out[k] = [(s, by_nid[n], nb[n]) for n, s in h if n in by_nid]
-        return out
+        return out, near
 
     @staticmethod
     def pair_gate(new: MemoryRecord, old: MemoryRecord) -> tuple[bool, bool] | None:
@@ -268,13 +275,13 @@ class UpdateDetector:
         return (third, via_role) if same else None
 
     def _judge(self, new: MemoryRecord, s_new: np.ndarray, old: MemoryRecord, s_old: np.ndarray,
-               sim: float) -> _Verdict | None:
+               sim: float, others: Sequence[float] = ()) -> _Verdict | None:
         gate = self.pair_gate(new, old)
         if gate is None:
             return None
         third, via_role = gate
         m = self.model
-        x = pair_features(new, old, sim, sim, s_new, s_old, third=third, via_role=via_role)
+        x = pair_features(new, old, sim, sim, s_new, s_old, third=third, via_role=via_role, others=others)
         i_mask = FEATURES.index("masked_cos")
         known = {name: float(x[k]) for k, name in enumerate(FEATURES) if k != i_mask}
         if self._bound(known) < m.threshold:
@@ -286,8 +293,7 @@ class UpdateDetector:
         n = len(SLOTS)
         joint = np.minimum(s_new[:n], s_old[:n])
         a = int(np.argmax(joint))
-        shared = content_words(new.content) & content_words(old.content)
-        retracts = bool(ended_values(new.content, shared) - ended_values(old.content, shared))
+        retracts = bool(x[FEATURES.index("ending")])
         return _Verdict(old, sim, float(x[i_mask]), p, SLOTS[a], float(joint[a]), retracts,
                         bool(x[FEATURES.index("change")]), m.explain(x))
 
@@ -304,8 +310,8 @@ class UpdateDetector:
         if trusted and (v.retracts or v.slot.single):
             why = "ends or corrects the old value" if v.retracts else f"single-valued slot {v.slot.name}"
             if rec.source.origin not in ("user", "system"):
-                why += f" ({'restates the user' if d.details.get('restates_user') else 'trusted'} "
-                why += f"{rec.source.origin} record)"
+                why += (" (an agent turn restating the user)" if d.details.get("restates_user")
+                        else f" (a trusted {rec.source.origin} record)")
             entry["why"] = why
             t_new = as_epoch(rec.valid_from or rec.created_at) or 0.0
             entry["valid_to"] = t_new
