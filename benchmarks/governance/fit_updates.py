@@ -234,7 +234,7 @@ def build(locomo: Path | None, *, pair_floor: float = 0.15, neighbours: int = 6)
                 texts.append((new.content, old.content))
     emb.save()
     missing = []
-    for group, seq, case in seqs:
+    for group, _seq, case in seqs:
         if case.get("category") != "update":
             continue
         if not any(g == group and y for g, y in zip(groups, labels, strict=True)):

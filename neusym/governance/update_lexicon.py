@@ -22,7 +22,8 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-__all__ = ["ADDITIVE", "CHANGE", "CORRECTION", "ENDING", "FUNCTION_WORDS", "NEGATION", "ROLE_NOUNS", "Lexicon", "cue_positions", "words"]
+__all__ = ["ADDITIVE", "CHANGE", "CORRECTION", "ENDING", "FUNCTION_WORDS", "NEGATION", "ROLE_NOUNS", "Lexicon", "cue_positions",
+           "words", "wordset"]
 
 _WORD = re.compile(r"[\w@][\w@.'\-/]*\w|\w", re.UNICODE)
 
@@ -80,6 +81,11 @@ class Lexicon:
         return sorted(set(out))
 
 
+def wordset(block: str) -> frozenset[str]:
+    """The whitespace-separated words of a block (long word lists read better as text)."""
+    return frozenset(block.split())
+
+
 def _entries(block: str) -> list[str]:
     """``a|b|c`` entries of a lexicon block (line breaks are only layout)."""
     return [e.strip() for e in block.replace("\n", "").split("|") if e.strip()]
@@ -127,17 +133,18 @@ replacement."""
 NEGATION = frozenset(["not", "no", "nicht", "nein", "kein", "keine", "pas", "non", "ni"])
 """Words that, opening a clause before a value ("not piano, ukulele", "nicht den Astra"), name the wrong value."""
 
-ROLE_NOUNS = frozenset("""
-wife husband partner girlfriend boyfriend fiance fiancé fiancée spouse son daughter kid kids child mum mom mother
+ROLE_NOUNS = wordset("""
+wife husband partner girlfriend boyfriend fiance fiancé fiancée spouse son daughter kid kids child children mum mom
+mother parents grandparents in-laws family
 dad father brother sister aunt uncle cousin nephew niece grandma grandmother grandpa grandfather boss manager
 landlord landlady doctor dentist teacher neighbour neighbor friend flatmate roommate colleague coworker
-frau mann freundin freund sohn tochter mutter mama vater papa bruder schwester tante onkel chef chefin vermieter
+frau mann freundin freund sohn tochter mutter mama vater papa eltern bruder schwester tante onkel chef chefin vermieter
 arzt ärztin nachbar nachbarin kollege kollegin
-esposa esposo mujer marido novia novio hijo hija madre mamá padre papá hermano hermana tía tío jefe jefa casero
+esposa esposo mujer marido novia novio hijo hija madre mamá padre papá padres hermano hermana tía tío jefe jefa casero
 médico médica vecino vecina compañero compañera
 femme mari copine copain fils fille mère maman père papa frère sœur soeur tante oncle chef cheffe patron patronne
 propriétaire médecin voisin voisine collègue
-""".split())
+""")
 """Roles a later name can refer to: "my wife works at the council" then "Sofia left the council"."""
 
 
@@ -150,7 +157,7 @@ def cue_positions(text: str, lexicon: Lexicon) -> list[int]:
     """Word indexes of ``text`` (as :func:`words` splits it) where a cue of ``lexicon`` starts."""
     return lexicon.positions(_toks(text))
 
-FUNCTION_WORDS = frozenset("""
+FUNCTION_WORDS = wordset("""
 ich du er sie es wir ihr mich mir dich dir uns euch mein meine meinen meinem meiner dein deine sein seine ihre unser
 unsere der die das den dem des ein eine einen einem einer und oder aber nicht ist sind war bin bist habe hat haben
 hatte zu im in am an auf bei mit von für aus nach vor über als auch noch schon so wie was wer wo da dass es man
@@ -159,5 +166,5 @@ eres era fue he ha han tengo tiene de del en a al con por para que como lo le le
 je tu il elle nous vous ils elles mon ma mes ton ta tes son sa ses notre nos le la les un une des du de et ou mais
 ne pas est sont suis es était ai as a avons ont en à au aux avec pour par sur dans que qui ce cet cette ça c' j' l'
 d' n' s' m' qu' y très plus aussi
-""".split())
+""")
 """Function words of German, Spanish and French (English ones come from the lexical index's stopwords)."""

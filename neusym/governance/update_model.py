@@ -44,6 +44,7 @@ from neusym.governance.update_lexicon import (
     ROLE_NOUNS,
     cue_positions,
     words,
+    wordset,
 )
 from neusym.record import MemoryRecord
 from neusym.retrieval.lexical import STOPWORDS
@@ -163,6 +164,7 @@ FEATURES: tuple[str, ...] = (
     "cos", "masked_cos", "slot_same", "slot_agree", "filler", "slot_margin", "single", "change", "ending",
     "correction", "old_len", "novelty_new", "novelty_old", "value_new", "event_old", "third", "role_link",
     "single_change", "slot_change", "slot_value", "agree_change", "change_value", "additive", "cos_margin",
+    "head_mismatch",
 )
 """The pair model's inputs, in weight order."""
 
@@ -244,9 +246,9 @@ class Subject:
     roles: frozenset[str]
 
 
-_FIRST_PERSON = frozenset("""i i'm i've i'll i'd me my mine myself we we're we've our ours us ich mein meine meinen
+_FIRST_PERSON = wordset("""i i'm i've i'll i'd me my mine myself we we're we've our ours us ich mein meine meinen
 meinem meiner mir mich wir unser unsere yo mi mis me nosotros nosotras nuestro nuestra je j' moi mon ma mes nous
-notre nos""".split())
+notre nos""")
 _HEADER = re.compile(r"^\s*(?:[\w-]+\s+){0,2}[\w-]+:\s+")
 """A label before a colon ("Address service: ...", "CRM sync: ...", "Got it: ..."): not the sentence's subject."""
 
@@ -283,8 +285,10 @@ def subject_of(rec: MemoryRecord) -> Subject:
         if not s or s in _PERSON_WORDS or s in ("user", "speaker", "the user", "assistant"):
             continue
         parts = s.replace("user's", " ").split()
-        roles |= {p for p in parts if p in ROLE_NOUNS}
-        names |= {p for p in parts if len(p) > 2 and p not in ROLE_NOUNS and p not in _NOT_NAMES and p != spk}
+        if s.startswith(("user's", "my ", "our ")):  # the speaker's role ("user's wife"), not someone else's
+            roles |= {p for p in parts if p in ROLE_NOUNS}
+        names |= {p.split("'")[0] for p in parts
+                  if len(p) > 2 and p not in ROLE_NOUNS and p not in _NOT_NAMES and p != spk}
     return Subject(spk, frozenset() if first else frozenset(names), frozenset(roles))
 
 
@@ -314,12 +318,11 @@ def same_subject(new: MemoryRecord, old: MemoryRecord, s_new: Subject, s_old: Su
     text_new, text_old = new.content.casefold(), old.content.casefold()
     old_subj, new_subj = s_old.names | s_old.roles, s_new.names | s_new.roles
     if not old_subj:
-        if new_subj and not any(n in text_old for n in s_new.names):
-            return False, True, False
-        return True, False, False
-    toks_new = words(new.content)
+        # the old memory is about the speaker: a new one about a third person (or about a thing the old one
+        # names as its value: "I work at Spotify" / "Spotify opened an office") is about someone else
+        return (False, True, False) if new_subj else (True, False, False)
     if (any(n in text_new for n in s_old.names) or any(n in text_old for n in s_new.names)
-            or any(_role_match(r, w) for r in s_old.roles for w in [*s_new.roles, *toks_new])):
+            or any(_role_match(r, w) for r in s_old.roles for w in s_new.roles)):
         return True, True, False
     if not new_subj:
         return True, True, False  # elliptical: continues whatever the old memory was about
@@ -365,6 +368,35 @@ def statement(rec: MemoryRecord) -> str:
     return text
 
 
+_HEAD_SKIP = frozenset(["favourite", "favorite", "fav", "new", "current", "old", "own", "lieblings", "neue", "neuer",
+                        "neues", "nuevo", "nueva", "nouveau", "nouvelle", "actual"])
+
+
+def heads(text: str) -> set[str]:
+    """The attribute nouns a memory names after a first-person possessive ("my favourite *colour*", "mi *jefa*",
+    "my shoe *size*"): two memories whose heads differ talk about two attributes ("my favourite food" is not an
+    update of "my favourite colour")."""
+    toks = words(text)
+    out: set[str] = set()
+    for i, w in enumerate(toks):
+        if w not in _POSSESSIVE or w in ("his", "her", "their"):
+            continue
+        for nxt in toks[i + 1:i + 4]:
+            if nxt in _HEAD_SKIP or nxt.startswith("lieblings") and len(nxt) == 9:
+                continue
+            if nxt.startswith("lieblings"):
+                nxt = nxt[9:]
+            if nxt in STOPWORDS or nxt in FUNCTION_WORDS or cue_positions(nxt, CHANGE):
+                break
+            out.add(_stem(nxt))
+            break
+    return out
+
+
+def _heads_differ(a: set[str], b: set[str]) -> bool:
+    return bool(a and b) and not any(_role_match(x, y) for x in a for y in b)
+
+
 def old_values(old: MemoryRecord, text: str) -> set[str]:
     """Words of the older memory that can be its value: its value-like spans and the objects of its triples (not
     its verbs: "fahre" is shared by "ich fahre einen Golf" and "ich fahre nach Italien" and ends nothing)."""
@@ -406,7 +438,7 @@ def pair_features(new: MemoryRecord, old: MemoryRecord, sim: float, masked_sim: 
         min(len(w_old), 20) / 20.0, nov_new, nov_old, value_new, 1.0 if _EVENT_PAST.search(t_old) else 0.0,
         1.0 if third else 0.0, 1.0 if via_role else 0.0, single * change, slot_same * change, slot_same * value_new,
         agree * change, change * value_new, 1.0 if cue_positions(t_new, ADDITIVE) else 0.0,
-        sim - float(np.mean(others)) if len(others) else 0.0,
+        sim - float(np.mean(others)) if len(others) else 0.0, 1.0 if _heads_differ(heads(t_new), heads(t_old)) else 0.0,
     ], dtype=np.float64)
 
 
