@@ -87,7 +87,7 @@ class Item:
 
 
 class Embeddings:
-    """MiniLM document vectors, cached by text (masked frames repeat across pairs)."""
+    """MiniLM document vectors, cached by text on disk (a rerun embeds only new texts)."""
 
     def __init__(self) -> None:
         from benchmarks._common import build_embedder
@@ -222,8 +222,7 @@ def build(locomo: Path | None, *, pair_floor: float = 0.15, neighbours: int = 6)
                 if case.get("category") == "update" and seq[j][1] == "update" and seq[i][1] == "before":
                     label = int(mentions(old.content, case["old"])
                                 and (mentions(new.content, case["new"]) or mentions(new.content, case["old"])))
-                mvec = emb([um.mask_values(um.statement(new)), um.mask_values(um.statement(old))])
-                x = um.pair_features(new, old, float(row[i]), float(mvec[0] @ mvec[1]), scores[j], scores[i],
+                x = um.pair_features(new, old, float(row[i]), scores[j], scores[i],
                                      third=third, via_role=via_role,
                                      others=[float(row[k]) for k in near if k != i])
                 rows.append(x)

@@ -4,8 +4,8 @@ Rule extraction turns "I live in Austin" into ``lives_in(user, Austin)`` but mis
 value changed ("so, the relocation went fine. Denver is home now."). So every new memory is also compared with its
 nearest older memories of the same tenant (one FAISS search per batch, plus earlier candidates of the same batch),
 and a small pair model (:mod:`neusym.governance.update_model`) reads whether the two say *the same attribute of the
-same subject with another value*: vector and value-masked similarity, the attribute slot both sit in, change /
-ending / correction cues of a multilingual lexicon, word overlap. Rules keep what is not a matter of degree: a
+same subject with another value*: vector similarity (and how much the old one stands out among the neighbours), the
+attribute slot both sit in, change / ending / correction cues of a multilingual lexicon, word overlap. Rules keep what is not a matter of degree: a
 question states no value, a statement framed as the past ("used to", "back then") replaces nothing and is never
 replaced (issue 18), two speakers are two people, a reflection restates its sources.
 
@@ -32,11 +32,9 @@ from neusym.governance.update_model import (
     PairModel,
     Slot,
     content_words,
-    mask_values,
     pair_features,
     past_framed,
     same_subject,
-    statement,
     subject_of,
 )
 from neusym.record import MemoryRecord, MemoryStatus, MemoryType, Scope, as_epoch, from_epoch
@@ -61,7 +59,7 @@ def _unit(m: np.ndarray) -> np.ndarray:
     return np.asarray(m / np.where(n > 0, n, 1.0), dtype=np.float32)
 
 
-_LO = {"cos": -1.0, "masked_cos": -1.0, "cos_margin": -2.0}
+_LO = {"cos": -1.0, "cos_margin": -2.0}
 _PRODUCTS = {"single_change": "single", "slot_change": "slot_same", "slot_value": "slot_same",
              "agree_change": "slot_agree"}
 
@@ -79,7 +77,6 @@ def _range(name: str, known: dict[str, float]) -> tuple[float, float]:
 class _Verdict:
     old: MemoryRecord
     similarity: float
-    masked: float
     probability: float
     slot: Slot
     slot_score: float
@@ -95,8 +92,8 @@ class UpdateDetector:
     The pair model's weights and threshold are fitted by ``python -m benchmarks.governance.fit_updates`` on the
     governance benchmark's train split and LoCoMo dev conversations, where two memories of one speaker about one
     slot are common and false supersessions must stay near zero (``python -m benchmarks.governance.locomo_check``).
-    Cost: one FAISS search per batch; a pair is read from the graph only if its vector features could still reach
-    the threshold, and its value-masked frames are embedded only if everything else could.
+    Cost: one FAISS search per batch, and a pair is read from the graph only if its vector features could still
+    reach the threshold (:meth:`_bound`).
     """
 
     neighbours = 6
@@ -111,7 +108,6 @@ class UpdateDetector:
         self.trusted = min_trust or (lambda origin: True)
         self._slots: np.ndarray | None = None
         self._owner: np.ndarray | None = None
-        self._masked: dict[str, np.ndarray] = {}
 
     # ------------------------------------------------------------------ vectors
     def slot_matrix(self) -> np.ndarray | None:
@@ -131,17 +127,6 @@ class UpdateDetector:
         per_slot = np.full((raw.shape[0], len(SLOTS)), -1.0, dtype=np.float32)
         np.maximum.at(per_slot.T, self._owner, raw[:, :n_desc].T)
         return np.hstack([per_slot, raw[:, n_desc:]])
-
-    def _masked_sim(self, a: str, b: str) -> float:
-        """Cosine of the two value-masked frames (embedded once per text, kept for the detector's lifetime)."""
-        assert self.embed is not None
-        todo = [t for t in dict.fromkeys((mask_values(a), mask_values(b))) if t not in self._masked]
-        if todo:
-            if len(self._masked) > 4096:
-                self._masked.clear()
-            for t, v in zip(todo, _unit(np.asarray(self.embed(todo), dtype=np.float32)), strict=True):
-                self._masked[t] = v
-        return float(self._masked[mask_values(a)] @ self._masked[mask_values(b)])
 
     def _bound(self, known: dict[str, float]) -> float:
         """The highest probability the pair can reach given the features already known (the others at their most
@@ -281,12 +266,7 @@ class UpdateDetector:
             return None
         third, via_role = gate
         m = self.model
-        x = pair_features(new, old, sim, sim, s_new, s_old, third=third, via_role=via_role, others=others)
-        i_mask = FEATURES.index("masked_cos")
-        known = {name: float(x[k]) for k, name in enumerate(FEATURES) if k != i_mask}
-        if self._bound(known) < m.threshold:
-            return None
-        x[i_mask] = self._masked_sim(statement(new), statement(old))
+        x = pair_features(new, old, sim, s_new, s_old, third=third, via_role=via_role, others=others)
         p = m.probability(x)
         if p < m.threshold:
             return None
@@ -294,14 +274,14 @@ class UpdateDetector:
         joint = np.minimum(s_new[:n], s_old[:n])
         a = int(np.argmax(joint))
         retracts = bool(x[FEATURES.index("ending")])
-        return _Verdict(old, sim, float(x[i_mask]), p, SLOTS[a], float(joint[a]), retracts,
+        return _Verdict(old, sim, p, SLOTS[a], float(joint[a]), retracts,
                         bool(x[FEATURES.index("change")]), m.explain(x))
 
     def _decide(self, d: Decision, v: _Verdict) -> None:
         rec, old = d.record, v.old
         entry: dict[str, object] = {
             "id": old.id, "predicate": f"slot:{v.slot.name}", "kind": "update_candidate",
-            "strategy": "pair_model", "similarity": round(v.similarity, 3), "masked_similarity": round(v.masked, 3),
+            "strategy": "pair_model", "similarity": round(v.similarity, 3),
             "probability": round(v.probability, 3), "slot_score": round(v.slot_score, 3),
             "single_valued": v.slot.single, "retracts_old_value": v.retracts, "change_cue": v.cue,
             "features": v.why,

@@ -8,34 +8,32 @@ Sentences are not taken from the governance benchmark.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
+from gov_helpers import JAN
 
 from neusym import NeuSymMemory
 from neusym.embeddings import MiniLMEmbedder
 
 pytestmark = pytest.mark.minilm
 
-JAN = datetime(2024, 1, 10, tzinfo=UTC)
-JUN = datetime(2024, 6, 10, tzinfo=UTC)
-
 
 @pytest.fixture(scope="module")
-def minilm() -> Iterator[MiniLMEmbedder]:
-    e = MiniLMEmbedder()
-    e.load()
-    yield e
+def model() -> MiniLMEmbedder:
+    loaded = MiniLMEmbedder()
+    loaded.load()
+    return loaded
 
 
 @pytest.fixture
-def sem(make_memory: Callable[..., NeuSymMemory], minilm: MiniLMEmbedder) -> NeuSymMemory:
-    return make_memory(embedder=minilm)
+def sem(make_memory: Callable[..., NeuSymMemory], model: MiniLMEmbedder) -> NeuSymMemory:
+    return make_memory(embedder=model)
 
 
 def _status(mem: NeuSymMemory, mid: str, uid: str) -> str:
-    return mem.get(mid, user_id=uid).status.value
+    return str(mem.get(mid, user_id=uid).status.value)
 
 
 def test_assistant_restating_the_user_carries_the_users_trust(sem: NeuSymMemory) -> None:
@@ -80,7 +78,7 @@ def test_a_document_does_not_replace_a_value_on_its_own(sem: NeuSymMemory) -> No
 
 def test_fact_history_and_facts_at_take_the_attribute_in_words(sem: NeuSymMemory) -> None:
     sem.add("I live in Porto.", user_id="h1", valid_from=JAN)
-    sem.add("I moved to Lisbon.", user_id="h1", valid_from=JUN)
+    sem.add("I moved to Lisbon.", user_id="h1", valid_from=datetime(2024, 6, 10, tzinfo=UTC))
     by_name = [r.content for r in sem.fact_history("lives_in", user_id="h1")]
     assert by_name == ["I live in Porto.", "I moved to Lisbon."]
     assert [r.content for r in sem.fact_history("where do I live?", user_id="h1")] == by_name
