@@ -18,9 +18,9 @@ attribute: the attribute comes from embedding similarity to slot descriptions.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
 
 __all__ = ["ADDITIVE", "CHANGE", "CORRECTION", "ENDING", "FUNCTION_WORDS", "NEGATION", "ROLE_NOUNS", "Lexicon", "cue_positions",
            "words", "wordset"]
@@ -29,10 +29,14 @@ _WORD = re.compile(r"[\w@][\w@.'\-/]*\w|\w", re.UNICODE)
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens (apostrophes kept inside words: "don't", "j'ai" split below)."""
+    """Lower-cased word tokens (apostrophes kept inside words: "don't"; elisions split: "j'ai" -> "j'", "ai")."""
+    return list(_toks(text))
+
+
+def _split(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for w in _WORD.findall(text.casefold()):
-        # French/Italian elision and English clitics: "j'ai" -> "j'", "ai"; "i'm" -> "i", "'m"
+        # French elision: "j'ai" -> "j'", "ai"; an English possessive or "is": "dad's" -> "dad"
         if "'" in w and not w.startswith("'"):
             head, _, tail = w.partition("'")
             if head in ("j", "l", "d", "c", "n", "s", "m", "t", "qu"):
@@ -42,43 +46,57 @@ def words(text: str) -> list[str]:
                 out.append(head)
                 continue
         out.append(w.strip(".'-/"))
-    return [w for w in out if w]
+    return tuple(w for w in out if w)
 
 
 class Lexicon:
-    """A set of single-word lemmas/stems and multi-word sequences, matched on :func:`words` output."""
+    """A set of single-word lemmas/stems and multi-word sequences, matched on :func:`words` output.
+
+    Phrases are indexed by their first word (exact words in a dict, stems and ``_`` in a short list), so a text is
+    read once, not once per phrase; results are memoised per token sequence (the write path asks about the same
+    texts for every pair they are in)."""
 
     def __init__(self, entries: Iterable[str]) -> None:
         self.exact: set[str] = set()
-        self.stems: tuple[str, ...] = ()
-        self.phrases: list[tuple[str, ...]] = []
         stems: list[str] = []
+        self._by_first: dict[str, list[tuple[str, ...]]] = {}
+        self._open_first: list[tuple[str, ...]] = []
         for e in entries:
             parts = tuple(e.split())
             if len(parts) > 1:
-                self.phrases.append(parts)
+                if parts[0].endswith("*") or parts[0] == "_":
+                    self._open_first.append(parts)
+                else:
+                    self._by_first.setdefault(parts[0], []).append(parts)
             elif e.endswith("*"):
                 stems.append(e[:-1])
             else:
                 self.exact.add(e)
         self.stems = tuple(sorted(stems, key=len, reverse=True))
 
-    def _word(self, w: str, pattern: str) -> bool:
-        if pattern.endswith("*"):
-            return w.startswith(pattern[:-1])
+    @staticmethod
+    def _word(w: str, pattern: str) -> bool:
         if pattern == "_":  # any single word ("ne _ plus", "kein _ mehr")
             return True
+        if pattern.endswith("*"):
+            return w.startswith(pattern[:-1])
         return w == pattern
 
-    def positions(self, toks: Sequence[str]) -> list[int]:
+    def _phrase_at(self, toks: Sequence[str], i: int, ph: tuple[str, ...]) -> bool:
+        return i + len(ph) <= len(toks) and all(self._word(toks[i + k], ph[k]) for k in range(len(ph)))
+
+    @functools.lru_cache(maxsize=8192)  # noqa: B019 - lexicons are module constants, never collected
+    def positions(self, toks: tuple[str, ...]) -> tuple[int, ...]:
         """Indexes of the words that carry a cue (the first word of a matching phrase)."""
-        out = [i for i, w in enumerate(toks) if w in self.exact or w.startswith(self.stems)]
-        for ph in self.phrases:
-            n = len(ph)
-            for i in range(len(toks) - n + 1):
-                if all(self._word(toks[i + k], ph[k]) for k in range(n)):
-                    out.append(i)
-        return sorted(set(out))
+        out = []
+        for i, w in enumerate(toks):
+            if w in self.exact or w.startswith(self.stems):
+                out.append(i)
+                continue
+            if any(self._phrase_at(toks, i, ph) for ph in self._by_first.get(w, ())) or any(
+                    self._phrase_at(toks, i, ph) for ph in self._open_first):
+                out.append(i)
+        return tuple(out)
 
 
 def wordset(block: str) -> frozenset[str]:
@@ -148,12 +166,12 @@ propriétaire médecin voisin voisine collègue
 """Roles a later name can refer to: "my wife works at the council" then "Sofia left the council"."""
 
 
-@lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=16384)
 def _toks(text: str) -> tuple[str, ...]:
-    return tuple(words(text))
+    return _split(text)
 
 
-def cue_positions(text: str, lexicon: Lexicon) -> list[int]:
+def cue_positions(text: str, lexicon: Lexicon) -> tuple[int, ...]:
     """Word indexes of ``text`` (as :func:`words` splits it) where a cue of ``lexicon`` starts."""
     return lexicon.positions(_toks(text))
 

@@ -29,6 +29,7 @@ statement framed as the past replaces nothing, two different people are two subj
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -214,7 +215,12 @@ def _stem(w: str) -> str:
 
 def content_words(text: str) -> set[str]:
     """Lower-cased, lightly stemmed words that can carry a value (no function words, pronouns or cue words)."""
-    toks = words(text)
+    return set(_content_words(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _content_words(text: str) -> frozenset[str]:
+    toks = tuple(words(text))
     cues = {i for lex in (CHANGE, ENDING, CORRECTION) for i in lex.positions(toks)}
     out = set()
     for i, raw in enumerate(toks):
@@ -224,12 +230,17 @@ def content_words(text: str) -> set[str]:
         if len(w) < 2 or w in STOPWORDS or w in FUNCTION_WORDS or w in _PERSON_WORDS:
             continue
         out.add(w)
-    return out
+    return frozenset(out)
 
 
 def value_spans(text: str) -> set[str]:
     """The value-like spans of ``text`` (proper nouns, numbers, e-mails, quotes), normalised."""
-    return {_stem(m.group(0)) for m in _VALUE.finditer(text)}
+    return set(_value_spans(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _value_spans(text: str) -> frozenset[str]:
+    return frozenset(_stem(m.group(0)) for m in _VALUE.finditer(text))
 
 
 _values = value_spans
@@ -261,25 +272,30 @@ def _leading_name(text: str) -> str | None:
 
 
 def subject_of(rec: MemoryRecord) -> Subject:
-    """Who ``rec`` is about. Roles ("my wife", "Dad") always count; named people (the extractor's triple subjects,
+    """Who ``rec`` is about (see :func:`_subject`)."""
+    return _subject(rec.content, rec.source.speaker, tuple(t.subject for t in rec.triples))
+
+
+@functools.lru_cache(maxsize=8192)
+def _subject(content: str, speaker: str | None, triple_subjects: tuple[str, ...]) -> Subject:
+    """Who a memory is about. Roles ("my wife", "Dad") always count; named people (the extractor's triple subjects,
     a capitalised word opening the text) only when the memory has no first person ("Sofia left the council", not
     "Emma and I got married", which is about the speaker). An assistant's turn is about the user it talks to, so it
     has no speaker of its own."""
-    speaker = rec.source.speaker
     if speaker and speaker.casefold() in ("assistant", "user"):
         speaker = None
     spk = speaker.casefold() if speaker else None
-    toks = words(_HEADER.sub("", rec.content, count=1))
+    toks = words(_HEADER.sub("", content, count=1))
     first = any(t in _FIRST_PERSON for t in toks)
     roles = {toks[i + 1] for i in range(len(toks) - 1) if toks[i] in _POSSESSIVE and toks[i + 1] in ROLE_NOUNS}
     if toks and toks[0] in ROLE_NOUNS:
         roles.add(toks[0])
     names: set[str] = set()
-    lead = _leading_name(rec.content)
+    lead = _leading_name(content)
     if lead and lead != spk:
         names.add(lead)
-    for t in rec.triples:
-        s = t.subject.strip().casefold()
+    for subj in triple_subjects:
+        s = subj.strip().casefold()
         if not s or s in _PERSON_WORDS or s in ("user", "speaker", "the user", "assistant"):
             continue
         parts = s.replace("user's", " ").split()
@@ -343,20 +359,24 @@ def ended_values(text: str, shared: set[str]) -> set[str]:
     ukulele", "nicht den Astra"). An ending word under a negation ("don't quit", "not quitting") ends nothing."""
     if not shared:
         return set()
+    return {w for w in _endable(text) if w in shared}
+
+
+@functools.lru_cache(maxsize=8192)
+def _endable(text: str) -> frozenset[str]:
+    """Every word of ``text`` that an ending word or a clause-opening negation would end (see
+    :func:`ended_values`), read once per text."""
     out: set[str] = set()
     for clause in re.split(r"(?<=[.!?;])\s+", text):
         toks = words(clause)
         stems = [_stem(w) for w in toks]
-        ends = [p for p in ENDING.positions(toks)
-                if not (p > 0 and toks[p - 1] in _NEGATORS)]
-        for i, w in enumerate(stems):
-            if w in shared and ends and _near(ends, [i]):
-                out.add(w)
+        ends = [p for p in ENDING.positions(tuple(toks)) if not (p > 0 and toks[p - 1] in _NEGATORS)]
+        out |= {w for i, w in enumerate(stems) if _near(ends, [i])}
         for part in re.split(r"[,;:()!]", clause):
             ptoks = [_stem(w) for w in words(part)]
             if ptoks and ptoks[0] in NEGATION:
-                out |= {w for w in ptoks[1:4] if w in shared}
-    return out
+                out |= set(ptoks[1:4])
+    return frozenset(out)
 
 
 def statement(rec: MemoryRecord) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neusym.governance.decisions import Action, Decision, Flag
-from neusym.governance.update_lexicon import CHANGE
+from neusym.governance.update_lexicon import ADDITIVE, CHANGE, CORRECTION, cue_positions
 from neusym.governance.update_model import (
     BACKGROUND,
     FEATURES,
@@ -35,6 +35,7 @@ from neusym.governance.update_model import (
     pair_features,
     past_framed,
     same_subject,
+    statement,
     subject_of,
 )
 from neusym.record import MemoryRecord, MemoryStatus, MemoryType, Scope, as_epoch, from_epoch
@@ -49,8 +50,6 @@ ATTRIBUTES = SLOTS  # the name earlier versions exported
 
 def change_cue(text: str) -> bool:
     """True if the text signals that something changed ("now", "anymore", "new", "switched", "ya no", "désormais")."""
-    from neusym.governance.update_lexicon import cue_positions
-
     return bool(cue_positions(text, CHANGE))
 
 
@@ -60,17 +59,13 @@ def _unit(m: np.ndarray) -> np.ndarray:
 
 
 _LO = {"cos": -1.0, "cos_margin": -2.0}
-_PRODUCTS = {"single_change": "single", "slot_change": "slot_same", "slot_value": "slot_same",
-             "agree_change": "slot_agree"}
+"""Lower ends of feature ranges (the rest are in [0, 1])."""
+_PRODUCTS = {"single_change": "single", "slot_change": "slot_same", "agree_change": "slot_agree",
+             "slot_value": "slot_same"}
+"""Features that are a vector feature times a text feature in [0, 1] (the change cue, or a new value)."""
 
 
-def _range(name: str, known: dict[str, float]) -> tuple[float, float]:
-    """The range a feature not yet computed can take (products scale with their known factor), for the score bound
-    that prunes pairs before any work."""
-    if name in _PRODUCTS and _PRODUCTS[name] in known:
-        k = known[_PRODUCTS[name]]
-        return (min(0.0, k), max(0.0, k))
-    return (_LO.get(name, 0.0), 1.0)
+_SINGLE = np.asarray([1.0 if s.single else 0.0 for s in SLOTS])
 
 
 @dataclass
@@ -93,7 +88,7 @@ class UpdateDetector:
     governance benchmark's train split and LoCoMo dev conversations, where two memories of one speaker about one
     slot are common and false supersessions must stay near zero (``python -m benchmarks.governance.locomo_check``).
     Cost: one FAISS search per batch, and a pair is read from the graph only if its vector features could still
-    reach the threshold (:meth:`_bound`).
+    reach the threshold (:meth:`_vector_bounds`).
     """
 
     neighbours = 6
@@ -108,6 +103,8 @@ class UpdateDetector:
         self.trusted = min_trust or (lambda origin: True)
         self._slots: np.ndarray | None = None
         self._owner: np.ndarray | None = None
+        self._coef: np.ndarray | None = None  # weights / scale, for the bound
+        self._offset = 0.0
 
     # ------------------------------------------------------------------ vectors
     def slot_matrix(self) -> np.ndarray | None:
@@ -128,30 +125,47 @@ class UpdateDetector:
         np.maximum.at(per_slot.T, self._owner, raw[:, :n_desc].T)
         return np.hstack([per_slot, raw[:, n_desc:]])
 
-    def _bound(self, known: dict[str, float]) -> float:
-        """The highest probability the pair can reach given the features already known (the others at their most
-        favourable value in their range): an exact test for skipping work, never an approximation of the model."""
+    def _vector_bounds(self, s_new: np.ndarray, s_old: np.ndarray, sim: np.ndarray,
+                       new_cues: np.ndarray | None = None) -> np.ndarray:
+        """The highest probability each pair can reach from its vectors alone (slot scores and similarity), the
+        text features at their most favourable value in their range: an exact test for skipping the graph read
+        and the text work, never an approximation of the model. Rows of ``s_new``/``s_old`` are the two memories'
+        slot scores, ``sim`` their similarities. ``new_cues`` (one row per pair: the new memory has a change cue,
+        a correction cue, an additive cue; 0/1) narrows the range of the features that depend on them: most memories
+        carry no change cue, and then the change features are 0, not "anything up to 1"."""
         m = self.model
-        z = m.bias
-        for i, name in enumerate(FEATURES):
-            w, mu, sc = m.weights[i], m.mean[i], m.scale[i]
-            if name in known:
-                z += w * (known[name] - mu) / sc
-            else:
-                lo, hi = _range(name, known)
-                z += max(w * (lo - mu) / sc, w * (hi - mu) / sc)
-        return 1.0 / (1.0 + float(np.exp(-max(-30.0, min(30.0, z)))))
-
-    def _vector_bound(self, s_new: np.ndarray, s_old: np.ndarray, sim: float) -> float:
+        if self._coef is None:
+            self._coef = m.weights / m.scale
+            self._offset = m.bias - float(m.mean @ self._coef)
         n = len(SLOTS)
-        joint = np.minimum(s_new[:n], s_old[:n])
-        a = int(np.argmax(joint))
-        bg_new, bg_old = float(s_new[n:].max()), float(s_old[n:].max())
-        return self._bound({"cos": sim, "slot_same": float(joint[a]),
-                            "slot_agree": float(int(np.argmax(s_new[:n])) == int(np.argmax(s_old[:n]))),
-                            "filler": max(bg_new, bg_old) - float(joint[a]),
-                            "slot_margin": min(float(s_new[a]) - bg_new, float(s_old[a]) - bg_old),
-                            "single": 1.0 if SLOTS[a].single else 0.0})
+        joint = np.minimum(s_new[:, :n], s_old[:, :n])
+        a = np.argmax(joint, axis=1)
+        rows = np.arange(len(a))
+        same = joint[rows, a]
+        bg_new, bg_old = s_new[:, n:].max(axis=1), s_old[:, n:].max(axis=1)
+        known = {"cos": sim, "slot_same": same,
+                 "slot_agree": (np.argmax(s_new[:, :n], axis=1) == np.argmax(s_old[:, :n], axis=1)).astype(float),
+                 "filler": np.maximum(bg_new, bg_old) - same,
+                 "slot_margin": np.minimum(s_new[rows, a] - bg_new, s_old[rows, a] - bg_old),
+                 "single": _SINGLE[a]}
+        ones = np.ones(len(a))
+        change = ones if new_cues is None else new_cues[:, 0]
+        exact = {} if new_cues is None else {"correction": new_cues[:, 1], "additive": new_cues[:, 2]}
+        z = np.full(len(a), self._offset)
+        for i, name in enumerate(FEATURES):
+            c = float(self._coef[i])
+            if name in known:
+                z += c * known[name]
+            elif name in exact:
+                z += c * exact[name]  # read from the new memory alone: exact
+            elif name in _PRODUCTS:  # factor x change in [0, change], or factor x value_new in [0, 1]
+                k = known[_PRODUCTS[name]] * (change if name != "slot_value" else ones)
+                z += np.maximum(c * np.minimum(0.0, k), c * np.maximum(0.0, k))
+            elif name in ("change", "change_value"):
+                z += np.maximum(0.0, c * change)
+            else:
+                z += max(c * _LO.get(name, 0.0), c * 1.0)
+        return np.asarray(1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0))))
 
     # ------------------------------------------------------------------ the write path
     def apply(self, decisions: Sequence[Decision], vectors: np.ndarray, scope: Scope) -> None:
@@ -163,26 +177,37 @@ class UpdateDetector:
             return
         unit = _unit(np.asarray(vectors, dtype=np.float32)[live])
         scores = self.scores(unit)
-        olds, near = self._neighbours(unit, scores, scope)
+        cues = np.asarray([[float(bool(cue_positions(statement(decisions[i].record), lex)))
+                            for lex in (CHANGE, CORRECTION, ADDITIVE)] for i in live])
+        olds, near = self._neighbours(unit, scores, cues, scope)
         sims = unit @ unit.T  # in-batch: each candidate looks at its few closest earlier candidates
+        t = self.model.threshold
         for pos, i in enumerate(live):
             d = decisions[i]
-            cands: list[tuple[float, MemoryRecord, np.ndarray, Decision | None]] = [
-                (s, r, v, None) for s, r, v in olds[pos]]
-            seen = list(near[pos])  # similarities of every neighbour found, before any pruning
+            # the six nearest older memories, stored or earlier in this batch (as the model was fitted)
+            found: list[tuple[float, int]] = [(s, -1) for s in near[pos]]
             if pos:
                 row = sims[pos, :pos]
-                close = np.flatnonzero(row >= self.pair_floor)
-                for j in close[np.argsort(-row[close])][: self.neighbours].tolist():
-                    seen.append(float(row[j]))
-                    other = decisions[live[j]]
-                    if (other.record.status is not MemoryStatus.SUPERSEDED
-                            and self._vector_bound(scores[pos], scores[j], float(row[j])) >= self.model.threshold):
-                        cands.append((float(row[j]), other.record, scores[j], other))
-            if past_framed(d.record.content):
-                if cands:
-                    d.details["update_check"] = "describes the past: replaces nothing"
+                found += [(float(row[j]), j) for j in np.flatnonzero(row >= self.pair_floor).tolist()]
+            found = sorted(found, key=lambda f: -f[0])[: self.neighbours]
+            if not found:
                 continue
+            if past_framed(d.record.content):
+                d.details["update_check"] = "describes the past: replaces nothing"
+                continue
+            seen = [f[0] for f in found]
+            floor = seen[-1]
+            cands: list[tuple[float, MemoryRecord, np.ndarray, Decision | None]] = [
+                (s, r, v, None) for s, r, v in olds[pos] if s >= floor]
+            batch = [(s, j) for s, j in found if j >= 0
+                     and decisions[live[j]].record.status is not MemoryStatus.SUPERSEDED]
+            if batch:
+                js = [j for _, j in batch]
+                ok = self._vector_bounds(np.repeat(scores[pos:pos + 1], len(js), axis=0), scores[js],
+                                         np.asarray([s for s, _ in batch]),
+                                         np.repeat(cues[pos:pos + 1], len(js), axis=0)) >= t
+                cands += [(s, decisions[live[j]].record, scores[j], decisions[live[j]])
+                          for (s, j), keep in zip(batch, ok.tolist(), strict=True) if keep]
             best: _Verdict | None = None
             for sim, old, s_old, od in cands:
                 others = list(seen)
@@ -208,7 +233,7 @@ class UpdateDetector:
             return False  # already waiting for a reviewer for another reason
         return not (d.supersedes or d.superseded_by or d.conflicts_with or d.contradicts)
 
-    def _neighbours(self, unit: np.ndarray, scores: np.ndarray, scope: Scope
+    def _neighbours(self, unit: np.ndarray, scores: np.ndarray, cues: np.ndarray, scope: Scope
                     ) -> tuple[list[list[tuple[float, MemoryRecord, np.ndarray]]], list[list[float]]]:
         """Stored neighbours of each candidate whose vector features can still reach the threshold, and the
         similarities of all neighbours found (the model asks how much one stands out among them)."""
@@ -226,8 +251,14 @@ class UpdateDetector:
         if not nids:
             return out, near
         nb = dict(zip(nids, self.scores(_unit(self.derived.faiss.reconstruct(nids))), strict=True))
-        t = self.model.threshold
-        hits = [[(n, s) for n, s in h if self._vector_bound(scores[k], nb[n], s) >= t] for k, h in enumerate(hits)]
+        pairs = [(k, n, s) for k, h in enumerate(hits) for n, s in h]
+        rows = [k for k, _, _ in pairs]
+        ok = self._vector_bounds(scores[rows], np.vstack([nb[n] for _, n, _ in pairs]),
+                                 np.asarray([s for _, _, s in pairs]), cues[rows]) >= self.model.threshold
+        hits = [[] for _ in hits]
+        for (k, n, s), keep in zip(pairs, ok.tolist(), strict=True):
+            if keep:
+                hits[k].append((n, s))
         wanted = sorted({n for h in hits for n, _ in h})
         if not wanted:
             return out, near

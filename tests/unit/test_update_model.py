@@ -102,3 +102,43 @@ def test_trust_of_origins() -> None:
     assert p.trust("document") == 0.6 and p.trust("nonsense") == p.unknown_source_trust
     assert p.may_update("user") and p.may_update("tool")
     assert not p.may_update("agent") and not p.may_update("document")
+
+
+def test_the_vector_bound_never_prunes_a_pair_the_model_would_accept() -> None:
+    """The write path skips pairs whose vector features cannot reach the threshold whatever their text says: the
+    bound must be at least the model's probability for every pair with those vector features."""
+    from neusym.governance.update_model import SLOTS
+    from neusym.governance.updates import UpdateDetector
+
+    det = UpdateDetector.__new__(UpdateDetector)
+    det.model, det._coef, det._offset = PairModel(), None, 0.0
+    rng = np.random.default_rng(3)
+    width = len(SLOTS) + 14
+    s_new, s_old = rng.uniform(-0.1, 0.7, (200, width)), rng.uniform(-0.1, 0.7, (200, width))
+    sim = rng.uniform(0.15, 1.0, 200)
+    cues = rng.integers(0, 2, (200, 3)).astype(float)  # change, correction, additive cue of the new memory
+    bound = det._vector_bounds(s_new, s_old, sim, cues)
+    for k in range(200):
+        n = len(SLOTS)
+        joint = np.minimum(s_new[k, :n], s_old[k, :n])
+        a = int(np.argmax(joint))
+        single = 1.0 if SLOTS[a].single else 0.0
+        for _ in range(20):  # random text features in their ranges
+            x = rng.uniform(0.0, 1.0, len(FEATURES))
+            x[FEATURES.index("change")] *= cues[k, 0]
+            x[FEATURES.index("change_value")] = x[FEATURES.index("change")] * rng.uniform(0.0, 1.0)
+            x[FEATURES.index("correction")] = cues[k, 1]
+            x[FEATURES.index("additive")] = cues[k, 2]
+            x[FEATURES.index("cos")] = sim[k]
+            x[FEATURES.index("slot_same")] = joint[a]
+            x[FEATURES.index("slot_agree")] = float(np.argmax(s_new[k, :n]) == np.argmax(s_old[k, :n]))
+            bg_new, bg_old = s_new[k, n:].max(), s_old[k, n:].max()
+            x[FEATURES.index("filler")] = max(bg_new, bg_old) - joint[a]
+            x[FEATURES.index("slot_margin")] = min(s_new[k, a] - bg_new, s_old[k, a] - bg_old)
+            x[FEATURES.index("single")] = single
+            for prod, factor in (("single_change", "single"), ("slot_change", "slot_same"),
+                                 ("agree_change", "slot_agree")):
+                x[FEATURES.index(prod)] = x[FEATURES.index(factor)] * x[FEATURES.index("change")]
+            x[FEATURES.index("slot_value")] = joint[a] * rng.integers(0, 2)
+            x[FEATURES.index("cos_margin")] = rng.uniform(-1.0, 0.85)
+            assert det.model.probability(x) <= bound[k] + 1e-9
