@@ -54,7 +54,7 @@ from neusym.record import MemoryRecord
 from neusym.retrieval.lexical import STOPWORDS
 
 __all__ = ["BACKGROUND", "FEATURES", "SLOTS", "PairModel", "Slot", "Subject", "content_words", "ended_values",
-           "pair_features", "past_framed", "same_subject", "statement", "subject_of", "value_spans"]
+           "negated", "pair_features", "past_framed", "says_change", "same_subject", "statement", "subject_of", "value_spans"]
 
 
 @dataclass(frozen=True)
@@ -195,6 +195,26 @@ _NOT_NAMES = frozenset(["the", "a", "an", "my", "our", "your", "his", "her", "th
                         "je", "yo", "sadly", "finally", "today", "after", "since", "congrats", "great", "we", "i",
                         "address", "crm", "new", "update", "actually", "eigentlich", "en", "seit", "desde",
                         "depuis", "inzwischen", "ahora", "maintenant", "désormais", "wir", "on", "got", "done", "understood"])
+
+
+_NEGATED = re.compile(r"\b(?:not|never|no|don't|doesn't|didn't|can't|won't|isn't|aren't|nicht|nie|kein\w*|nunca|"
+                      r"jamás|ne|n'|pas|jamais)\b|n't\b", re.IGNORECASE)
+_NEW = frozenset(["new", "newly", "neu", "neue", "neuer", "neues", "neuen", "nuevo", "nueva", "nuevos", "nuevas",
+                  "nouveau", "nouvel", "nouvelle", "nouveaux"])
+
+
+def negated(text: str) -> bool:
+    """A negated statement ("I don't own a TV", "Ich trinke nie Alkohol"): a standing constraint, not a value."""
+    return bool(_NEGATED.search(text))
+
+
+def says_change(text: str) -> bool:
+    """The text says a state ended, was corrected or changed ("anymore", "quit", "actually", "now", "switched");
+    "new" alone does not ("our new TV" is a thing, not a change of the speaker's state)."""
+    toks = words(text)
+    if cue_positions(text, ENDING) or cue_positions(text, CORRECTION):
+        return True
+    return any(toks[i] not in _NEW for i in cue_positions(text, CHANGE) if i < len(toks))
 
 
 def past_framed(text: str) -> bool:

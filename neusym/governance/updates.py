@@ -32,9 +32,11 @@ from neusym.governance.update_model import (
     PairModel,
     Slot,
     content_words,
+    negated,
     pair_features,
     past_framed,
     same_subject,
+    says_change,
     statement,
     subject_of,
 )
@@ -287,6 +289,8 @@ class UpdateDetector:
             return None  # an older state told later: the rule path stores dated history
         if not (content_words(new.content) - content_words(old.content)):
             return None  # nothing new
+        if negated(old.content) and not says_change(new.content):
+            return None  # "I don't own a TV" holds no value to replace: an event against it is a contradiction
         same, third, via_role = same_subject(new, old, subject_of(new), subject_of(old))
         return (third, via_role) if same else None
 
