@@ -596,14 +596,19 @@ class NeuSymMemory:
     def fact_history(self, predicate: str, *, subject: str | None = None, scope: ScopeArg = None,
                      user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
                      limit: int = 100) -> list[MemoryRecord]:
-        """Every value an attribute had, oldest first (current and superseded), e.g. ``fact_history("lives_in")``."""
+        """Every value an attribute had, oldest first (current and superseded), e.g. ``fact_history("lives_in")``
+        or in words, ``fact_history("where do I live")``. Predicates: ``lives_in``, ``works_at``, ``job_title``,
+        ``reports_to``, ``married_to``, ``partner_of``, ``studies_at``, ``phone``, ``email``, ``name``, ``age``,
+        ``birthday``, ``diet``, ``favourite_<thing>``, ``has_pet``, ``likes``, ``plays``, ``speaks`` ... (the full
+        list: :data:`neusym.extraction.vocabulary.PREDICATES`; the mapping: :mod:`neusym.governance.attributes`)."""
         return self.governance.fact_history(predicate, subject=subject,
                                             scope=_sc(scope, user_id, agent_id, session_id), limit=limit)
 
     def facts_at(self, at: datetime | float, *, predicate: str | None = None, subject: str | None = None,
                  scope: ScopeArg = None, user_id: str | None = None, agent_id: str | None = None,
                  session_id: str | None = None, limit: int = 50) -> list[MemoryRecord]:
-        """What was true at ``at`` ("where did the user live in March?" -> ``facts_at(march, predicate="lives_in")``)."""
+        """What was true at ``at`` ("where did the user live in March?" -> ``facts_at(march, predicate="lives_in")``;
+        the attribute may be given in words too: ``predicate="where do I live"``, see :meth:`fact_history`)."""
         return self.governance.facts_at(at, predicate=predicate, subject=subject,
                                         scope=_sc(scope, user_id, agent_id, session_id), limit=limit)
 

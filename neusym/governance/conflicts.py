@@ -273,7 +273,7 @@ class ConflictDetector:
             return
         p = self.policy
         strategy = p.strategy_for(new.predicate)
-        weak = d.action is Action.STORE_LOW_CONFIDENCE or bool(intent_of(d.record) & _WEAK_INTENT)
+        weak = _weak(d, p)
         entry: dict[str, object] = {"id": old.memory_id, "predicate": new.predicate, "kind": kind,
                                     "strategy": strategy, "previous": self._previous(old)}
         if weak or strategy == "ask" or (strategy == "source_trust" and p.trust(new.origin) < p.trust(old.origin)):
@@ -347,6 +347,19 @@ class ConflictDetector:
     @staticmethod
     def _previous(old: Fact) -> dict[str, object]:
         return {"status": old.status, "flags": list(old.flags), "valid_to": old.valid_to}
+
+
+def _weak(d: Decision, p: GovernancePolicy) -> bool:
+    """A claim too weak to replace a current value: hedged or a question, from an origin the policy does not let
+    update on its own (an agent's inference, a document), or low-confidence because the extractor itself was unsure.
+    A trusted tool's record (an address service) is low-confidence only through its origin's trust: it updates,
+    audited as such; so does an assistant turn that restates the user's message of the same call."""
+    if intent_of(d.record) & _WEAK_INTENT:
+        return True
+    if not (p.may_update(d.record.source.origin) or d.details.get("restates_user")):
+        return True
+    raw = d.details.get("raw_confidence")
+    return d.action is Action.STORE_LOW_CONFIDENCE and not (isinstance(raw, int | float) and raw >= p.store_threshold)
 
 
 def _dated(valid_from: float | None, created_at: float | None) -> bool:

@@ -22,6 +22,7 @@ from neusym.governance.contradictions import ContradictionFinder
 from neusym.governance.decisions import Action, AuditAction, Decision, Flag
 from neusym.governance.dedup import Deduplicator
 from neusym.governance.policy import GovernancePolicy
+from neusym.governance.restatement import lift_restatements
 from neusym.governance.screening import Screener
 from neusym.governance.supersession import Supersession
 from neusym.governance.updates import UpdateDetector
@@ -82,7 +83,7 @@ class Governor:
         self.dedup = Deduplicator(self.store, self.derived, self.queries, policy)
         self.conflicts = ConflictDetector(self.store, self.queries, policy,
                                           arbiter=self.llm if policy.llm_arbiter else None)
-        self.updates = UpdateDetector(self.derived, self.queries, self.embed)
+        self.updates = UpdateDetector(self.derived, self.queries, self.embed, min_trust=policy.may_update)
         self.contradictions = ContradictionFinder(self.store, self.embed, enabled=policy.flag_contradictions)
 
     def set_llm(self, llm: Any) -> None:
@@ -101,6 +102,7 @@ class Governor:
     def admit(self, candidates: Sequence[MemoryRecord], vectors: np.ndarray, scope: Scope) -> list[Decision]:
         """Plan the fate of each candidate. Pure with respect to the graph: nothing is written here."""
         decisions = [self.admission.evaluate(c, scope) for c in candidates]
+        lift_restatements(decisions, candidates, vectors, self.policy, self.admission, scope)
         self.dedup.apply(decisions, vectors, scope)
         self.conflicts.apply(decisions, scope)
         self.updates.apply(decisions, vectors, scope)

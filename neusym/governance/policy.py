@@ -35,8 +35,20 @@ class GovernancePolicy(BaseModel):
     low_confidence_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     source_trust: dict[str, float] = Field(default_factory=lambda: {
         "user": 1.0, "system": 1.0, "import": 0.9, "reflection": 0.8, "tool": 0.75, "agent": 0.7,
+        "document": 0.6,
     })
-    """How far each origin is believed: a user's own statement about themselves beats an agent's inference."""
+    """How far each origin is believed: a user's own statement about themselves beats an agent's inference.
+
+    ``document`` (a file, page or e-mail the application passes in) is a record, not an inference, but someone else
+    wrote it, it is often about other people, and it is the main channel of indirect prompt injection: below tool
+    output (a system of record the application queried: 0.75) and an agent's restatement (0.7), above an unknown
+    origin (0.5). A document's facts are therefore stored at reduced weight unless the extractor is sure, and they
+    never replace a value on their own (below ``update_min_trust``): they go to review."""
+    update_min_trust: float = Field(default=0.75, ge=0.0, le=1.0)
+    """Origins trusted at least this much may replace a current value (supersede); a less trusted one (an agent's
+    own inference, a document, an unknown origin) is held for review instead. At the default a tool's record of the
+    user's own data (an address service, a CRM) updates it, audited as a trusted tool record; an assistant turn does
+    when it restates the user's own message of the same call (it then carries the user's trust)."""
     unknown_source_trust: float = Field(default=0.5, ge=0.0, le=1.0)
     instruction_importance: float = Field(default=0.8, ge=0.0, le=1.0)
     """Floor on the importance of explicit instructions and "please remember" statements."""
@@ -111,6 +123,10 @@ class GovernancePolicy(BaseModel):
 
     def trust(self, origin: str | None) -> float:
         return self.source_trust.get(origin or "user", self.unknown_source_trust)
+
+    def may_update(self, origin: str | None) -> bool:
+        """Whether a memory of this origin may replace a current value on its own (see ``update_min_trust``)."""
+        return self.trust(origin) >= self.update_min_trust
 
     def strategy_for(self, predicate: str) -> ConflictStrategy:
         return self.conflict_strategy_by_predicate.get(predicate, self.conflict_strategy)

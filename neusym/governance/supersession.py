@@ -68,7 +68,8 @@ class Supersession:
                 "valid_to": self.valid_to, "edge": self.edge(now)}
 
 
-_EVIDENCE = ("why", "similarity", "slot_score", "single_valued", "retracts_old_value", "change_cue")
+_EVIDENCE = ("why", "similarity", "probability", "slot_score", "single_valued",
+             "retracts_old_value", "change_cue", "features")
 """What an update found by similarity (:mod:`neusym.governance.updates`) keeps in the audit besides its reason."""
 
 

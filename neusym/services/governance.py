@@ -20,6 +20,7 @@ from typing import Any
 from neusym.engine import Engine, Mutation
 from neusym.engine.candidates import check_ids, check_k
 from neusym.errors import InvalidInputError, RecordNotFoundError, ScopeError
+from neusym.governance.attributes import AttributeResolver
 from neusym.governance.decisions import AuditAction, Flag
 from neusym.governance.forgetting import (
     ALL_STATUSES,
@@ -62,6 +63,7 @@ class Governance:
         self.engine = engine
         self.decisions = ReviewDecisions(engine, self._purge)
         self._janitor: tuple[threading.Thread, threading.Event] | None = None
+        self._attributes: AttributeResolver | None = None
 
     # ------------------------------------------------------------------ policy
     @property
@@ -337,17 +339,29 @@ class Governance:
         sc = e.scope(scope, what="history")
         return e.store.audit_for(check_ids(memory_id)[0], sc)
 
+    def predicate_for(self, attribute: str) -> str:
+        """The predicate an attribute in words stands for ("where do I live" -> ``lives_in``, "wer ist mein Chef"
+        -> ``reports_to``); a predicate name is returned as it is (see :mod:`neusym.governance.attributes` for the
+        names and how the mapping works)."""
+        if self._attributes is None:
+            emb = self.engine.embedder
+            self._attributes = AttributeResolver(emb.embed_documents, emb.embed_query)
+        return self._attributes.resolve(attribute)[0]
+
     def fact_history(self, predicate: str, *, subject: str | None = None, scope: ScopeArg = None,
                      limit: int = 100) -> list[MemoryRecord]:
-        """Every value an attribute had, oldest first (current and superseded), e.g. ``fact_history("lives_in")``."""
-        return self.engine.query(scope=self.engine.scope(scope, what="fact_history"), predicate=predicate,
-                                 entity=subject, statuses=_HISTORY, order="oldest",
-                                 limit=limit)
+        """Every value an attribute had, oldest first (current and superseded): ``fact_history("lives_in")`` or in
+        words, ``fact_history("where do I live")`` (see :meth:`predicate_for`)."""
+        return self.engine.query(scope=self.engine.scope(scope, what="fact_history"),
+                                 predicate=self.predicate_for(predicate), entity=subject, statuses=_HISTORY,
+                                 order="oldest", limit=limit)
 
     def facts_at(self, at: datetime | float, *, predicate: str | None = None, subject: str | None = None,
                  scope: ScopeArg = None, limit: int = 50) -> list[MemoryRecord]:
-        """What was true at ``at`` ("where did the user live in March?" -> ``facts_at(march, predicate="lives_in")``)."""
-        return self.engine.query(scope=self.engine.scope(scope, what="facts_at"), predicate=predicate,
+        """What was true at ``at`` ("where did the user live in March?" -> ``facts_at(march, predicate="lives_in")``
+        or ``predicate="where do I live"``)."""
+        return self.engine.query(scope=self.engine.scope(scope, what="facts_at"),
+                                 predicate=None if predicate is None else self.predicate_for(predicate),
                                  entity=subject, valid_at=at, limit=limit)
 
     def audit_log(self, *, scope: ScopeArg = None, actions: Sequence[str] | None = None,

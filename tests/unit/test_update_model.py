@@ -1,0 +1,144 @@
+"""The update pair model's pure parts: lexicon, masking, subjects, ended values, the fitted weights, the attribute
+resolver and the trust policy (no graph, no model). Sentences are not taken from the governance benchmark."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neusym.governance import _update_weights
+from neusym.governance.attributes import AttributeResolver
+from neusym.governance.policy import GovernancePolicy
+from neusym.governance.update_lexicon import ADDITIVE, CHANGE, CORRECTION, ENDING, cue_positions, words
+from neusym.governance.update_model import (
+    FEATURES,
+    PairModel,
+    content_words,
+    ended_values,
+    heads,
+    same_subject,
+    subject_of,
+    value_spans,
+)
+from neusym.record import MemoryRecord, Scope, Source, Triple
+
+
+def _rec(text: str, speaker: str | None = None, triples: list[Triple] | None = None) -> MemoryRecord:
+    return MemoryRecord(content=text, scope=Scope(user_id="u"), source=Source(origin="user", speaker=speaker),
+                        triples=triples or [])
+
+
+def test_cues_are_lemmas_in_four_languages() -> None:
+    assert cue_positions("We relocated to Graz", CHANGE)
+    assert cue_positions("Wir sind umgezogen", CHANGE) and cue_positions("Me mudé a Cádiz", CHANGE)
+    assert cue_positions("Désormais je bois du thé", CHANGE)
+    assert cue_positions("Je ne fume plus", ENDING) and cue_positions("Ich rauche nicht mehr", ENDING)
+    assert cue_positions("Ya no fumo", ENDING) and cue_positions("She quit smoking", ENDING)
+    assert cue_positions("sorry, typo: it is Mara", CORRECTION) and cue_positions("En realidad es Ana", CORRECTION)
+    assert cue_positions("I also play chess", ADDITIVE) and cue_positions("Ich spiele auch Schach", ADDITIVE)
+    assert not cue_positions("I like long walks", CHANGE)
+    assert words("J'ai quitté Orange, dad's car") == ["j'", "ai", "quitté", "orange", "dad", "car"]
+
+
+def test_value_spans_are_names_and_numbers_not_the_speaker() -> None:
+    spans = value_spans("So I moved to Tromsø, my number is 0151 2345678 and I'm happy")
+    assert "tromsø" in spans and any("2345678" in s for s in spans)
+    assert not any(s in ("i", "i'm") for s in spans)
+
+
+def test_ending_words_end_the_value_they_stand_next_to() -> None:
+    shared = {"tesco", "piano", "guitar"}
+    assert ended_values("I left Tesco last month", shared) == {"tesco"}
+    assert ended_values("not piano, ukulele", shared) == {"piano"}
+    assert ended_values("I would never quit Tesco", shared) == set()
+    assert content_words("Ich arbeite jetzt bei Zeiss") == {"arbeite", "zeiss"}
+
+
+def test_subjects() -> None:
+    # two speakers are two people
+    assert not same_subject(_rec("Ann: I live in Rome", "Ann"), _rec("Bob: I live in Oslo", "Bob"),
+                            subject_of(_rec("Ann: I live in Rome", "Ann")),
+                            subject_of(_rec("Bob: I live in Oslo", "Bob")))[0]
+    # a role the old memory names may be given a name later (weaker link)
+    old = _rec("My husband teaches at the college.", triples=[Triple(subject="user's husband", predicate="works_at",
+                                                                      object="college")])
+    new = _rec("Idris quit the college and joined a startup.")
+    assert same_subject(new, old, subject_of(new), subject_of(old)) == (True, True, True)
+    # a memory about the speaker is not updated by one about a third person or a thing it names as a value
+    mine = _rec("I work at Acme.")
+    for other in ("Acme opened a new office in Lyon.", "My sister works at Globex."):
+        o = _rec(other)
+        assert not same_subject(o, mine, subject_of(o), subject_of(mine))[0], other
+    # "Emma and I ..." is about the speaker
+    assert subject_of(_rec("Emma and I moved in together.")).names == frozenset()
+
+
+def test_attribute_heads() -> None:
+    assert heads("My favourite drink is cola.") == {"drink"}
+    assert heads("Mi jefa es Marta.") == {"jefa"}
+    assert heads("rooibos is my favourite now") == set()
+
+
+def test_shipped_weights_fit_the_features() -> None:
+    model = PairModel()
+    assert len(_update_weights.WEIGHTS) == len(FEATURES) == len(_update_weights.MEAN)
+    assert 0.0 < model.threshold < 1.0
+    x = np.asarray(_update_weights.MEAN, dtype=np.float64)
+    assert 0.0 <= model.probability(x) <= 1.0
+    assert all(name.rstrip("+-") in FEATURES for name in model.explain(x))
+
+
+def test_attribute_in_words_without_an_embedder() -> None:
+    r = AttributeResolver()
+    assert r.resolve("where do I live")[0] == "lives_in"
+    assert r.resolve("wer ist mein Chef?")[0] == "reports_to"
+    assert r.resolve("¿Dónde trabajo?")[0] == "works_at"
+    assert r.resolve("favorite color")[0] == "favourite_colour"
+    assert r.resolve("works_for") == ("works_at", "predicate")
+    assert r.resolve("paint") == ("paint", "unchanged")
+
+
+def test_trust_of_origins() -> None:
+    p = GovernancePolicy()
+    assert p.trust("document") == 0.6 and p.trust("nonsense") == p.unknown_source_trust
+    assert p.may_update("user") and p.may_update("tool")
+    assert not p.may_update("agent") and not p.may_update("document")
+
+
+def test_the_vector_bound_never_prunes_a_pair_the_model_would_accept() -> None:
+    """The write path skips pairs whose vector features cannot reach the threshold whatever their text says: the
+    bound must be at least the model's probability for every pair with those vector features."""
+    from neusym.governance.update_model import SLOTS
+    from neusym.governance.updates import UpdateDetector
+
+    det = UpdateDetector.__new__(UpdateDetector)
+    det.model, det._coef, det._offset = PairModel(), None, 0.0
+    rng = np.random.default_rng(3)
+    width = len(SLOTS) + 14
+    s_new, s_old = rng.uniform(-0.1, 0.7, (200, width)), rng.uniform(-0.1, 0.7, (200, width))
+    sim = rng.uniform(0.15, 1.0, 200)
+    cues = rng.integers(0, 2, (200, 3)).astype(float)  # change, correction, additive cue of the new memory
+    bound = det._vector_bounds(s_new, s_old, sim, cues)
+    for k in range(200):
+        n = len(SLOTS)
+        joint = np.minimum(s_new[k, :n], s_old[k, :n])
+        a = int(np.argmax(joint))
+        single = 1.0 if SLOTS[a].single else 0.0
+        for _ in range(20):  # random text features in their ranges
+            x = rng.uniform(0.0, 1.0, len(FEATURES))
+            x[FEATURES.index("change")] *= cues[k, 0]
+            x[FEATURES.index("change_value")] = x[FEATURES.index("change")] * rng.uniform(0.0, 1.0)
+            x[FEATURES.index("correction")] = cues[k, 1]
+            x[FEATURES.index("additive")] = cues[k, 2]
+            x[FEATURES.index("cos")] = sim[k]
+            x[FEATURES.index("slot_same")] = joint[a]
+            x[FEATURES.index("slot_agree")] = float(np.argmax(s_new[k, :n]) == np.argmax(s_old[k, :n]))
+            bg_new, bg_old = s_new[k, n:].max(), s_old[k, n:].max()
+            x[FEATURES.index("filler")] = max(bg_new, bg_old) - joint[a]
+            x[FEATURES.index("slot_margin")] = min(s_new[k, a] - bg_new, s_old[k, a] - bg_old)
+            x[FEATURES.index("single")] = single
+            for prod, factor in (("single_change", "single"), ("slot_change", "slot_same"),
+                                 ("agree_change", "slot_agree")):
+                x[FEATURES.index(prod)] = x[FEATURES.index(factor)] * x[FEATURES.index("change")]
+            x[FEATURES.index("slot_value")] = joint[a] * rng.integers(0, 2)
+            x[FEATURES.index("cos_margin")] = rng.uniform(-1.0, 0.85)
+            assert det.model.probability(x) <= bound[k] + 1e-9
