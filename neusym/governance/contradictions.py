@@ -629,7 +629,7 @@ def event_features(c: Constraint, text: str, sims: tuple[float, float] = (0.0, 0
     if hits and language_of(text) == "en":  # "two weeks in Turkey": a place, not the bird
         names = names_in(text)
         hits = [h for h in hits if h[1] not in names]
-    kinds = kinds_named(c, text)
+    kinds = [] if hits else kinds_named(c, text)
     named = hits[0][1] if hits else (" ".join(tokens(kinds[0].phrase)) if kinds else "")
     low = fold(text)
     if named:  # a long message: read the sentence that names the thing, not the others

@@ -87,6 +87,8 @@ class WordNet:
                 self._verb_exc.setdefault(form, []).append(base)
             self._verbs = dict(zip(_strings(z["verbs"]), z["verb_count"].astype(int).tolist(), strict=True))
         self._index = {lemma: i for i, lemma in enumerate(self._lemmas)}
+        # first words of multi-word lemmas ("ice" of "ice_cream"): a phrase starting otherwise is no lemma
+        self.first_words = frozenset(lemma.split("_", 1)[0] for lemma in self._lemmas if "_" in lemma)
         self._ancestors: dict[int, dict[int, int]] = {}
         self._lock = threading.Lock()
 
@@ -220,7 +222,8 @@ def _weights(senses: Sequence[tuple[int, int]]) -> list[float]:
     return [c + 1.0 / (rank + 1) for rank, (_, c) in enumerate(senses)]
 
 
-def _reading(wn: WordNet, word: str, targets: frozenset[int], lexnames: frozenset[str]) -> Reading | None:
+def _reading(wn: WordNet, word: str, targets: frozenset[int], lexnames: frozenset[str],
+             names: dict[int, str] | None = None) -> Reading | None:
     rows: list[tuple[str, int, float, str, tuple[int, int] | None]] = []  # lemma, synset, weight, lexname, hit
     for lemma in wn.lemmas(word):
         senses = wn.senses(lemma)
@@ -243,9 +246,10 @@ def _reading(wn: WordNet, word: str, targets: frozenset[int], lexnames: frozense
     share = support / total
     if share < PLAUSIBLE:
         return None
+    names = names or {}
     lemma, syn, _, lex, hit = max(pick, key=lambda r: (r[2], -(r[4] or (0, 0))[0]))
     assert hit is not None
-    return Reading(lemma, wn.name(syn), wn.name(hit[1]), hit[0], share, lex)
+    return Reading(lemma, wn.name(syn), names.get(hit[1]) or wn.name(hit[1]), hit[0], share, lex)
 
 
 _INSTANCE: WordNet | None = None
@@ -269,9 +273,16 @@ def synset_ids(names: tuple[str, ...]) -> frozenset[int]:
     return frozenset(wn.synset(n) for n in names)
 
 
+@lru_cache(maxsize=256)
+def _named(names: tuple[str, ...]) -> dict[int, str]:
+    wn = wordnet()
+    return {wn.synset(n): n for n in names}
+
+
 @lru_cache(maxsize=65536)
 def _cached_reading(word: str, names: tuple[str, ...], lexnames: frozenset[str]) -> Reading | None:
-    return wordnet().reading(word, synset_ids(names), lexnames)
+    named = _named(names)
+    return _reading(wordnet(), word, frozenset(named), lexnames, named)
 
 
 def is_a(word: str, kinds: Iterable[str], *, lexnames: Iterable[str] = ()) -> Reading | None:
@@ -337,15 +348,58 @@ def names_in(text: str) -> set[str]:
     return {w.lower() for w, capital in tokens(text) if capital and can_name(w.lower())}
 
 
+_SENTENCE_END = frozenset('.!?:;"(\n')
+
+
 def tokens(text: str) -> list[tuple[str, bool]]:
     """The words of ``text`` with whether each is capitalised in mid-sentence (a name: "Turkey", "Python")."""
     out: list[tuple[str, bool]] = []
+    last = 0
+    start = True  # at the start of a sentence
     for m in _WORD.finditer(text):
+        gap = text[last:m.start()].strip(" \t")
+        if gap:
+            start = gap[-1] in _SENTENCE_END
         w = m.group(0).strip("'-")
-        before = text[: m.start()].rstrip()
-        sentence_start = not before or before[-1] in ".!?:;\"(" or before.endswith("\n")
-        out.append((w, w[:1].isupper() and not sentence_start and w != "I"))
+        out.append((w, w[:1].isupper() and not start and w != "I"))
+        start = False
+        last = m.end()
     return out
+
+
+@dataclass(frozen=True)
+class _Phrase:
+    start: int
+    end: int
+    lemma: str  # words joined by "_", lower case
+    text: str  # as written
+    name: bool  # capitalised in mid-sentence and can be a name
+    verb: bool  # a single word far more often a verb
+
+
+@lru_cache(maxsize=4096)
+def _phrases(text: str, max_words: int) -> tuple[_Phrase, ...]:
+    """The noun phrases WordNet knows in ``text``, longest first, not overlapping: the same for every category a text
+    is compared with, so computed once per text."""
+    toks = tokens(text)
+    low = [w.lower() for w, _ in toks]
+    first = wordnet().first_words
+    out: list[_Phrase] = []
+    taken = [False] * len(toks)
+    for n in range(min(max_words, len(toks)), 0, -1):
+        for i in range(len(toks) - n + 1):
+            if n > 1 and low[i] not in first or low[i] in _SKIP or low[i + n - 1] in _SKIP \
+                    or (n == 1 and len(low[i]) < 3) or any(taken[i:i + n]):
+                continue
+            phrase = "_".join(low[i:i + n])
+            if not _known(phrase):
+                continue
+            taken[i:i + n] = [True] * n
+            name = any(toks[j][1] for j in range(i, i + n)) and can_name(phrase)
+            out.append(_Phrase(i, i + n, phrase, " ".join(w for w, _ in toks[i:i + n]), name,
+                               n == 1 and _verb_like_word(phrase)))
+    out.sort(key=lambda p: p.start)
+    return tuple(out)
 
 
 def find_kinds(text: str, kinds: Iterable[str], *, lexnames: Iterable[str] = (), max_words: int = 3) -> list[Kind]:
@@ -355,31 +409,15 @@ def find_kinds(text: str, kinds: Iterable[str], *, lexnames: Iterable[str] = (),
     "rice cake" no rice). A capitalised word in mid-sentence that can name a place, a person or a group is that name
     ("two weeks in Turkey", "his Python project"); a single word far more often a verb than a noun ("fly", "drink")
     is not read as a noun."""
-    toks = tokens(text)
     names_t = tuple(sorted(kinds))
     lex = frozenset(lexnames)
     out: list[Kind] = []
-    taken: set[int] = set()
-    for n in range(min(max_words, len(toks)), 0, -1):
-        for i in range(len(toks) - n + 1):
-            span = range(i, i + n)
-            if taken.intersection(span):
-                continue
-            words = [toks[j][0].lower() for j in span]
-            if words[0] in _SKIP or words[-1] in _SKIP or (n == 1 and len(words[0]) < 3):
-                continue
-            phrase = "_".join(words)
-            if not _known(phrase):
-                continue
-            taken.update(span)
-            if any(toks[j][1] for j in span) and can_name(phrase):
-                continue
-            if n == 1 and _verb_like_word(phrase):
-                continue
-            r = _cached_reading(phrase, names_t, lex)
-            if r is not None:
-                out.append(Kind(" ".join(toks[j][0] for j in span), i, i + n, r))
-    out.sort(key=lambda k: k.start)
+    for p in _phrases(text, max_words):
+        if p.name or p.verb:
+            continue
+        r = _cached_reading(p.lemma, names_t, lex)
+        if r is not None:
+            out.append(Kind(p.text, p.start, p.end, r))
     return out
 
 
@@ -388,34 +426,25 @@ GENERAL = 3000
 "person", "activity"): :func:`senses_of` leaves it out."""
 
 
-def senses_of(text: str, *, min_share: float = 0.3, max_words: int = 3) -> list[tuple[str, tuple[str, ...]]]:
+def senses_of(text: str, *, min_share: float = 0.3, max_words: int = 3,
+              general: int = GENERAL) -> list[tuple[str, tuple[str, ...]]]:
     """The nouns ``text`` names and their likely senses: each WordNet phrase (longest first, as in
     :func:`find_kinds`) with the senses that carry at least ``min_share`` of its weight (always its first), leaving
-    out senses too general to mean anything (:data:`GENERAL`). "tree nuts" -> [("tree nuts", ("tree_nut.n.01",))]."""
+    out senses with more than ``general`` kinds below them (too general to mean anything, :data:`GENERAL`).
+    "tree nuts" -> [("tree", ("tree.n.01",)), ("nuts", ("nut.n.01",))]."""
     wn = wordnet()
-    toks = tokens(text)
-    out: list[tuple[int, str, tuple[str, ...]]] = []
-    taken: set[int] = set()
-    for n in range(min(max_words, len(toks)), 0, -1):
-        for i in range(len(toks) - n + 1):
-            span = range(i, i + n)
-            words = [toks[j][0].lower() for j in span]
-            if taken.intersection(span) or words[0] in _SKIP or words[-1] in _SKIP or len("".join(words)) < 3:
-                continue
-            phrase = "_".join(words)
-            if not _known(phrase):
-                continue
-            taken.update(span)
-            if n == 1 and _verb_like_word(phrase):
-                continue
-            rows = [(s, w) for lemma in wn.lemmas(phrase)[:1]
-                    for (s, _), w in zip(wn.senses(lemma), _weights(wn.senses(lemma)), strict=True)]
-            total = sum(w for _, w in rows) or 1.0
-            keep = tuple(wn.name(s) for k, (s, w) in enumerate(rows)
-                         if (k == 0 or w / total >= min_share) and wn.size(s) <= GENERAL)
-            if keep:
-                out.append((i, " ".join(toks[j][0] for j in span), keep))
-    return [(p, k) for _, p, k in sorted(out)]
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for p in _phrases(text, max_words):
+        if p.verb:
+            continue
+        rows = [(s, w) for lemma in wn.lemmas(p.lemma)[:1]
+                for (s, _), w in zip(wn.senses(lemma), _weights(wn.senses(lemma)), strict=True)]
+        total = sum(w for _, w in rows) or 1.0
+        keep = tuple(wn.name(s) for k, (s, w) in enumerate(rows)
+                     if (k == 0 or w / total >= min_share) and wn.size(s) <= general)
+        if keep:
+            out.append((p.text, keep))
+    return out
 
 
 @lru_cache(maxsize=65536)
