@@ -115,7 +115,10 @@ def _descendants(hypernyms: list[list[int]]) -> np.ndarray:
 
 
 def build(files: dict[str, bytes]) -> dict[str, np.ndarray]:
-    lexnames = [ln.split()[1] for ln in files["lexnames"].decode().splitlines() if ln.strip()]
+    rows = [ln.split() for ln in files["lexnames"].decode().splitlines() if ln.strip()]
+    lexnames = [""] * (max(int(r[0]) for r in rows) + 1)  # indexed by the file number data.noun gives
+    for r in rows:
+        lexnames[int(r[0])] = r[1]
     # synsets of data.noun, in file order
     offsets: dict[int, int] = {}
     lexfile: list[int] = []

@@ -39,7 +39,7 @@ from neusym.governance.constraint_vocab import CATEGORIES, IDENTITIES, KINDS, VE
 from neusym.governance.decisions import Action, Decision, Flag
 from neusym.governance.topics import language_of
 from neusym.governance.updates import past_framed
-from neusym.knowledge.isa import Kind, find_kinds, is_a, names_in, senses_of, wordnet
+from neusym.knowledge.isa import Kind, find_kinds, is_a, names_in, phrases, senses_of, wordnet
 from neusym.record import MemoryRecord, MemoryStatus, Scope, as_epoch
 from neusym.symbolic.store import SymbolicStore
 
@@ -607,6 +607,38 @@ def kinds_named(c: Constraint, text: str) -> list[Kind]:
     return find_kinds(text, c.kinds, lexnames=c.kind_files)
 
 
+_CONNECTORS = frozenset(["con", "de", "di", "du", "da", "del", "au", "aux", "a", "la", "le", "and", "with", "in", "on",
+                         "of"])
+
+
+def _not_names(c: Constraint, text: str, hits: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Lexicon hits that are not part of something else (English): not a name ("two weeks in Turkey" is a place,
+    not the bird), and not the head of a longer WordNet noun that is no kind of what is ruled out ("hot dog" is no
+    dog, "root beer" no beer, "peanut butter" no butter; "chocolate milk" is milk) unless the word also stands alone
+    elsewhere in the text. Only the head: "chicken soup" is no kind of meat to WordNet, yet it has chicken in it."""
+    names = names_in(text)
+    inside: list[str] = []
+    if c.kinds:
+        for p in phrases(text):
+            parts = p.lemma.split("_")
+            if len(parts) > 1 and not _CONNECTORS.intersection(parts) \
+                    and is_a(p.lemma, c.kinds, lexnames=c.kind_files) is None:
+                inside.append(parts[-1])  # the head of an English compound ("chili con carne" is not head-final)
+    words = [w for t in tokens(text) for w in t.split("-")]
+    out = []
+    for pos, term in hits:
+        if term in names:
+            continue
+        if " " not in term and inside:
+            def same(w: str, t: str = term) -> bool:
+                return w == t or (w.startswith(t) and len(w) - len(t) <= 2)
+            n = sum(map(same, inside))
+            if n and n >= sum(map(same, words)):
+                continue
+        out.append((pos, term))
+    return out
+
+
 def isa_value(kinds: Sequence[Kind]) -> float:
     """1 when a phrase's dominant reading is a kind of what is ruled out, 0.5 for a plausible reading, else 0."""
     return max((1.0 if k.reading.dominant else 0.5 for k in kinds), default=0.0)
@@ -626,9 +658,8 @@ def event_features(c: Constraint, text: str, sims: tuple[float, float] = (0.0, 0
     third person ("Leo is allergic ...") counts as someone else's unless the event names them.
     """
     hits = lexical_hits(text, c.terms)
-    if hits and language_of(text) == "en":  # "two weeks in Turkey": a place, not the bird
-        names = names_in(text)
-        hits = [h for h in hits if h[1] not in names]
+    if hits and language_of(text) == "en":
+        hits = _not_names(c, text, hits)
     kinds = [] if hits else kinds_named(c, text)
     named = hits[0][1] if hits else (" ".join(tokens(kinds[0].phrase)) if kinds else "")
     low = fold(text)
@@ -660,9 +691,9 @@ def event_features(c: Constraint, text: str, sims: tuple[float, float] = (0.0, 0
 
 
 WEIGHTS: dict[str, float] = {
-    "bias": -4.86, "lexical": 2.68, "isa": 3.37, "category_sim": 2.04, "target_sim": 1.04, "action": 3.41,
-    "negated": -0.94, "negated_sentence": -2.26, "kept": -3.61, "avoided": -2.99, "other_person": -3.48,
-    "irrealis": -0.18, "question": -0.92, "time": 1.10,
+    "bias": -4.87, "lexical": 2.63, "isa": 3.42, "category_sim": 2.14, "target_sim": 1.04, "action": 3.46,
+    "negated": -0.95, "negated_sentence": -2.27, "kept": -3.63, "avoided": -2.98, "other_person": -3.50,
+    "irrealis": -0.18, "question": -0.91, "time": 1.09,
 }
 """Logistic-regression weights of :data:`FEATURES`, fitted on the governance benchmark's train split
 (``python -m benchmarks.governance.fit_contradictions``, which also reports their k-fold cross-validated accuracy)."""

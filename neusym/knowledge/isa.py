@@ -13,9 +13,10 @@ Three things make it safe to read free text with:
   it is a lemma; several words are one lemma when WordNet has it ("ice cream", "root beer", "hay fever").
 * **A polysemy guard** (:meth:`WordNet.reading`): a word's senses come in WordNet's order, most frequent first, with
   the tag counts of the sense-tagged corpora. A match through a sense is *dominant* when that sense carries most of the
-  word's weight, *plausible* when it carries a fair share or belongs to the lexicographer file the caller expects
-  (``noun.food`` for a diet: "lamb" is first a young sheep, but in "we had lamb" it is the meat), and is not taken
-  otherwise ("java" the coffee, "port" the wine are rare readings). Callers weigh the two differently.
+  word's weight, *plausible* when it carries a fair share, or when it belongs to the lexicographer file the caller
+  expects and the word's other senses are what that file's sense stands for (``noun.food`` for a diet: "lamb" is
+  first a young sheep, but in "we had lamb" it is the meat), and is not taken otherwise ("port" the wine is a rare
+  reading). Callers weigh the two differently.
 * **A part-of-speech guard**: a word far more often a verb than a noun ("fly", "run", "drink", "smoke") is not read
   as a noun on its own.
 
@@ -36,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DATA", "Kind", "Reading", "WordNet", "categories", "can_name", "find_kinds", "is_a", "lexname", "names_in", "senses_of", "wordnet"]
+__all__ = ["DATA", "Kind", "Phrase", "Reading", "WordNet", "categories", "can_name", "find_kinds", "is_a", "lexname", "names_in", "phrases", "senses_of", "wordnet"]
 
 DATA = Path(__file__).resolve().parent / "data" / "wordnet_isa.npz"
 """The table (see the module docstring); ``WORDNET_LICENSE`` beside it."""
@@ -193,8 +194,9 @@ class WordNet:
 class Reading:
     """How a word reaches a target synset: the sense, the target, the hypernym steps, and how surely.
 
-    ``share`` is the matching senses' part of the word's sense weight; ``dominant`` means ``share`` >= :data:`DOMINANT`;
-    ``unambiguous`` that every sense of the word reaches a target ("tinnitus", "merlot"), whatever the counts.
+    ``share`` is the matching senses' part of the word's sense weight; ``dominant`` means ``share`` >= :data:`DOMINANT`
+    ("chicken" is first the meat; "pheasant" first the bird, its meat only plausible); ``unambiguous`` that every
+    sense of the word reaches a target ("tinnitus"), whatever the counts.
     """
 
     lemma: str
@@ -235,16 +237,14 @@ def _reading(wn: WordNet, word: str, targets: frozenset[int], lexnames: frozense
     if not matches:
         return None
     total = sum(r[2] for r in rows)
+    share = sum(r[2] for r in matches) / total
     expected = [r for r in matches if r[3] in lexnames]
-    if expected:  # the senses of the expected file, and those it stands for, all support the reading
+    support = share
+    if expected:  # the senses the expected file's sense stands for make it plausible, not dominant
         group = set(lexnames).union(*(_KIN.get(x, frozenset()) for x in lexnames))
-        support = sum(r[2] for r in rows if r[4] is not None or r[3] in group)
-        pick = expected
-    else:
-        support = sum(r[2] for r in matches)
-        pick = matches
-    share = support / total
-    if share < PLAUSIBLE:
+        support = sum(r[2] for r in rows if r[4] is not None or r[3] in group) / total
+    pick = expected or matches
+    if support < PLAUSIBLE:
         return None
     names = names or {}
     lemma, syn, _, lex, hit = max(pick, key=lambda r: (r[2], -(r[4] or (0, 0))[0]))
@@ -368,7 +368,9 @@ def tokens(text: str) -> list[tuple[str, bool]]:
 
 
 @dataclass(frozen=True)
-class _Phrase:
+class Phrase:
+    """A noun phrase of a text WordNet knows: token span, lemma, words as written, and the two guards' verdicts."""
+
     start: int
     end: int
     lemma: str  # words joined by "_", lower case
@@ -378,13 +380,13 @@ class _Phrase:
 
 
 @lru_cache(maxsize=4096)
-def _phrases(text: str, max_words: int) -> tuple[_Phrase, ...]:
+def phrases(text: str, max_words: int = 3) -> tuple[Phrase, ...]:
     """The noun phrases WordNet knows in ``text``, longest first, not overlapping: the same for every category a text
     is compared with, so computed once per text."""
     toks = tokens(text)
     low = [w.lower() for w, _ in toks]
     first = wordnet().first_words
-    out: list[_Phrase] = []
+    out: list[Phrase] = []
     taken = [False] * len(toks)
     for n in range(min(max_words, len(toks)), 0, -1):
         for i in range(len(toks) - n + 1):
@@ -396,7 +398,7 @@ def _phrases(text: str, max_words: int) -> tuple[_Phrase, ...]:
                 continue
             taken[i:i + n] = [True] * n
             name = any(toks[j][1] for j in range(i, i + n)) and can_name(phrase)
-            out.append(_Phrase(i, i + n, phrase, " ".join(w for w, _ in toks[i:i + n]), name,
+            out.append(Phrase(i, i + n, phrase, " ".join(w for w, _ in toks[i:i + n]), name,
                                n == 1 and _verb_like_word(phrase)))
     out.sort(key=lambda p: p.start)
     return tuple(out)
@@ -412,7 +414,7 @@ def find_kinds(text: str, kinds: Iterable[str], *, lexnames: Iterable[str] = (),
     names_t = tuple(sorted(kinds))
     lex = frozenset(lexnames)
     out: list[Kind] = []
-    for p in _phrases(text, max_words):
+    for p in phrases(text, max_words):
         if p.name or p.verb:
             continue
         r = _cached_reading(p.lemma, names_t, lex)
@@ -434,7 +436,7 @@ def senses_of(text: str, *, min_share: float = 0.3, max_words: int = 3,
     "tree nuts" -> [("tree", ("tree.n.01",)), ("nuts", ("nut.n.01",))]."""
     wn = wordnet()
     out: list[tuple[str, tuple[str, ...]]] = []
-    for p in _phrases(text, max_words):
+    for p in phrases(text, max_words):
         if p.verb:
             continue
         rows = [(s, w) for lemma in wn.lemmas(p.lemma)[:1]
