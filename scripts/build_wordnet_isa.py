@@ -18,7 +18,8 @@ What is kept (everything the engine asks: "is a steak a kind of meat?", "what is
   instance hypernyms, its conventional name (``meat.n.01``: first lemma, sense number of that lemma), and how many
   synsets lie below it (how general it is: ``entity.n.01`` covers everything, ``merlot.n.02`` nothing);
 * ``noun.exc`` (irregular plurals: ``geese`` -> ``goose``), and for the part-of-speech guard the verb lemmas with
-  their total tag counts and ``verb.exc`` ("fly" is far more often a verb than an insect).
+  their total tag counts and ``verb.exc`` ("fly" is far more often a verb than an insect), and the adjective and
+  adverb lemmas with theirs ("therapeutic" is far more often an adjective than a medicine).
 
 Strings are stored as UTF-8 blobs joined by newlines and every list as a CSR pair of int32 arrays: no pickle, loaded
 with ``allow_pickle=False``. The WordNet licence is written beside the table (``WORDNET_LICENSE``); it permits
@@ -140,6 +141,7 @@ def build(files: dict[str, bytes]) -> dict[str, np.ndarray]:
     # tag counts per (lemma, synset) from index.sense (nouns: ss_type 1)
     counts: dict[tuple[str, int], int] = {}
     verb_counts: dict[str, int] = {}
+    mod_counts: dict[str, int] = {}
     for ln in files["index.sense"].decode().splitlines():
         key, off, _num, cnt = ln.split()
         lemma, rest = key.split("%", 1)
@@ -147,6 +149,8 @@ def build(files: dict[str, bytes]) -> dict[str, np.ndarray]:
             counts[(lemma, int(off))] = int(cnt)
         elif rest.startswith("2:"):
             verb_counts[lemma] = verb_counts.get(lemma, 0) + int(cnt)
+        else:  # 3 adjective, 4 adverb, 5 adjective satellite
+            mod_counts[lemma] = mod_counts.get(lemma, 0) + int(cnt)
     lemmas: list[str] = []
     senses: list[list[int]] = []
     sense_counts: list[list[int]] = []
@@ -170,6 +174,7 @@ def build(files: dict[str, bytes]) -> dict[str, np.ndarray]:
     exc = [ln.split() for ln in files["noun.exc"].decode().splitlines() if ln.strip()]
     vexc = [ln.split() for ln in files["verb.exc"].decode().splitlines() if ln.strip()]
     verbs = sorted(v for v, c in verb_counts.items() if c > 0)
+    mods = sorted(v for v, c in mod_counts.items() if c > 0)
     s_ptr, s_flat = _csr(senses)
     h_ptr, h_flat = _csr(hypernyms)
     meta = {"source": SDIST, "sdist_sha256": SDIST_SHA256, "files_sha256": {k: _sha(v) for k, v in files.items()},
@@ -186,6 +191,8 @@ def build(files: dict[str, bytes]) -> dict[str, np.ndarray]:
         "noun_exc": _blob([f"{e[0]}\t{e[1]}" for e in exc if len(e) >= 2]),
         "verbs": _blob(verbs), "verb_count": np.asarray([min(verb_counts[v], 65535) for v in verbs], dtype=np.uint16),
         "verb_exc": _blob([f"{e[0]}\t{e[1]}" for e in vexc if len(e) >= 2]),
+        "modifiers": _blob(mods), "modifier_count": np.asarray([min(mod_counts[v], 65535) for v in mods],
+                                                               dtype=np.uint16),
     }
 
 

@@ -357,7 +357,7 @@ CATEGORY_KINDS: dict[str, tuple[str, ...]] = {
               "custody.n.02"),
     "children": ("juvenile.n.01", "offspring.n.01"),
     "education": ("educational_institution.n.01", "examination.n.02", "student.n.01", "academic_degree.n.01"),
-    "car": ("car.n.01", "motor_vehicle.n.01", "auto_part.n.01"),
+    "car": ("car.n.01", "auto_part.n.01"),
 }
 # the people of a role, as WordNet kinds ("my doctor" -> "My oncologist, Dr. Varga"; "my lawyer" -> "my barrister")
 ROLE_KINDS: dict[str, tuple[str, ...]] = {

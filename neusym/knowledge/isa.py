@@ -17,8 +17,8 @@ Three things make it safe to read free text with:
   expects and the word's other senses are what that file's sense stands for (``noun.food`` for a diet: "lamb" is
   first a young sheep, but in "we had lamb" it is the meat), and is not taken otherwise ("port" the wine is a rare
   reading). Callers weigh the two differently.
-* **A part-of-speech guard**: a word far more often a verb than a noun ("fly", "run", "drink", "smoke") is not read
-  as a noun on its own.
+* **A part-of-speech guard**: a word far more often a verb or an adjective than a noun ("fly", "run", "smoke",
+  "therapeutic") is not read as a noun on its own.
 
 Everything is a dict/array lookup on a table loaded once, lazily (``data/wordnet_isa.npz``, ~1.5 MB, no pickle; built
 by ``scripts/build_wordnet_isa.py`` from the WordNet 3.0 files, licence in ``data/WORDNET_LICENSE``), and memoised
@@ -87,6 +87,8 @@ class WordNet:
                 form, base = line.split("\t")
                 self._verb_exc.setdefault(form, []).append(base)
             self._verbs = dict(zip(_strings(z["verbs"]), z["verb_count"].astype(int).tolist(), strict=True))
+            self._modifiers = dict(zip(_strings(z["modifiers"]), z["modifier_count"].astype(int).tolist(),
+                                       strict=True))
         self._index = {lemma: i for i, lemma in enumerate(self._lemmas)}
         # first words of multi-word lemmas ("ice" of "ice_cream"): a phrase starting otherwise is no lemma
         self.first_words = frozenset(lemma.split("_", 1)[0] for lemma in self._lemmas if "_" in lemma)
@@ -130,6 +132,10 @@ class WordNet:
         bases = [w, *self._verb_exc.get(w, ())]
         bases += [w[: len(w) - len(s)] + r for s, r in _VERB_RULES if w.endswith(s) and len(w) > len(s) + 1]
         return max((self._verbs.get(b, 0) for b in bases), default=0)
+
+    def modifier_weight(self, word: str) -> int:
+        """How often ``word`` itself was tagged as an adjective or adverb ("therapeutic", "sweet", "fast")."""
+        return self._modifiers.get(word.lower(), 0)
 
     def noun_weight(self, word: str) -> int:
         return sum(c for lemma in self.lemmas(word) for _, c in self.senses(lemma))
@@ -375,8 +381,9 @@ class Phrase:
     end: int
     lemma: str  # words joined by "_", lower case
     text: str  # as written
-    name: bool  # capitalised in mid-sentence and can be a name
-    verb: bool  # a single word far more often a verb
+    capital: bool  # capitalised in mid-sentence
+    name: bool  # ... and WordNet knows it as a place, a person or a group
+    verb: bool  # a single word far more often a verb or an adjective
 
 
 @lru_cache(maxsize=4096)
@@ -397,9 +404,10 @@ def phrases(text: str, max_words: int = 3) -> tuple[Phrase, ...]:
             if not _known(phrase):
                 continue
             taken[i:i + n] = [True] * n
-            name = any(toks[j][1] for j in range(i, i + n)) and can_name(phrase)
-            out.append(Phrase(i, i + n, phrase, " ".join(w for w, _ in toks[i:i + n]), name,
-                               n == 1 and _verb_like_word(phrase)))
+            capital = any(toks[j][1] for j in range(i, i + n))
+            noun_slot = i > 0 and low[i - 1] in _DETERMINERS  # "a cold", "the fly": a noun whatever it mostly is
+            out.append(Phrase(i, i + n, phrase, " ".join(w for w, _ in toks[i:i + n]), capital,
+                              capital and can_name(phrase), n == 1 and not noun_slot and _verb_like_word(phrase)))
     out.sort(key=lambda p: p.start)
     return tuple(out)
 
@@ -408,14 +416,15 @@ def find_kinds(text: str, kinds: Iterable[str], *, lexnames: Iterable[str] = (),
     """Every phrase of ``text`` (up to ``max_words`` words) that names a kind of one of ``kinds``, in text order.
 
     Longest lemma first, and a phrase WordNet knows takes its words whether or not it matches ("hot dog" is no dog,
-    "rice cake" no rice). A capitalised word in mid-sentence that can name a place, a person or a group is that name
-    ("two weeks in Turkey", "his Python project"); a single word far more often a verb than a noun ("fly", "drink")
-    is not read as a noun."""
+    "rice cake" no rice). A capitalised word in mid-sentence is a name ("two weeks in Turkey", "his Python project",
+    "her puppy Coco") unless every sense of it is of the lexicographer files expected ("a glass of Merlot" for a
+    diet); a single word far more often a verb or an adjective than a noun ("fly", "therapeutic") is not read as a
+    noun, except after a determiner ("a cold")."""
     names_t = tuple(sorted(kinds))
     lex = frozenset(lexnames)
     out: list[Kind] = []
     for p in phrases(text, max_words):
-        if p.name or p.verb:
+        if p.name or p.verb or (p.capital and not _common_noun(p.lemma, lex)):
             continue
         r = _cached_reading(p.lemma, names_t, lex)
         if r is not None:
@@ -457,6 +466,20 @@ def _known(phrase: str) -> bool:
 _NAMES_OF = frozenset({"noun.location", "noun.person", "noun.group"})
 
 
+_DETERMINERS = _words("a an the my your his her our their this that these those some any another every each no")
+
+
+@lru_cache(maxsize=16384)
+def _common_noun(phrase: str, lexnames: frozenset[str]) -> bool:
+    """Whether every sense of a capitalised ``phrase`` is of the expected files (or what they stand for): then the
+    capital is a brand or style ("Merlot", "Chardonnay"), not a person's or a pet's name."""
+    if not lexnames:
+        return False
+    group = set(lexnames).union(*(_KIN.get(x, frozenset()) for x in lexnames))
+    wn = wordnet()
+    return all(wn.lexname(s) in group for lemma in wn.lemmas(phrase) for s, _ in wn.senses(lemma))
+
+
 @lru_cache(maxsize=16384)
 def can_name(phrase: str) -> bool:
     """Whether ``phrase``, capitalised, can be a name: one of its senses is a place, a person or a group ("Turkey",
@@ -467,5 +490,7 @@ def can_name(phrase: str) -> bool:
 
 @lru_cache(maxsize=65536)
 def _verb_like_word(word: str) -> bool:
+    """A single word far more often a verb ("fly") or an adjective ("therapeutic") than a noun."""
     wn = wordnet()
-    return wn.verb_weight(word) > 4 * max(1, wn.noun_weight(word))
+    noun = 4 * max(1, wn.noun_weight(word))
+    return wn.verb_weight(word) > noun or wn.modifier_weight(word) > noun

@@ -97,7 +97,14 @@ def test_reading_text_names_compounds_and_verbs() -> None:
     meat = ["meat.n.01"]
     assert [k.phrase for k in find_kinds("We had turkey for Christmas.", meat, lexnames=["noun.food"])] == ["turkey"]
     assert find_kinds("Booked a villa in Turkey for August.", meat, lexnames=["noun.food"]) == []  # a place
-    assert [k.phrase for k in find_kinds("A glass of Merlot, please.", ["wine.n.01"])] == ["Merlot"]  # no place
+    # a capitalised word is a name ("her puppy Coco") unless all its senses are what the caller expects
+    wine = ["wine.n.01"]
+    assert [k.phrase for k in find_kinds("A glass of Merlot, please.", wine, lexnames=["noun.food"])] == ["Merlot"]
+    assert find_kinds("A glass of Merlot, please.", wine) == []
+    assert find_kinds("She adopted a puppy named Coco.", ["plant.n.02"]) == []
+    # the part-of-speech guard yields to a determiner: "a cold" is a noun, "therapeutic" mostly an adjective
+    assert find_kinds("Painting is therapeutic for me.", ["medicine.n.02"]) == []
+    assert [k.phrase for k in find_kinds("I caught a cold.", ["ill_health.n.01"])] == ["cold"]
     assert find_kinds("Grabbed a hot dog at the match.", ["dog.n.01"]) == []  # the compound takes the word
     assert find_kinds("We fly to Oslo on Friday.", ["insect.n.01"]) == []  # a verb here
     kinds = find_kinds("My oncologist, Dr. Varga, wants another scan.", ["doctor.n.01"])
