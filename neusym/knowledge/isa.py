@@ -87,7 +87,7 @@ class WordNet:
                 form, base = line.split("\t")
                 self._verb_exc.setdefault(form, []).append(base)
             self._verbs = dict(zip(_strings(z["verbs"]), z["verb_count"].astype(int).tolist(), strict=True))
-            self._modifiers = dict(zip(_strings(z["modifiers"]), z["modifier_count"].astype(int).tolist(),
+            self._modifiers: dict[str, int] = dict(zip(_strings(z["modifiers"]), z["modifier_count"].astype(int).tolist(),
                                        strict=True))
         self._index = {lemma: i for i, lemma in enumerate(self._lemmas)}
         # first words of multi-word lemmas ("ice" of "ice_cream"): a phrase starting otherwise is no lemma
@@ -135,7 +135,7 @@ class WordNet:
 
     def modifier_weight(self, word: str) -> int:
         """How often ``word`` itself was tagged as an adjective or adverb ("therapeutic", "sweet", "fast")."""
-        return self._modifiers.get(word.lower(), 0)
+        return int(self._modifiers.get(word.lower(), 0))
 
     def noun_weight(self, word: str) -> int:
         return sum(c for lemma in self.lemmas(word) for _, c in self.senses(lemma))
