@@ -20,7 +20,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["CATEGORIES", "IDENTITIES", "VERB_CATEGORIES", "Category", "fold", "tokens"]
+__all__ = ["CATEGORIES", "IDENTITIES", "KINDS", "VERB_CATEGORIES", "Category", "fold", "tokens"]
 
 
 def fold(text: str) -> str:
@@ -307,3 +307,52 @@ VERB_CATEGORIES: dict[str, tuple[str, ...]] = {
     "eat": ("food",), "work": ("work",),
 }
 """What a negated verb without an object rules out ("I don't drink" is about alcohol, "Ich fliege nie" flying)."""
+
+_FOOD = ("noun.food",)
+_ANIMAL = ("noun.animal",)
+KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # category: (WordNet synsets whose every kind it rules out, the lexicographer files its members come from)
+    "meat": (("meat.n.01",), _FOOD),
+    "pork": (("pork.n.01", "ham.n.01", "bacon.n.01", "sausage.n.01"), _FOOD),
+    "poultry": (("poultry.n.02", "bird.n.02"), _FOOD),
+    "fish": (("fish.n.02", "seafood.n.01"), _FOOD),
+    "shellfish": (("shellfish.n.01",), _FOOD),
+    "dairy": (("dairy_product.n.01", "ice_cream.n.01"), _FOOD),
+    "eggs": (("egg.n.02", "omelet.n.01"), _FOOD),
+    "gluten": (("bread.n.01", "pasta.n.02", "baked_goods.n.01", "cracker.n.01", "beer.n.01"), _FOOD),
+    "sweets": (("sweet.n.03", "dessert.n.01", "cake.n.03", "cookie.n.01", "chocolate.n.02", "sugar.n.01",
+                "soft_drink.n.01"), _FOOD),
+    "sweet_drinks": (("soft_drink.n.01",), _FOOD),
+    "nuts": (("edible_nut.n.01",), _FOOD),
+    "carbs": (("starches.n.01", "pasta.n.02", "potato.n.01", "rice.n.01", "cereal.n.03"), _FOOD),
+    "food": (("food.n.02", "nutriment.n.01", "meal.n.01"), _FOOD),
+    "alcohol": (("alcohol.n.01",), _FOOD),
+    "beer": (("beer.n.01",), _FOOD),
+    "wine": (("wine.n.01",), _FOOD),
+    "spirits": (("liquor.n.01", "cocktail.n.01"), _FOOD),
+    "coffee": (("coffee.n.01",), _FOOD),
+    "tobacco": (("tobacco.n.01", "smoking.n.01"), ()),
+    "drugs": (("controlled_substance.n.01", "hallucinogen.n.01"), ()),
+    "gambling": (("gambling.n.01", "gambling_house.n.01"), ()),
+    "heights": (("skyscraper.n.01", "cliff.n.01", "ferris_wheel.n.01", "parachuting.n.01",
+                 "mountain_climbing.n.01", "rock_climbing.n.01", "hang_gliding.n.01"), ()),
+    "flying": (("aircraft.n.01", "air_travel.n.01", "airport.n.01", "airline.n.01", "airline.n.02"), ()),
+    "water": (("swimming.n.01", "water_sport.n.01", "swimming_pool.n.01", "boat.n.01"), ()),
+    "dogs": (("dog.n.01",), _ANIMAL),
+    "cats": (("cat.n.01",), _ANIMAL),
+    "spiders": (("spider.n.01", "arachnid.n.01"), _ANIMAL),
+    "snakes": (("snake.n.01",), _ANIMAL),
+    "horses": (("horse.n.01",), _ANIMAL),
+    "birds": (("bird.n.01",), _ANIMAL),
+    "enclosed": (("elevator.n.01", "tunnel.n.01", "cave.n.01"), ()),
+    "needles": (("injection.n.01", "inoculation.n.01", "vaccine.n.01", "tattoo.n.02"), ()),
+    "crowds": (("crowd.n.01", "concert.n.01", "stadium.n.01"), ()),
+    "public_speaking": (("address.n.03", "lecture.n.01"), ()),
+    "running": (("footrace.n.01", "jogging.n.01"), ()),
+    "television": (("television.n.01", "television.n.02", "television_receiver.n.01", "television_program.n.01"), ()),
+}
+"""Each category as WordNet synsets (:mod:`neusym.knowledge.isa`): an event naming any kind of them names the
+category, though the lexicon above lists only some members ("merlot" is a red wine, "scampi" a shellfish dish, a
+"dalmatian" a dog, a "glider" an aircraft). The lexicographer files are the senses expected of a member (a diet is
+about the *food* sense of "lamb", "turkey", "pheasant"). Categories WordNet has nothing useful for (social media,
+work, late nights, driving - where "cab" would be a car one only rides in) have no entry."""

@@ -35,9 +35,11 @@ from functools import lru_cache
 import numpy as np
 
 from neusym.extraction._text import words_of
-from neusym.governance.constraint_vocab import CATEGORIES, IDENTITIES, VERB_CATEGORIES, fold, tokens
+from neusym.governance.constraint_vocab import CATEGORIES, IDENTITIES, KINDS, VERB_CATEGORIES, fold, tokens
 from neusym.governance.decisions import Action, Decision, Flag
+from neusym.governance.topics import language_of
 from neusym.governance.updates import past_framed
+from neusym.knowledge.isa import Kind, find_kinds, is_a, names_in, phrases, senses_of, wordnet
 from neusym.record import MemoryRecord, MemoryStatus, Scope, as_epoch
 from neusym.symbolic.store import SymbolicStore
 
@@ -180,7 +182,9 @@ class Constraint:
     ``targets`` are the phrases it names (embedded and compared with later events), ``categories`` the
     categories of :mod:`~neusym.governance.constraint_vocab` they expand to, ``terms`` every word of those
     categories plus the target's own content words (what an event must name to touch it lexically), ``hours`` a
-    time bound ("never eat after 8 pm" -> 20), ``weekend`` a "never at weekends".
+    time bound ("never eat after 8 pm" -> 20), ``weekend`` a "never at weekends". ``kinds`` are the WordNet synsets
+    whose every kind it rules out (its categories' synsets, or an English target's own noun: "penicillin" rules out
+    amoxicillin), ``kind_files`` the lexicographer files expected of a member (``noun.food`` for a diet).
     """
 
     kind: str
@@ -190,6 +194,8 @@ class Constraint:
     terms: frozenset[str] = frozenset()
     hours: int | None = None
     weekend: bool = False
+    kinds: tuple[str, ...] = ()
+    kind_files: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------- expansion
@@ -308,9 +314,18 @@ def _object_ok(x: str, v: str | None, cats: list[str], own: set[str]) -> bool:
     return 0 < len(own) <= 3 and len(toks) <= 5 or (not own and bool(v))
 
 
+_CEASED = re.compile(r"\b(?:quit|gave\s+up|stopped|cut\s+out|swore\s+off|kicked)\b")
+"""A verb of giving something up: what follows has been ruled out since, however long ago it was said."""
+
+
 def constraint_of(text: str) -> Constraint | None:
     """The constraint a memory states, if any ("I don't eat fish" -> abstention, targets ["eat fish", "fish"])."""
-    if len(text) > 240 or "?" in text or past_framed(text):
+    if len(text) > 240 or "?" in text:
+        return None
+    # "I quit smoking two years ago" is past-framed yet says what has held since; any other past framing ("I used
+    # to be vegan", "as a kid I never ate fish") states no constraint that stands now
+    ceased_only = past_framed(text)
+    if ceased_only and not _CEASED.search(fold(text)):
         return None
     low = fold(text)
     toks = tokens(text)
@@ -318,7 +333,7 @@ def constraint_of(text: str) -> Constraint | None:
     targets: list[str] = []
     cats: list[str] = []
     own: set[str] = set()
-    for i, tok in enumerate(toks):  # diet identities said of someone: "I'm vegan", "Soy celíaca", "I keep halal"
+    for i, tok in enumerate([] if ceased_only else toks):  # diet identities said of someone: "I'm vegan", "Soy celíaca", "I keep halal"
         two = " ".join(toks[i:i + 2])
         ident = two if two in IDENTITIES else tok if tok in IDENTITIES else None
         if ident is None or not (i == 0 or _copula_before(toks, i)):
@@ -339,6 +354,8 @@ def constraint_of(text: str) -> Constraint | None:
             c, o = expand(x or phrase, v)
             if not c and not (o - _TIME_WORDS) and not v or not _object_ok(x, v, c, o):
                 continue
+            if ceased_only and not (c and _CEASED.match(low, m.start())):
+                continue  # past-framed: only a category given up counts ("quit my job years ago" is no rule)
             kind = kind or k
             targets.append(phrase)
             cats.extend(n for n in c if n not in cats)
@@ -349,8 +366,36 @@ def constraint_of(text: str) -> Constraint | None:
     for n in cats:
         terms.update(CATEGORIES[n].members)
         terms.update(CATEGORIES[n].names)
+    kinds, files = _kinds(cats, targets, text)
     return Constraint(kind, list(dict.fromkeys(targets))[:8], _subject(text), list(dict.fromkeys(cats)),
-                      frozenset(terms), _hours(text), bool(_WEEKEND.search(low)))
+                      frozenset(terms), _hours(text), bool(_WEEKEND.search(low)), kinds, files)
+
+
+_OWN_GENERAL = 1000
+"""A constraint target's own noun rules out its kinds only when it is specific enough ("penicillin", "rodents"; not
+"food" or "drink", which name a category when they mean anything)."""
+
+
+def _kinds(cats: Sequence[str], targets: Sequence[str], text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The WordNet synsets a constraint rules out: its categories' (:data:`KINDS`), or, when its targets name no
+    category, the head noun of each English target ("allergic to penicillin", "scared of rodents")."""
+    kinds: list[str] = []
+    files: list[str] = []
+    for n in cats:
+        syn, lex = KINDS.get(n, ((), ()))
+        kinds.extend(x for x in syn if x not in kinds)
+        files.extend(x for x in lex if x not in files)
+    if not cats and language_of(text) == "en":
+        for t in targets:
+            heads = senses_of(t)
+            if heads:
+                kinds.extend(x for x in heads[-1][1] if x not in kinds and _specific(x))
+    return tuple(kinds), tuple(files)
+
+
+def _specific(name: str) -> bool:
+    wn = wordnet()
+    return wn.size(wn.synset(name)) <= _OWN_GENERAL
 
 
 def _subject(text: str) -> str | None:
@@ -380,7 +425,7 @@ _KEPT = re.compile(r"\b(?:[a-z]+-free|free\s+from|sugar\s+free|alcohol\s+free|no
                    r"(?:oat|almond|soy|soya|coconut|rice)\s+milk|hafermilch|sojamilch|mandelmilch|leche\s+de\s+"
                    r"(?:avena|almendra|soja)|lait\s+d\s+(?:avoine|amande)|lait\s+de\s+soja|mocktail\w*|"
                    r"sparkling\s+water|soda\s+water|lime\s+and\s+soda|tonic\s+water|agua\s+con\s+gas|mineral\w*|"
-                   r"(?:coke|cola|pepsi)\s+(?:zero|max|light)|diet\s+(?:coke|soda|cola)|substitute|imitation|fake|"
+                   r"(?:coke|cola|pepsi)\s+(?:zero|max|light)|diet\s+(?:coke|soda|cola)|substitute|imitation|fake|virgin|"
                    r"stuffed|toy|plush|cuddly|figurine|poster|kuscheltier|stofftier|peluche|juguete|jouet|doudou)\b")
 """An event that says the constraint was kept: the thing without its substance ("alcohol-free", "oat milk"), or
 a likeness of it rather than the thing (a stuffed toy dog)."""
@@ -390,7 +435,8 @@ _AVOIDED = re.compile(r"\b(?:avoid\w*|skip\w*|skipp\w*|refus\w*|declin\w*|turn\w
                       r"gegen\s+(?:\w+\s+){0,3}entschieden|entschieden\s+gegen|aufgehort|decidimos\s+no|renonce\w*|"
                       r"say\s+no|stay\w*\s+(?:away|on\s+the\s+ground|home|in)|stuck\s+to|stick\s+to|kept\s+\w+\s+away|"
                       r"kept\s+(?:her|his|their|the)\s+\w+\s+in|resist\w*|abgelehnt|verzichtet|vermieden|"
-                      r"nein\s+gesagt|evit\w*|rechaz\w*|dije\s+que\s+no|refuse|refuser|evite\w*|decline)\b")
+                      r"nein\s+gesagt|evit\w*|rechaz\w*|dije\s+que\s+no|refuse|refuser|evite\w*|decline|"
+                      r"gift\w*|as\s+a\s+present|geschenkt|verschenkt|regale|regalo|regalamos|offert|offerte)\b")
 _IRREALIS = re.compile(r"\b(?:will|ll|going\s+to|gonna|want\s+to|wants\s+to|would|might|may|could|should|must|wish|"
                        r"hope|plan\w*|"
                        r"thinking\s+(?:of|about)|if|tomorrow|next\s+week|someday|werde|wird|mochte|will|voy\s+a|"
@@ -549,29 +595,78 @@ def _someone_else(clause: str, at: int) -> bool:
     return bool(_ABOUT.search(clause) or _FOR_OTHER.search(clause))
 
 
-FEATURES = ("lexical", "category_sim", "target_sim", "action", "negated", "negated_sentence", "kept", "avoided",
+FEATURES = ("lexical", "isa", "category_sim", "target_sim", "action", "negated", "negated_sentence", "kept", "avoided",
             "other_person", "irrealis", "question", "time")
 """The features of (constraint, event) the combiner weighs; see :func:`event_features`."""
+
+
+def kinds_named(c: Constraint, text: str) -> list[Kind]:
+    """The phrases of ``text`` WordNet says are kinds of what ``c`` rules out ("merlot" for alcohol)."""
+    if not c.kinds:
+        return []
+    return find_kinds(text, c.kinds, lexnames=c.kind_files)
+
+
+_CONNECTORS = frozenset(["con", "de", "di", "du", "da", "del", "au", "aux", "a", "la", "le", "and", "with", "in", "on",
+                         "of"])
+
+
+def _not_names(c: Constraint, text: str, hits: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Lexicon hits that are not part of something else (English): not a name ("two weeks in Turkey" is a place,
+    not the bird), and not the head of a longer WordNet noun that is no kind of what is ruled out ("hot dog" is no
+    dog, "root beer" no beer, "peanut butter" no butter; "chocolate milk" is milk) unless the word also stands alone
+    elsewhere in the text. Only the head: "chicken soup" is no kind of meat to WordNet, yet it has chicken in it."""
+    names = names_in(text)
+    inside: list[str] = []
+    if c.kinds:
+        for p in phrases(text):
+            parts = p.lemma.split("_")
+            if len(parts) > 1 and not _CONNECTORS.intersection(parts) \
+                    and is_a(p.lemma, c.kinds, lexnames=c.kind_files) is None:
+                inside.append(parts[-1])  # the head of an English compound ("chili con carne" is not head-final)
+    words = [w for t in tokens(text) for w in t.split("-")]
+    out = []
+    for pos, term in hits:
+        if term in names:
+            continue
+        if " " not in term and inside:
+            def same(w: str, t: str = term) -> bool:
+                return w == t or (w.startswith(t) and len(w) - len(t) <= 2)
+            n = sum(map(same, inside))
+            if n and n >= sum(map(same, words)):
+                continue
+        out.append((pos, term))
+    return out
+
+
+def isa_value(kinds: Sequence[Kind]) -> float:
+    """1 when a phrase's dominant reading is a kind of what is ruled out, 0.5 for a plausible reading, else 0."""
+    return max((1.0 if k.reading.dominant else 0.5 for k in kinds), default=0.0)
 
 
 def event_features(c: Constraint, text: str, sims: tuple[float, float] = (0.0, 0.0)) -> dict[str, float]:
     """What an event says about a constraint, as numbers in [0, 1].
 
     ``sims`` are the event's cosine to the constraint's category descriptions and to its own target phrases (the
-    caller has the vectors). ``lexical``: the event names something the constraint rules out; ``action``: it says
-    someone did something; ``negated`` (in the clause that names the thing) / ``negated_sentence`` (anywhere),
-    ``kept`` ("alcohol-free", "oat milk"), ``avoided`` (refused, skipped, stayed away): the thing was not had;
-    ``other_person``: it is someone else's doing, or the subject only watched; ``irrealis``: a plan, wish or
-    condition; ``question``; ``time``: a time-bound constraint ("after 8 pm", "weekends") and an event that names
-    what it rules out at such a time. A constraint about a named third person ("Leo is allergic ...") counts as
-    someone else's unless the event names them.
+    caller has the vectors). ``lexical``: the event names something the constraint rules out; ``isa``: it names
+    nothing the lexicon lists, but WordNet says a phrase of it is a kind of what the constraint rules out (1 for the
+    word's dominant reading, 0.5 for a plausible one: "java" is first an island); ``action``: it says someone did something; ``negated`` (in the clause
+    that names the thing) / ``negated_sentence`` (anywhere), ``kept`` ("alcohol-free", "oat milk"), ``avoided``
+    (refused, skipped, stayed away): the thing was not had; ``other_person``: it is someone else's doing, or the
+    subject only watched; ``irrealis``: a plan, wish or condition; ``question``; ``time``: a time-bound constraint
+    ("after 8 pm", "weekends") and an event that names what it rules out at such a time. A constraint about a named
+    third person ("Leo is allergic ...") counts as someone else's unless the event names them.
     """
     hits = lexical_hits(text, c.terms)
+    if hits and language_of(text) == "en":
+        hits = _not_names(c, text, hits)
+    kinds = [] if hits else kinds_named(c, text)
+    named = hits[0][1] if hits else (" ".join(tokens(kinds[0].phrase)) if kinds else "")
     low = fold(text)
-    if hits:  # a long message: read the sentence that names the thing, not the others
-        low = next((x for x in _SENTENCES.split(low) if lexical_hits(x, frozenset([hits[0][1]]))), low)
-    clause = _clause_of(low, hits[0][1]) if hits else low
-    head = hits[0][1].split()[0] if hits else ""
+    if named:  # a long message: read the sentence that names the thing, not the others
+        low = next((x for x in _SENTENCES.split(low) if lexical_hits(x, frozenset([named]))), low)
+    clause = _clause_of(low, named) if named else low
+    head = named.split()[0] if named else ""
     before = clause.split(head)[0] if head and head in clause else clause
     if c.subject:
         other = c.subject not in low
@@ -580,6 +675,7 @@ def event_features(c: Constraint, text: str, sims: tuple[float, float] = (0.0, 0
     late = (c.hours is not None and _late(text, c.hours)) or (c.weekend and bool(_WEEKEND_EVENT.search(low)))
     return {
         "lexical": 1.0 if hits else 0.0,
+        "isa": 0.0 if hits else isa_value(kinds),
         "category_sim": float(sims[0]),
         "target_sim": float(sims[1]),
         "action": 1.0 if _did(low, text) else 0.0,
@@ -590,14 +686,14 @@ def event_features(c: Constraint, text: str, sims: tuple[float, float] = (0.0, 0
         "other_person": 1.0 if other else 0.0,
         "irrealis": 1.0 if _IRREALIS.search(clause) else 0.0,
         "question": 1.0 if "?" in text else 0.0,
-        "time": 1.0 if late and hits else 0.0,
+        "time": 1.0 if late and (hits or kinds) else 0.0,
     }
 
 
 WEIGHTS: dict[str, float] = {
-    "bias": -5.46, "lexical": 2.77, "category_sim": 3.42, "target_sim": 1.14, "action": 3.66, "negated": -1.10,
-    "negated_sentence": -2.56, "kept": -3.90, "avoided": -2.91, "other_person": -3.58, "irrealis": -0.15,
-    "question": -0.88, "time": 1.09,
+    "bias": -4.87, "lexical": 2.63, "isa": 3.42, "category_sim": 2.14, "target_sim": 1.04, "action": 3.46,
+    "negated": -0.95, "negated_sentence": -2.27, "kept": -3.63, "avoided": -2.98, "other_person": -3.50,
+    "irrealis": -0.18, "question": -0.91, "time": 1.09,
 }
 """Logistic-regression weights of :data:`FEATURES`, fitted on the governance benchmark's train split
 (``python -m benchmarks.governance.fit_contradictions``, which also reports their k-fold cross-validated accuracy)."""
@@ -636,9 +732,10 @@ class ConstraintVectors:
             best = names[int(order[0])]
             clear = float(sims[order[0]]) >= self.category_threshold and \
                 float(sims[order[0]] - sims[order[1]]) >= self.category_margin
-            if clear and not any(lexical_hits(t, _MEMBERS) for t in c.targets):
-                # "processed food" names no category but means junk food; a listed thing ("cockroaches") stays
-                # itself: an allergy to one insect does not rule out the whole category
+            if clear and not any(lexical_hits(t, _MEMBERS) or _member_kind(t) for t in c.targets):
+                # "processed food" names no category but means junk food; a listed thing ("cockroaches") or one
+                # WordNet knows as a kind of a category ("pecorino") stays itself: an allergy to one insect does not
+                # rule out the whole category
                 c.categories = _closure([best])
                 c.terms = frozenset(set(c.terms) | {m for n in c.categories for m in CATEGORIES[n].members})
             elif float(sims[order[0]]) >= self.category_threshold:
@@ -649,6 +746,16 @@ class ConstraintVectors:
 
 
 _EMPTY = np.zeros((0, 1), dtype=np.float32)
+_ALL_KINDS = tuple(sorted({k for syn, _ in KINDS.values() for k in syn}))
+
+
+def _member_kind(target: str) -> bool:
+    """Whether an English target's head noun is a kind (not the whole) of a category ("pecorino" is a cheese)."""
+    heads = senses_of(target)
+    if not heads:
+        return False
+    r = is_a(heads[-1][0], _ALL_KINDS)
+    return r is not None and r.depth > 0 and r.dominant
 
 
 @dataclass

@@ -374,6 +374,14 @@ def find_by_meaning(query: str, scope: Scope, *, store: SymbolicStore, derived: 
             # a cue word outside English is the match; in English it confirms a weak similarity
             supported = foreign or sim >= _SIM_MIN
             hit(rec.id, f"uses {cue!r} ({'/'.join(sense.categories)})", _S_CUE if supported else _S_CUE_ONLY)
+        # a kind of what the topic covers, by WordNet ("'tinnitus' is a kind of symptom"): a word with no other
+        # reading, or one the memory's similarity to the topic supports ("shingles" the illness, not the roof tiles;
+        # "yoga" is a Hindu discipline to WordNet, yet a memory about a yoga class is not about religion)
+        kind = next((k for k in ([] if trap else sense.kinds_in(rec.content))
+                     if k.reading.unambiguous or sim >= _SIM_MIN), None)
+        if kind is not None:
+            about = "/".join(sense.categories) or sense.text
+            hit(rec.id, f"{kind.why} ({about})", _S_CUE if sim >= _SIM_MIN else _S_CUE_ONLY)
     # one hop through names the matching memories mention; a name most of the tenant's memories share is a hub
     # (the user's own name, a speaker) and says nothing about the topic; the person a topic is *of* ("my sister's
     # pregnancy": Emma) is what the memories are about, not a lead to the topic

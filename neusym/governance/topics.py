@@ -23,9 +23,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-__all__ = ["ROLES", "TopicSense", "fold", "introduced_names", "language_of", "read_topic", "role_names",
-           "topic_descriptions"]
+from neusym.knowledge.isa import Kind, find_kinds, senses_of, wordnet
+
+__all__ = ["CATEGORY_KINDS", "ROLES", "ROLE_KINDS", "TopicSense", "fold", "introduced_names", "language_of",
+           "read_topic", "role_names", "role_words", "topic_descriptions"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -88,7 +91,7 @@ _CATEGORIES: dict[str, _Category] = {
         "angoisse* anxiete panique depressi* therapeute psy seance*"),
     "money": _Category(
         "money finances financial finance salary income savings debt debts loan loans bank banking credit pay "
-        "wages earnings budget finanzen finanziell gehalt schulden kredit geld einkommen dinero finanzas deuda "
+        "wages earnings budget expenses expense costs bills spending finanzen finanziell gehalt schulden kredit geld einkommen dinero finanzas deuda "
         "deudas prestamo prestamos sueldo salario ahorro ahorros argent finances dette dettes pret prets salaire "
         "epargne revenus soldi debiti stipendio",
         ("how much money someone earns", "money saved or in the bank", "owing money, debts and loan repayments",
@@ -320,6 +323,73 @@ _CATEGORY_ROLES = {"family": ("mother", "father", "sister", "brother", "son", "d
 # roles whose word also names a category: "my boss" is about the boss, not about work in general
 _ROLE_ONLY = frozenset({"boss", "colleague"})
 
+# WordNet synsets of each category (neusym.knowledge.isa): a memory naming a kind of one of them ("tinnitus" is a
+# symptom, "arrears" a debt, "stepdaughter" a relative, "rabbi" a spiritual leader) is about the category, though no
+# cue word lists it. English only (WordNet's language), and no synset a keyword trap would hide behind: "employee"
+# or "workplace" take every job and shop, so work is its bosses and employers only.
+CATEGORY_KINDS: dict[str, tuple[str, ...]] = {
+    "health": ("ill_health.n.01", "symptom.n.01", "injury.n.01", "pain.n.01", "medical_care.n.01",
+               "medical_procedure.n.01", "health_professional.n.01", "medicine.n.02", "hospital.n.01",
+               "hypersensitivity_reaction.n.01", "vaccine.n.01", "caries.n.01"),
+    "mental_health": ("mental_disorder.n.01", "psychotherapy.n.01", "psychotherapist.n.01", "psychiatrist.n.01",
+                      "psychologist.n.01", "depression.n.01"),
+    "money": ("money.n.01", "funds.n.01", "debt.n.02", "indebtedness.n.01", "loan.n.01", "mortgage.n.01",
+              "financial_institution.n.01", "payment.n.01", "tax.n.01", "wage.n.01", "income.n.01", "expense.n.01",
+              "cost.n.01", "bill.n.02", "credit_card.n.01"),
+    "relationship": ("spouse.n.01", "girlfriend.n.01", "boyfriend.n.01", "fiance.n.01", "fiancee.n.01",
+                     "marriage.n.01", "wedding.n.01", "divorce.n.01", "courtship.n.01"),
+    "ex": ("divorce.n.01", "ex-wife.n.01", "ex-husband.n.01"),
+    "religion": ("religion.n.01", "religious_person.n.01", "clergyman.n.01", "spiritual_leader.n.01",
+                 "place_of_worship.n.01", "religious_ceremony.n.01", "prayer.n.01", "prayer.n.04",
+                 "religious_holiday.n.01"),
+    "politics": ("political_party.n.01", "election.n.01", "politician.n.01"),
+    "weight": ("body_weight.n.01", "obesity.n.01", "fast.n.01"),
+    "gambling": ("gambling.n.01", "gambling_house.n.01"),
+    "alcohol": ("alcohol.n.01", "alcoholism.n.01", "drunkenness.n.01", "hangover.n.01"),
+    "work": ("supervisor.n.01", "employer.n.01", "colleague.n.01", "wage.n.01"),
+    "job_search": ("job_interview.n.01", "recruiter.n.01", "resume.n.02"),
+    "family": ("relative.n.01", "family.n.01"),
+    "pregnancy": ("pregnancy.n.01", "fetus.n.01", "midwife.n.01"),
+    "neighbour": ("neighbor.n.01",),
+    "home": ("landlord.n.01", "tenant.n.01", "rent.n.01", "lease.n.01"),
+    "sexuality": ("homosexual.n.01",),
+    "legal": ("lawsuit.n.01", "legal_proceeding.n.01", "lawyer.n.01", "crime.n.01", "police.n.01", "visa.n.01",
+              "custody.n.02"),
+    "children": ("juvenile.n.01", "offspring.n.01"),
+    "education": ("educational_institution.n.01", "examination.n.02", "student.n.01", "academic_degree.n.01"),
+    "car": ("car.n.01", "auto_part.n.01"),
+}
+# the people of a role, as WordNet kinds ("my doctor" -> "My oncologist, Dr. Varga"; "my lawyer" -> "my barrister")
+ROLE_KINDS: dict[str, tuple[str, ...]] = {
+    "boss": ("boss.n.01", "supervisor.n.01", "employer.n.01"), "landlord": ("landlord.n.01",),
+    "neighbour": ("neighbor.n.01",),
+    "therapist": ("psychotherapist.n.01", "psychiatrist.n.01", "psychologist.n.01", "therapist.n.01"),
+    "doctor": ("doctor.n.01",), "dentist": ("dentist.n.01",), "lawyer": ("lawyer.n.01",),
+    "recruiter": ("recruiter.n.01",), "teacher": ("teacher.n.01",), "accountant": ("accountant.n.01",),
+    "colleague": ("colleague.n.01",),
+}
+_ALL_ROLE_KINDS = tuple(sorted({k for ks in ROLE_KINDS.values() for k in ks}))
+_TOPIC_GENERAL = 5000  # a topic noun with more kinds below it is no topic ("things", "activity")
+
+
+@lru_cache(maxsize=4096)
+def role_words(text: str) -> dict[str, tuple[str, ...]]:
+    """The words of an English ``text`` that WordNet says name a person of each role ("oncologist" -> doctor,
+    "barrister" -> lawyer, "foreman" -> boss); words the role's own list has are left to it."""
+    if language_of(text) != "en":
+        return {}
+    out: dict[str, list[str]] = {}
+    wn = wordnet()
+    for k in find_kinds(text, _ALL_ROLE_KINDS, lexnames=("noun.person",)):
+        if not k.reading.dominant:
+            continue
+        target = wn.synset(k.reading.target)
+        for role, kinds in ROLE_KINDS.items():
+            if any(wn.synset(x) == target for x in kinds) and k.phrase.lower() not in ROLES[role].split():
+                out.setdefault(role, []).append(k.phrase)
+    return {r: tuple(dict.fromkeys(ws)) for r, ws in out.items()}
+
+
 # cue "phrases" that are patterns rather than words
 _PHRASES = {
     # an amount of money in any of the four languages: "300 euros", "12k", "$500", "2.100 euros netos", "£40"
@@ -350,6 +420,7 @@ class TopicSense:
     cues: tuple[str, ...] = ()
     person_roles: tuple[str, ...] = ()  # the topic is about the people of these roles
     holder_roles: tuple[str, ...] = ()  # the topic is something of these people (not to be followed)
+    kinds: tuple[str, ...] = ()  # WordNet synsets whose kinds a memory may name (categories', the topic's nouns')
     _exact: frozenset[str] = field(default=frozenset(), repr=False)
     _prefixes: tuple[str, ...] = field(default=(), repr=False)
     _phrases: re.Pattern[str] | None = field(default=None, repr=False)
@@ -358,6 +429,13 @@ class TopicSense:
     def is_filler(word: str) -> bool:
         """A word requests wrap topics in ("my", "mon", "über"): never an entity of the topic."""
         return fold(word) in _FILLER
+
+    def kinds_in(self, text: str) -> list[Kind]:
+        """The phrases of an English ``text`` WordNet says are kinds of what the topic covers ("'tinnitus' is a
+        kind of symptom"); nothing outside English."""
+        if not self.kinds or language_of(text) != "en":
+            return []
+        return find_kinds(text, self.kinds)
 
     def cue_in(self, text: str) -> str | None:
         """The first cue word of the topic's categories that ``text`` uses (any language), or None."""
@@ -428,6 +506,10 @@ def read_topic(topic: str) -> TopicSense:
         categories = [c for c in categories if not set(_CATEGORY_ROLES.get(c, ())) & set(person)]
     for name in categories:
         person.extend(r for r in _CATEGORY_ROLES.get(name, ()) if r not in person and r not in holders)
+    kinds = [k for name in categories for k in CATEGORY_KINDS.get(name, ())]
+    kinds += [k for r in person if r not in holders for k in ROLE_KINDS.get(r, ())]
+    if not categories and not person:
+        kinds += _topic_kinds([w for w in words if w not in held], topic)
     descriptions = [d for name in categories for d in _CATEGORIES[name].descriptions]
     cues = [c for name in categories for c in _CATEGORIES[name].cues.split()]
     exact = frozenset(c for c in cues if not c.endswith("*") and "_" not in c)
@@ -436,8 +518,22 @@ def read_topic(topic: str) -> TopicSense:
                for c in cues if "_" in c]
     return TopicSense(text=topic, words=tuple(words), categories=tuple(categories), descriptions=tuple(descriptions),
                       cues=tuple(cues), person_roles=tuple(dict.fromkeys(person)), holder_roles=tuple(holders),
+                      kinds=tuple(dict.fromkeys(kinds)),
                       _exact=exact, _prefixes=prefixes,
                       _phrases=re.compile("|".join(phrases)) if phrases else None)
+
+
+def _topic_kinds(words: list[str], topic: str) -> list[str]:
+    """The WordNet senses of an English topic's own nouns ("my plants" -> plant, "my allergies" -> allergy): a memory
+    naming a kind of one (a fern, hay fever) is about the topic. Only for a topic that names no category and no role
+    (the category covers "my money problems"; "problems" would reach every kind of trouble); a topic that is a name ("Project Falcon") has no kinds, and a noun too
+    general to be a topic (:data:`_TOPIC_GENERAL` kinds below it) counts for nothing."""
+    if language_of(topic) != "en" or any(w[:1].isupper() for w in _WORD.findall(topic)[1:]):
+        return []
+    rest = [w for w in words if _KEYWORDS.get(w) is None and w not in _ROLE_OF and w.removesuffix("s") not in _ROLE_OF]
+    if not rest:
+        return []
+    return [x for _, senses in senses_of(" ".join(rest), general=_TOPIC_GENERAL) for x in senses]
 
 
 def topic_descriptions(topic: str) -> list[str]:
@@ -468,10 +564,12 @@ def _role_pattern(words: list[str]) -> re.Pattern[str]:
 
 def role_names(role: str, text: str) -> list[str]:
     """Names ``text`` gives the person of ``role``: "My landlord, Mr. Okafor, ..." -> ["Okafor"], "My boss is Priya
-    Raman" -> ["Priya", "Raman"], "Mein Vermieter heißt Herr Brandt", "Dr. Kim is my GP" -> ["Kim"]."""
+    Raman" -> ["Priya", "Raman"], "Mein Vermieter heißt Herr Brandt", "Dr. Kim is my GP" -> ["Kim"]; in English the
+    role may be any kind of it WordNet knows ("My barrister, Ms. Quill" for the lawyer)."""
     words = ROLES.get(role, "").split()
     if not words:
         return []
+    words += role_words(text).get(role, ())  # "My oncologist, Dr. Varga": an oncologist is a doctor
     folded = fold(text)
     if len(folded) != len(text):  # folding changed offsets (rare ligatures): match on the text itself
         folded = text.lower()

@@ -227,3 +227,27 @@ def test_forget_by_meaning_across_languages_holders_and_roles(make_memory) -> No
     got = {i.id: i.why for i in mem.forget_preview("Vergiss alles über meine Chefin", user_id="wb").items}
     assert weber in got and leave in got and son not in got, got
     assert any("Weber" in w and "boss" in w for w in got[leave])
+
+
+def test_forget_by_meaning_reaches_kinds_wordnet_knows(make_memory) -> None:  # type: ignore[no-untyped-def]
+    """A memory naming a kind of the topic's category that no cue word lists ("gout" for health) matches and says
+    so; a word whose matching sense is rare ("shingles" on a roof) needs the memory's similarity to back it; a role
+    reaches the names WordNet's kinds of it are given ("the prosecutor, Ms. Abara" for "my lawyer")."""
+    from neusym.embeddings.local import MiniLMEmbedder
+
+    mem = make_memory(embedder=MiniLMEmbedder())
+
+    def add(user: str, texts: list[str]) -> list[str]:
+        return [mem.add(t, user_id=user)[0].id for t in texts]
+
+    gout, roof, banjo = add("wn", ["My gout flared up again last night.", "The roofers replaced the old shingles.",
+                                   "I'm learning to play the banjo."])
+    got = {i.id: i.why for i in mem.forget_preview("forget everything about my health", user_id="wn").items}
+    assert gout in got and roof not in got and banjo not in got, got
+    assert any("'gout' is a kind of" in w for w in got[gout]), got[gout]
+
+    abara, call, cat = add("wl", ["The prosecutor, Ms. Abara, dropped the charges.", "Abara phoned twice today.",
+                                  "My cat sleeps on the radiator."])
+    got = {i.id: i.why for i in mem.forget_preview("forget what I told you about my lawyer", user_id="wl").items}
+    assert abara in got and call in got and cat not in got, got
+    assert any("Abara" in w and "lawyer" in w for w in got[call]), got[call]

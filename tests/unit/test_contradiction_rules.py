@@ -16,6 +16,7 @@ from neusym.governance.contradictions import (
     expand,
     lexical_hits,
 )
+from neusym.knowledge.isa import synset_ids
 
 
 @pytest.mark.parametrize(("text", "kind", "category"), [
@@ -119,3 +120,68 @@ def test_weights_cover_the_features() -> None:
     assert set(WEIGHTS) == {"bias", *FEATURES}
     assert WEIGHTS["lexical"] > 0 and WEIGHTS["category_sim"] > 0
     assert all(WEIGHTS[n] < 0 for n in ("negated", "kept", "avoided", "other_person", "question"))
+
+
+# ---------------------------------------------------------------------------------------------- WordNet kinds
+@pytest.mark.parametrize(("constraint", "event"), [
+    ("I'm vegetarian.", "We shared a chateaubriand for two at the bistro."),
+    ("I don't drink alcohol.", "We ordered a bottle of zinfandel with the pasta."),
+    ("I'm allergic to shellfish.", "Ate a paper cone of cockles on the pier."),
+    ("I'm scared of dogs.", "My cousin's whippet jumped on my lap and I cuddled it."),
+    ("I'm afraid of flying.", "I took a biplane over the bay for my birthday."),
+    ("I'm allergic to penicillin.", "The GP gave me amoxicillin and I took it for a week."),  # the target's own noun
+])
+def test_an_event_naming_a_kind_the_lexicon_lacks_breaks_the_constraint(constraint: str, event: str) -> None:
+    c = constraint_of(constraint)
+    assert c is not None and c.kinds
+    f = event_features(c, event, (0.3, 0.2))
+    assert f["lexical"] == 0.0 and f["isa"] > 0, f
+    assert break_probability(f) >= 0.5
+
+
+@pytest.mark.parametrize(("constraint", "event"), [
+    ("I don't eat meat.", "Booked a villa in Turkey for August."),  # a place, not the bird
+    ("I'm scared of dogs.", "Grabbed a hot dog at the match."),  # a hot dog is no dog
+    ("I don't drink alcohol.", "I had a root beer with my burger."),  # nor a root beer a beer
+    ("I'm lactose intolerant.", "Had peanut butter on toast."),
+    ("I'm vegetarian.", "Partridges nest in the hedge behind our house."),  # the animal, not eaten
+    ("I don't drink alcohol.", "Gave my neighbour a bottle of zinfandel as a gift."),
+])
+def test_names_compounds_and_kinds_not_had_keep_the_constraint(constraint: str, event: str) -> None:
+    assert _p(constraint, event, (0.3, 0.2)) < 0.5
+
+
+def test_a_compound_that_is_a_kind_or_a_word_that_also_stands_alone_still_counts() -> None:
+    dairy = constraint_of("I'm lactose intolerant.")
+    assert dairy is not None
+    assert event_features(dairy, "Had a glass of chocolate milk.")["lexical"] == 1.0  # chocolate milk is milk
+    dogs = constraint_of("I'm scared of dogs.")
+    assert dogs is not None
+    assert event_features(dogs, "Had a hot dog, then a dog jumped at me.")["lexical"] == 1.0
+
+
+def test_constraint_kinds() -> None:
+    veg = constraint_of("I'm vegetarian.")
+    assert veg is not None and {"meat.n.01", "seafood.n.01"} <= set(veg.kinds) and veg.kind_files == ("noun.food",)
+    # a target naming no category rules out the kinds of its own noun; a German one gets no English senses
+    rodents = constraint_of("I'm scared of rodents.")
+    assert rodents is not None and rodents.kinds == ("rodent.n.01",)
+    assert constraint_of("Ich habe Angst vor Ratten.") is None or not constraint_of("Ich habe Angst vor Ratten.").kinds  # type: ignore[union-attr]
+    # every category's synsets exist (a typo would be a KeyError here, not a silent miss)
+    from neusym.governance.constraint_vocab import KINDS
+    for syn, _ in KINDS.values():
+        assert synset_ids(syn)
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    ("I quit smoking two years ago.", "tobacco"),  # past-framed, yet it has held since
+    ("I gave up meat five years ago.", "meat"),
+])
+def test_a_thing_given_up_long_ago_is_still_ruled_out(text: str, category: str) -> None:
+    c = constraint_of(text)
+    assert c is not None and category in c.categories
+
+
+@pytest.mark.parametrize("text", ["I quit my job two years ago.", "I stopped by the bakery two days ago."])
+def test_past_events_are_still_no_constraint(text: str) -> None:
+    assert constraint_of(text) is None

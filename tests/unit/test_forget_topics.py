@@ -84,3 +84,34 @@ def test_language_of(text: str, lang: str) -> None:
 def test_short_french_is_not_english() -> None:
     # what matters is "not English": MiniLM similarity is trusted for English text only
     assert language_of("On a repeint la cuisine.") != "en"
+
+
+# ---------------------------------------------------------------------------------------------- WordNet kinds
+def test_a_category_reaches_kinds_its_cue_words_do_not_list() -> None:
+    health = read_topic("my health")
+    assert [k.phrase for k in health.kinds_in("My gout flared up again last night.")] == ["gout"]
+    assert [k.why for k in health.kinds_in("My sciatica is back.")] == ["'sciatica' is a kind of pain"]
+    assert health.kinds_in("Meine Gicht ist wieder schlimmer.") == []  # WordNet is English only
+    # a rarer sense is found but not dominant: the caller wants similarity to support it ("river bank")
+    money = read_topic("my money")
+    river = money.kinds_in("The river bank flooded again.")
+    assert river and not river[0].reading.dominant
+
+
+def test_a_topic_noun_reaches_its_kinds_unless_the_topic_is_a_name_or_not_english() -> None:
+    plants = read_topic("my plants")
+    assert [k.why for k in plants.kinds_in("The bonsai lost half its leaves.")] == ["'bonsai' is a kind of plant"]
+    assert read_topic("Project Falcon").kinds == ()
+    assert read_topic("meine Pflanzen").kinds == ()
+    # a topic naming a category keeps to the category: "battle" would reach every war
+    assert "battle.n.01" not in read_topic("my custody battle").kinds
+
+
+@pytest.mark.parametrize(("role", "text", "names"), [
+    ("lawyer", "The prosecutor, Ms. Abara, dropped the charges.", ["Abara"]),  # a prosecutor is a lawyer
+    ("doctor", "My cardiologist Helen Cho moved my appointment.", ["Helen", "Cho"]),
+    ("boss", "The site foreman, Gary Lund, sent me home early.", ["Gary", "Lund"]),
+    ("doctor", "My accountant Helen Cho filed my taxes.", []),  # an accountant is no doctor
+])
+def test_role_names_through_kinds_of_the_role(role: str, text: str, names: list[str]) -> None:
+    assert role_names(role, text) == names
