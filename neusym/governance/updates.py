@@ -270,6 +270,16 @@ class UpdateDetector:
             out[k] = [(s, by_nid[n], nb[n]) for n, s in h if n in by_nid]
         return out, near
 
+    def would_update(self, old: MemoryRecord, v_old: np.ndarray, news: Sequence[MemoryRecord],
+                     v_news: np.ndarray) -> list[bool]:
+        """Whether the pair model reads each of ``news`` as an update of ``old`` (unit vectors given): what a
+        rollback asks of the other memories of the write it undoes."""
+        if not news or self.embed is None or self.slot_matrix() is None:
+            return [False] * len(news)
+        scores = self.scores(np.vstack([v_old[None, :], v_news]))
+        return [self._judge(n, scores[k + 1], old, scores[0], float(v_news[k] @ v_old)) is not None
+                for k, n in enumerate(news)]
+
     @staticmethod
     def pair_gate(new: MemoryRecord, old: MemoryRecord) -> tuple[bool, bool] | None:
         """The rules before the model: ``None`` if ``new`` cannot update ``old`` whatever their similarity, else
