@@ -278,6 +278,7 @@ class Subject:
     speaker: str | None
     names: frozenset[str]
     roles: frozenset[str]
+    lead_only: bool = False  # the only name is a capitalised word opening the text ("Denver is home now")
 
 
 _FIRST_PERSON = wordset("""i i'm i've i'll i'd me my mine myself we we're we've our ours us ich mein meine meinen
@@ -325,6 +326,7 @@ def _subject(content: str, speaker: str | None, triple_subjects: tuple[str, ...]
     lead = _leading_name(content)
     if lead and lead != spk:
         names.add(lead)
+    from_lead = set(names)
     for subj in triple_subjects:
         s = subj.strip().casefold()
         if not s or s in _PERSON_WORDS or s in ("user", "speaker", "the user", "assistant"):
@@ -334,7 +336,9 @@ def _subject(content: str, speaker: str | None, triple_subjects: tuple[str, ...]
             roles |= {p for p in parts if p in ROLE_NOUNS}
         names |= {p.split("'")[0] for p in parts
                   if len(p) > 2 and p not in ROLE_NOUNS and p not in _NOT_NAMES and p != spk}
-    return Subject(spk, frozenset() if first else frozenset(names), frozenset(roles))
+    lead_only = bool(from_lead) and names == from_lead and not roles and not any(
+        s.strip().casefold().split("'")[0] in from_lead for s in triple_subjects)
+    return Subject(spk, frozenset() if first else frozenset(names), frozenset(roles), lead_only and not first)
 
 
 _POSSESSIVE = frozenset(["my", "our", "mein", "meine", "meiner", "meinem", "meinen", "unser", "unsere", "mi", "mis",
@@ -364,7 +368,11 @@ def same_subject(new: MemoryRecord, old: MemoryRecord, s_new: Subject, s_old: Su
     old_subj, new_subj = s_old.names | s_old.roles, s_new.names | s_new.roles
     if not old_subj:
         # the old memory is about the speaker: a new one about a third person (or about a thing the old one
-        # names as its value: "I work at Spotify" / "Spotify opened an office") is about someone else
+        # names as its value: "I work at Spotify" / "Spotify opened an office") is about someone else; a
+        # capitalised word that merely opens the new one ("Denver is home now", "First week at the BBC ...") may
+        # be a place or a thing said of the speaker: the model weighs it as a third person
+        if new_subj and s_new.lead_only and not any(n in text_old for n in s_new.names):
+            return True, True, False
         return (False, True, False) if new_subj else (True, False, False)
     if (any(n in text_new for n in s_old.names) or any(n in text_old for n in s_new.names)
             or any(_role_match(r, w) for r in s_old.roles for w in s_new.roles)):

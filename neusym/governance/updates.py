@@ -95,6 +95,9 @@ class UpdateDetector:
 
     neighbours = 6
     pair_floor = 0.15  # nearest older memories considered at all (the model weighs the similarity)
+    slot_neighbours = 0  # older memories nearest to the new memory's attribute slot, whatever their similarity (off: see
+    # the module docstring)
+    slot_clear = 0.0  # how far its best slot must score above every background text for that search
 
     def __init__(self, derived: DerivedIndexes, queries: GovernanceQueries, embed: Embed | None,
                  *, min_trust: Callable[[str], bool] | None = None, model: PairModel | None = None) -> None:
@@ -126,6 +129,24 @@ class UpdateDetector:
         per_slot = np.full((raw.shape[0], len(SLOTS)), -1.0, dtype=np.float32)
         np.maximum.at(per_slot.T, self._owner, raw[:, :n_desc].T)
         return np.hstack([per_slot, raw[:, n_desc:]])
+
+    def slot_queries(self, unit: np.ndarray, scores: np.ndarray) -> tuple[list[int], np.ndarray]:
+        """For each memory that sits clearly in an attribute slot (its best slot scores above every background
+        text), the description of that slot it is closest to (its language's, usually): the query that finds the
+        tenant's older memories of the same slot however differently they are worded ("Denver is home now" and
+        "I live in Austin" share no word and sit at cosine 0.08, but both sit next to "where I live: my home
+        town, city ...")."""
+        m = self.slot_matrix()
+        assert m is not None and self._owner is not None
+        n, n_desc = len(SLOTS), len(self._owner)
+        best = np.argmax(scores[:, :n], axis=1)
+        clear = (scores[np.arange(len(best)), best] > scores[:, n:].max(axis=1) + self.slot_clear).tolist()
+        rows = [k for k, c in enumerate(clear) if c]
+        if not rows:
+            return [], np.zeros((0, m.shape[1]), dtype=np.float32)
+        raw = np.asarray(unit, dtype=np.float32)[rows] @ m[:n_desc].T
+        raw[self._owner[None, :] != best[rows][:, None]] = -2.0
+        return rows, m[np.argmax(raw, axis=1)]
 
     def _vector_bounds(self, s_new: np.ndarray, s_old: np.ndarray, sim: np.ndarray,
                        new_cues: np.ndarray | None = None) -> np.ndarray:
@@ -200,7 +221,7 @@ class UpdateDetector:
             seen = [f[0] for f in found]
             floor = seen[-1]
             cands: list[tuple[float, MemoryRecord, np.ndarray, Decision | None]] = [
-                (s, r, v, None) for s, r, v in olds[pos] if s >= floor]
+                (s, r, v, None) for s, r, v, by_slot in olds[pos] if by_slot or s >= floor]
             batch = [(s, j) for s, j in found if j >= 0
                      and decisions[live[j]].record.status is not MemoryStatus.SUPERSEDED]
             if batch:
@@ -213,7 +234,8 @@ class UpdateDetector:
             best: _Verdict | None = None
             for sim, old, s_old, od in cands:
                 others = list(seen)
-                others.remove(sim)
+                if sim in others:
+                    others.remove(sim)
                 v = self._judge(d.record, scores[pos], old, s_old, sim, others)
                 if v is not None:
                     v.batch = od
@@ -236,10 +258,11 @@ class UpdateDetector:
         return not (d.supersedes or d.superseded_by or d.conflicts_with or d.contradicts)
 
     def _neighbours(self, unit: np.ndarray, scores: np.ndarray, cues: np.ndarray, scope: Scope
-                    ) -> tuple[list[list[tuple[float, MemoryRecord, np.ndarray]]], list[list[float]]]:
-        """Stored neighbours of each candidate whose vector features can still reach the threshold, and the
-        similarities of all neighbours found (the model asks how much one stands out among them)."""
-        out: list[list[tuple[float, MemoryRecord, np.ndarray]]] = [[] for _ in range(len(unit))]
+                    ) -> tuple[list[list[tuple[float, MemoryRecord, np.ndarray, bool]]], list[list[float]]]:
+        """Stored neighbours of each candidate whose vector features can still reach the threshold (the nearest
+        ones, and the ones nearest to its attribute slot: :meth:`slot_queries`, flagged ``True``), and the
+        similarities of the nearest neighbours (the model asks how much one stands out among them)."""
+        out: list[list[tuple[float, MemoryRecord, np.ndarray, bool]]] = [[] for _ in range(len(unit))]
         near: list[list[float]] = [[] for _ in range(len(unit))]
         tenant = Scope(user_id=scope.user_id) if scope.user_id else scope
         _, allow = self.derived.allowed(tenant, ["active", "pending"])
@@ -249,25 +272,33 @@ class UpdateDetector:
         hits = [[(int(n), float(s)) for n, s in zip(ids.tolist(), scores_.tolist(), strict=False)
                  if s >= self.pair_floor and n >= 0] for ids, scores_ in found]
         near = [[s for _, s in h] for h in hits]
-        nids = sorted({n for h in hits for n, _ in h})
+        by_slot: list[list[int]] = [[] for _ in range(len(unit))]
+        rows, queries = self.slot_queries(unit, scores) if self.slot_neighbours else ([], None)
+        if rows and queries is not None:
+            for k, (ids, _) in zip(rows, self.derived.faiss.search_many(queries, self.slot_neighbours,
+                                                                         allow_ids=allow), strict=True):
+                seen = {n for n, _ in hits[k]}
+                by_slot[k] = [int(n) for n in ids.tolist() if n >= 0 and int(n) not in seen]
+        nids = sorted({n for h in hits for n, _ in h} | {n for b in by_slot for n in b})
         if not nids:
             return out, near
-        nb = dict(zip(nids, self.scores(_unit(self.derived.faiss.reconstruct(nids))), strict=True))
-        pairs = [(k, n, s) for k, h in enumerate(hits) for n, s in h]
-        rows = [k for k, _, _ in pairs]
-        ok = self._vector_bounds(scores[rows], np.vstack([nb[n] for _, n, _ in pairs]),
-                                 np.asarray([s for _, _, s in pairs]), cues[rows]) >= self.model.threshold
-        hits = [[] for _ in hits]
-        for (k, n, s), keep in zip(pairs, ok.tolist(), strict=True):
-            if keep:
-                hits[k].append((n, s))
-        wanted = sorted({n for h in hits for n, _ in h})
+        vecs = _unit(self.derived.faiss.reconstruct(nids))
+        nb = dict(zip(nids, self.scores(vecs), strict=True))
+        row_of = {n: i for i, n in enumerate(nids)}
+        pairs = [(k, n, s, False) for k, h in enumerate(hits) for n, s in h]
+        pairs += [(k, n, float(unit[k] @ vecs[row_of[n]]), True) for k, b in enumerate(by_slot) for n in b]
+        rows_ = [k for k, _, _, _ in pairs]
+        ok = self._vector_bounds(scores[rows_], np.vstack([nb[n] for _, n, _, _ in pairs]),
+                                 np.asarray([s for _, _, s, _ in pairs]), cues[rows_]) >= self.model.threshold
+        kept = [p for p, keep in zip(pairs, ok.tolist(), strict=True) if keep]
+        wanted = sorted({n for _, n, _, _ in kept})
         if not wanted:
             return out, near
         by_nid = {r.nid: r for r in self.queries.records_by_nids(wanted, tenant)
                   if r.status.value in ("active", "pending")}
-        for k, h in enumerate(hits):
-            out[k] = [(s, by_nid[n], nb[n]) for n, s in h if n in by_nid]
+        for k, n, s, slot in kept:
+            if n in by_nid:
+                out[k].append((s, by_nid[n], nb[n], slot))
         return out, near
 
     def would_update(self, old: MemoryRecord, v_old: np.ndarray, news: Sequence[MemoryRecord],
