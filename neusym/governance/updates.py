@@ -301,15 +301,24 @@ class UpdateDetector:
                 out[k].append((s, by_nid[n], nb[n], slot))
         return out, near
 
-    def would_update(self, old: MemoryRecord, v_old: np.ndarray, news: Sequence[MemoryRecord],
-                     v_news: np.ndarray) -> list[bool]:
-        """Whether the pair model reads each of ``news`` as an update of ``old`` (unit vectors given): what a
-        rollback asks of the other memories of the write it undoes."""
+    def states_same_value(self, old: MemoryRecord, v_old: np.ndarray, v_newer: np.ndarray,
+                          news: Sequence[MemoryRecord], v_news: np.ndarray) -> list[bool]:
+        """Whether each of ``news`` (unit vectors given) states a value of the attribute that ``newer`` replaced in
+        ``old``: the pair model reads it as an update of ``old``, or it is closer to the slot that ``old`` and
+        ``newer`` share than to any conversation filler ("Moved out of Austin last week." superseded "I live in Austin."; "Denver is home now.",
+        said in the same message, sits in the same slot). What a rollback asks of the other memories of the write
+        it undoes, so that exactly one value stays current."""
         if not news or self.embed is None or self.slot_matrix() is None:
             return [False] * len(news)
-        scores = self.scores(np.vstack([v_old[None, :], v_news]))
-        return [self._judge(n, scores[k + 1], old, scores[0], float(v_news[k] @ v_old)) is not None
-                for k, n in enumerate(news)]
+        n = len(SLOTS)
+        scores = self.scores(np.vstack([v_old[None, :], v_newer[None, :], v_news]))
+        slot = int(np.argmax(np.minimum(scores[0, :n], scores[1, :n])))
+        out = []
+        for k, r in enumerate(news):
+            s = scores[k + 2]
+            in_slot = float(s[slot]) > float(s[n:].max())  # closer to that slot than to any conversation filler
+            out.append(in_slot or self._judge(r, s, old, scores[0], float(v_news[k] @ v_old)) is not None)
+        return out
 
     @staticmethod
     def pair_gate(new: MemoryRecord, old: MemoryRecord) -> tuple[bool, bool] | None:

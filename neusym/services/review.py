@@ -198,8 +198,8 @@ class ReviewDecisions:
                     skip: set[str]) -> list[MemoryRecord]:
         """Current memories written with ``newer`` (same add call: same session, within two seconds) that state the
         value whose supersession is undone: an assistant's summary of the user's message (close to ``newer``), or
-        another sentence of the same message that the update model reads as an update of ``old`` ("Left Tesco." /
-        "I'm at Sainsbury's now"). Undoing the update must end them too, or two values stay current."""
+        another sentence of the same message about the same attribute ("Moved out of Austin." / "Denver is home
+        now.": :meth:`~neusym.governance.updates.UpdateDetector.states_same_value`). Undoing the update must end them too, or two values stay current."""
         t = newer.created_at.timestamp()
         tenant = Scope(user_id=newer.scope.user_id) if newer.scope.user_id else scope
         near = [r for r in self.engine.store.scope_memories(tenant, before=t + 2.0, newest_first=True, limit=20)
@@ -214,7 +214,7 @@ class ReviewDecisions:
             return []
         unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         sims = unit[2:] @ unit[0]
-        updates = self.engine.governor.updates.would_update(old, unit[1], near, unit[2:])
+        updates = self.engine.governor.updates.states_same_value(old, unit[1], unit[0], near, unit[2:])
         return [r for r, s, u in zip(near, sims.tolist(), updates, strict=True) if s >= _SAME_VALUE or u]
 
     def _undo_supersession(self, cs: ChangeSet, rec: MemoryRecord, entry: Mapping[str, Any],
