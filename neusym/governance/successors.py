@@ -39,6 +39,7 @@ from neusym.governance.update_lexicon import (
     CORRECTION,
     ENDING,
     FUNCTION_WORDS,
+    NEGATION,
     cue_positions,
     wordset,
 )
@@ -64,7 +65,7 @@ Facts = Callable[[str], tuple[list[str], list[Triple]]]
 LIST_WORDS = wordset("and & or und sowie oder y e o ni et ou")
 """Words that join the items of a list, in English, German, Spanish and French."""
 _DETERMINERS = wordset("""a an the my our his her their some der die das den dem ein eine einen einem mein meine
-el la los las un una unos unas mi mis le les l' une des du mon ma mes""")
+el la los las un una unos unas mi mis le les l' une des du de d' mon ma mes""")
 _CONTRAST = wordset("but rather instead sondern aber doch sino pero mais plutôt")
 """Words of an "X, not Y" frame that are no value ("no italiano sino portugués")."""
 _TOKEN = re.compile(r"[\w@][\w@.'’\-/]*\w|\w|[,;&]", re.UNICODE)
@@ -137,18 +138,20 @@ def _cue_words(text: str) -> set[str]:
     return out
 
 
-def _is_value_word(key: str, old_words: set[str], cues: set[str]) -> bool:
-    return (len(key) > 1 and key not in old_words and key not in cues and key not in STOPWORDS
-            and key not in FUNCTION_WORDS and key not in _CONTRAST and key not in LIST_WORDS
-            and key not in _DETERMINERS)
+def _is_value_word(tok: _Tok, old_words: set[str], cues: set[str]) -> bool:
+    key, low = tok.key, tok.text.casefold()
+    return (len(key) > 1 and key not in old_words and key not in cues and not any(
+        w in STOPWORDS or w in FUNCTION_WORDS or w in _CONTRAST or w in LIST_WORDS or w in _DETERMINERS
+        or w in NEGATION for w in (key, low)))
 
 
-def replacement(new_text: str, old_text: str, ended: set[str]) -> str | None:
+def replacement(new_text: str, old_text: str, ended: set[str], *, spans_only: bool = False) -> str | None:
     """The value of ``new_text`` that takes the place of the ``ended`` one in ``old_text``, or ``None``.
 
-    A value-like span the old text does not hold, else a run of content words it does not hold (no cue, function
-    or frame words: "not piano, ukulele", "no italiano sino portugués"); of several, the one nearest to where the new
-    text names the ended value."""
+    A value-like span the old text does not hold, else (unless ``spans_only``: a change said in passing, "sold
+    the Mazda because it was rusty", names no lowercase replacement) a run of content words it does not hold (no
+    cue, function or frame words: "not piano, ukulele", "no italiano sino portugués"); of several, the one nearest
+    to where the new text names the ended value."""
     toks = _tokens(new_text)
     old_words = {stem(t.text) for t in _tokens(old_text)} | content_words(old_text)
     cues = _cue_words(new_text)
@@ -156,11 +159,11 @@ def replacement(new_text: str, old_text: str, ended: set[str]) -> str | None:
     spans: list[tuple[int, int]] = []
     for m in _SPAN.finditer(new_text):
         inside = [k for k, t in enumerate(toks) if t.start >= m.start() and t.end <= m.end()]
-        keep = [k for k in inside if _is_value_word(toks[k].key, old_words, cues)]
+        keep = [k for k in inside if _is_value_word(toks[k], old_words, cues)]
         if keep and len(keep) == len([k for k in inside if toks[k].key not in cues]):
             spans.append((keep[0], keep[-1]))
-    if not spans:
-        spans = _runs(toks, {t.key for t in toks if _is_value_word(t.key, old_words, cues) and t.text not in ",;&"})
+    if not spans and not spans_only:
+        spans = _runs(toks, {t.key for t in toks if _is_value_word(t, old_words, cues)})
     if not spans:
         return None
     i, j = min(spans, key=lambda s: (min(min(abs(s[0] - n), abs(s[1] - n)) for n in named), -s[0]))
@@ -186,14 +189,30 @@ def old_values_of(text: str) -> set[str]:
     return spans | content_words(text)
 
 
-def corrected_text(old_text: str, new_text: str, ended: set[str]) -> tuple[str, str] | None:
+def _negates_another(new_text: str, old_text: str, ended: set[str]) -> bool:
+    """Whether the new text negates another value of the old one too ("not Lisbon and not Porto, Faro")."""
+    values = old_values_of(old_text) - ended
+    toks = _tokens(new_text)
+    for k, t in enumerate(toks):
+        if t.text.casefold() in NEGATION:
+            nxt = k + 1
+            while nxt < len(toks) and toks[nxt].text.casefold() in _DETERMINERS:
+                nxt += 1
+            if nxt < len(toks) and toks[nxt].key in values:
+                return True
+    return False
+
+
+def corrected_text(old_text: str, new_text: str, ended: set[str], *,
+                   correction: bool = True) -> tuple[str, str] | None:
     """``(successor text, replacement or "")`` for an old memory whose one listed value ``ended`` names, or
-    ``None`` when the old memory holds no list around that value."""
+    ``None`` when the old memory holds no list around that value. A ``correction`` ("not X, Y") may name a
+    lowercase replacement; a change only a value-like one (see :func:`replacement`)."""
     found = _ended_run(old_text, ended)
-    if found is None:
+    if found is None or _negates_another(new_text, old_text, ended):
         return None
     toks, (i, j) = found
-    new_value = replacement(new_text, old_text, ended)
+    new_value = replacement(new_text, old_text, ended, spans_only=not correction)
     if new_value:
         return old_text[:toks[i].start] + new_value + old_text[toks[j].end:], new_value
     # removed: take the list word or comma that joined it, and a determiner before it
@@ -281,7 +300,8 @@ class Successors:
         ended = ended_values(t_new, shared) - ended_values(t_old, shared)
         if not ended:
             return None
-        rule = corrected_text(old.content, t_new, ended)
+        correction = bool(cue_positions(t_new, CORRECTION) or negation_named(t_new) & ended)
+        rule = corrected_text(old.content, t_new, ended, correction=correction)
         if rule is None:
             return None
         text, method = rule[0], "rules"
@@ -289,7 +309,6 @@ class Successors:
             found = self._ask(old.content, t_new, ended)
             if found is not None:
                 text, method = found, "llm"
-        correction = bool(cue_positions(t_new, CORRECTION) or negation_named(t_new) & ended)
         return Plan(text, old, d, correction, method, bool(rule[1]))
 
     def _ask(self, old_text: str, new_text: str, ended: set[str]) -> str | None:
