@@ -32,17 +32,8 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from neusym.errors import ExtractionError
+from neusym.governance import update_lexicon as lex
 from neusym.governance.decisions import Action, Decision
-from neusym.governance.update_lexicon import (
-    ADDITIVE,
-    CHANGE,
-    CORRECTION,
-    ENDING,
-    FUNCTION_WORDS,
-    NEGATION,
-    cue_positions,
-    wordset,
-)
 from neusym.governance.update_model import (
     content_words,
     ended_values,
@@ -62,11 +53,11 @@ log = logging.getLogger(__name__)
 Facts = Callable[[str], tuple[list[str], list[Triple]]]
 """Text -> (entities, triples): the engine's extractor, for the successor's own graph facts."""
 
-LIST_WORDS = wordset("and & or und sowie oder y e o ni et ou")
+LIST_WORDS = lex.wordset("and & or und sowie oder y e o ni et ou")
 """Words that join the items of a list, in English, German, Spanish and French."""
-_DETERMINERS = wordset("""a an the my our his her their some der die das den dem ein eine einen einem mein meine
+_DETERMINERS = lex.wordset("""a an the my our his her their some der die das den dem ein eine einen einem mein meine
 el la los las un una unos unas mi mis le les l' une des du de d' mon ma mes""")
-_CONTRAST = wordset("but rather instead sondern aber doch sino pero mais plutôt")
+_CONTRAST = lex.wordset("but rather instead sondern aber doch sino pero mais plutôt")
 """Words of an "X, not Y" frame that are no value ("no italiano sino portugués")."""
 _TOKEN = re.compile(r"[\w@][\w@.'’\-/]*\w|\w|[,;&]", re.UNICODE)
 _SPAN = re.compile(r"\"[^\"]{1,60}\"|“[^”]{1,60}”|[\w.+-]+@[\w-]+\.[\w.]+|\+?\d[\d\s./:-]*\d|\d"
@@ -128,21 +119,17 @@ def _listed(toks: Sequence[_Tok], run: tuple[int, int]) -> bool:
 
 
 def _cue_words(text: str) -> set[str]:
-    words = [t.text.casefold() for t in _tokens(text)]
-    toks = tuple(w for w in words if w not in {",", ";", "&"})
-    out: set[str] = set()
-    for lex in (CHANGE, ENDING, CORRECTION, ADDITIVE):
-        for p in cue_positions(" ".join(toks), lex):
-            if p < len(toks):
-                out.add(stem(toks[p]))
-    return out
+    """Stems of the words of ``text`` that open a change, ending, correction or additive cue."""
+    toks = lex.words(text)
+    return {stem(toks[p]) for cues in (lex.CHANGE, lex.ENDING, lex.CORRECTION, lex.ADDITIVE)
+            for p in lex.cue_positions(text, cues) if p < len(toks)}
 
 
 def _is_value_word(tok: _Tok, old_words: set[str], cues: set[str]) -> bool:
     key, low = tok.key, tok.text.casefold()
     return (len(key) > 1 and key not in old_words and key not in cues and not any(
-        w in STOPWORDS or w in FUNCTION_WORDS or w in _CONTRAST or w in LIST_WORDS or w in _DETERMINERS
-        or w in NEGATION for w in (key, low)))
+        w in STOPWORDS or w in lex.FUNCTION_WORDS or w in _CONTRAST or w in LIST_WORDS or w in _DETERMINERS
+        or w in lex.NEGATION for w in (key, low)))
 
 
 def replacement(new_text: str, old_text: str, ended: set[str], *, spans_only: bool = False) -> str | None:
@@ -194,7 +181,7 @@ def _negates_another(new_text: str, old_text: str, ended: set[str]) -> bool:
     values = old_values_of(old_text) - ended
     toks = _tokens(new_text)
     for k, t in enumerate(toks):
-        if t.text.casefold() in NEGATION:
+        if t.text.casefold() in lex.NEGATION:
             nxt = k + 1
             while nxt < len(toks) and toks[nxt].text.casefold() in _DETERMINERS:
                 nxt += 1
@@ -300,7 +287,7 @@ class Successors:
         ended = ended_values(t_new, shared) - ended_values(t_old, shared)
         if not ended:
             return None
-        correction = bool(cue_positions(t_new, CORRECTION) or negation_named(t_new) & ended)
+        correction = bool(lex.cue_positions(t_new, lex.CORRECTION) or negation_named(t_new) & ended)
         rule = corrected_text(old.content, t_new, ended, correction=correction)
         if rule is None:
             return None

@@ -9,11 +9,20 @@ attribute slot both sit in, change / ending / correction cues of a multilingual 
 question states no value, a statement framed as the past ("used to", "back then") replaces nothing and is never
 replaced (issue 18), two speakers are two people, a reflection restates its sources.
 
+A second search by attribute slot (:meth:`UpdateDetector.slot_queries`: the tenant's memories nearest to the
+description of the new memory's slot, whatever their similarity to it) is implemented and measured by the fit script
+(``--slot-neighbours 2``) but off (``slot_neighbours = 0``): on the train split it added one update pair ("Denver is
+home now" / "I live in Austin") and some 570 LoCoMo pairs, which raised the threshold (cross-validated 106 vs 113 of
+157 update pairs found). Benchmark tenants are small, so their hard pairs are already among the six nearest; the pair
+model, not the search, misses them. In a large tenant the search is what would show the model such a pair at all.
+
 When the model says *update*, the new memory supersedes the old one if the slot holds one value at a time (one
 home, one employer) or if it ends or corrects the old value by name ("left Tesco", "not piano, ukulele"); otherwise
 (a second pet, another hobby) it is held for review. An update from a channel the policy trusts less than
 ``update_min_trust`` (an agent's own inference, a document) is held for review too. Every decision keeps its
-probability, slot, similarities, the features that weighed most and its reason in the audit.
+probability, slot, similarities, the features that weighed most and its reason in the audit. When the old memory
+lists several values and the update names one of them, the engine also writes its corrected successor
+(:mod:`neusym.governance.successors`).
 """
 
 from __future__ import annotations

@@ -8,31 +8,12 @@ real stores. Sentences are not taken from the governance benchmark.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
-from gov_helpers import JAN, graph_rows
+from gov_helpers import JAN, graph_rows, status
 
 from neusym import NeuSymMemory
-from neusym.embeddings import MiniLMEmbedder
 
 pytestmark = pytest.mark.minilm
-
-
-@pytest.fixture(scope="module")
-def model() -> MiniLMEmbedder:
-    loaded = MiniLMEmbedder()
-    loaded.load()
-    return loaded
-
-
-@pytest.fixture
-def sem(make_memory: Callable[..., NeuSymMemory], model: MiniLMEmbedder) -> NeuSymMemory:
-    return make_memory(embedder=model)
-
-
-def _status(mem: NeuSymMemory, mid: str, uid: str) -> str:
-    return str(mem.get(mid, user_id=uid).status.value)
 
 
 def _correct(sem: NeuSymMemory, uid: str) -> tuple[str, str, str]:
@@ -48,7 +29,7 @@ def test_a_correction_of_one_listed_value_keeps_the_others_current(sem: NeuSymMe
     old, correction, made = _correct(sem, "s1")
     succ = sem.get(made, user_id="s1")
     assert succ.content == "I speak Dutch, Polish and Turkish."
-    assert _status(sem, old, "s1") == "superseded" and succ.status.value == "active"
+    assert status(sem, old, "s1") == "superseded" and succ.status.value == "active"
     assert {t.object for t in succ.triples} >= {"Dutch", "Polish", "Turkish"}  # its own facts, re-extracted
     assert succ.valid_from == sem.get(old, user_id="s1").valid_from  # a correction: the old value never held
     links = graph_rows(sem, "MATCH (a:Memory {id: $id})-[r:DERIVED_FROM]->(b:Memory) RETURN b.id AS id, "
@@ -67,9 +48,9 @@ def test_a_correction_of_one_listed_value_keeps_the_others_current(sem: NeuSymMe
 def test_rolling_back_the_correction_ends_its_successor(sem: NeuSymMemory) -> None:
     old, correction, made = _correct(sem, "s2")
     sem.rollback(old, user_id="s2")
-    assert _status(sem, old, "s2") == "active"
-    assert _status(sem, correction, "s2") == "superseded"
-    assert _status(sem, made, "s2") == "superseded"
+    assert status(sem, old, "s2") == "active"
+    assert status(sem, correction, "s2") == "superseded"
+    assert status(sem, made, "s2") == "superseded"
     assert any(e["action"] == "rollback" for e in sem.history(old, user_id="s2"))
     ended = [e for e in sem.history(made, user_id="s2") if e["action"] == "supersede"]
     assert ended and "engine-made successor" in ended[-1]["reason"]
@@ -85,10 +66,10 @@ def test_rollback_ends_every_memory_of_the_write_that_stated_the_new_value(sem: 
     old = sem.add("I live in Utrecht.", user_id="s4", valid_from=JAN)[0]
     res = sem.add([{"role": "user", "content": "Moved out of Utrecht last week."},
                    {"role": "user", "content": "Groningen is home now."}], user_id="s4")
-    assert _status(sem, old.id, "s4") == "superseded", [d.reason for d in res.decisions]
+    assert status(sem, old.id, "s4") == "superseded", [d.reason for d in res.decisions]
     sem.rollback(old.id, user_id="s4")
-    assert _status(sem, old.id, "s4") == "active"
-    current = [r.content for r in res if _status(sem, r.id, "s4") == "active"]
+    assert status(sem, old.id, "s4") == "active"
+    current = [r.content for r in res if status(sem, r.id, "s4") == "active"]
     assert current == [], current  # the old value is the one current value again
 
 
@@ -100,7 +81,7 @@ def test_rollback_of_a_memory_superseded_twice_in_one_write(sem: NeuSymMemory) -
     by = [d.record.id for d in res.decisions if old.id in d.supersedes]
     assert len(by) == 2, [d.reason for d in res.decisions]
     sem.rollback(old.id, user_id="s5")
-    assert _status(sem, old.id, "s5") == "active"
-    assert [_status(sem, b, "s5") for b in by] == ["superseded", "superseded"]
+    assert status(sem, old.id, "s5") == "active"
+    assert [status(sem, b, "s5") for b in by] == ["superseded", "superseded"]
     with pytest.raises(Exception, match="nothing to roll back"):  # both supersessions were undone by that one call
         sem.rollback(old.id, user_id="s5")
