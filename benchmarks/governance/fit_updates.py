@@ -4,7 +4,8 @@
 
 Pairs are built the way the write path sees them, without a database: each memory of a tenant (a benchmark case,
 or a LoCoMo conversation) is extracted by the rule extractor and embedded with MiniLM, and compared with its six
-nearest earlier memories of the same tenant (cosine >= the detector's floor), after the detector's hard rules
+nearest earlier memories of the same tenant (cosine >= the detector's floor) and its two earlier memories nearest to
+its attribute slot's description (the write path's second search), after the detector's hard rules
 (subject, question, past framing). Labels:
 
 * **positive**: a train ``update`` case's update memory (one that mentions a new or the old value) against the
@@ -174,7 +175,8 @@ def bench_sequences(cases: Iterable[dict[str, Any]]) -> list[tuple[str, list[tup
     return out
 
 
-def build(locomo: Path | None, *, pair_floor: float = 0.15, neighbours: int = 6) -> dict[str, Any]:
+def build(locomo: Path | None, *, pair_floor: float = 0.15, neighbours: int = 6,
+          slot_neighbours: int = 0, slot_clear: float | None = None) -> dict[str, Any]:
     from neusym.governance import update_model as um
     from neusym.governance.updates import UpdateDetector
 
@@ -182,6 +184,9 @@ def build(locomo: Path | None, *, pair_floor: float = 0.15, neighbours: int = 6)
     det = UpdateDetector.__new__(UpdateDetector)  # only its pure helpers: no stores
     det.embed = emb
     det._slots = None
+    det._owner = None
+    if slot_clear is not None:
+        det.slot_clear = slot_clear
     slot_m = det.slot_matrix()
     assert slot_m is not None
 
@@ -208,11 +213,17 @@ def build(locomo: Path | None, *, pair_floor: float = 0.15, neighbours: int = 6)
         vecs = emb([r.content for r in recs])
         scores = det.scores(vecs)
         sims = vecs @ vecs.T
+        q_rows, queries = det.slot_queries(vecs, scores)
+        query_of = dict(zip(q_rows, queries, strict=True))
         for j in range(1, len(recs)):
             row = sims[j, :j]
             close = np.flatnonzero(row >= pair_floor)
             near = close[np.argsort(-row[close])][:neighbours].tolist()
-            for i in near:
+            by_slot: list[int] = []
+            if j in query_of:  # the write path's second search: older memories nearest to the new one's slot
+                to_slot = vecs[:j] @ query_of[j]
+                by_slot = [i for i in np.argsort(-to_slot)[:slot_neighbours].tolist() if i not in near]
+            for i in near + by_slot:
                 new, old = recs[j], recs[i]
                 gate = det.pair_gate(new, old)
                 if gate is None:
@@ -289,11 +300,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--l2", type=float, default=1.0)
     ap.add_argument("--locomo-budget", type=int, default=1)
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--slot-neighbours", type=int, default=0, help="as the detector's slot_neighbours (0: off)")
+    ap.add_argument("--pair-floor", type=float, default=0.15, help="as the detector's pair_floor")
+    ap.add_argument("--slot-clear", type=float, default=None, help="as the detector's slot_clear")
     ap.add_argument("--dump", type=Path, default=None, help="write every pair with its score here (JSON)")
     a = ap.parse_args(argv)
     from neusym.governance.update_model import FEATURES
 
-    data = build(a.locomo)
+    data = build(a.locomo, pair_floor=a.pair_floor, slot_neighbours=a.slot_neighbours, slot_clear=a.slot_clear)
     X, y, groups = data["X"], data["y"], data["groups"]
     src = np.asarray(data["sources"])
     print(f"pairs: {len(y)} ({int(y.sum())} positive); bench {int((src == 'bench').sum())}, locomo "

@@ -143,7 +143,8 @@ class Engine:
                  "loaded" if loaded else "rebuilt", applied)
         if applied:
             self.derived.save()
-        self.governor = Governor(self.store, self.derived, policy=governance, llm=llm, embed=embedder.embed_documents)
+        self.governor = Governor(self.store, self.derived, policy=governance, llm=llm, embed=embedder.embed_documents,
+                                 facts=self._facts)
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -296,6 +297,10 @@ class Engine:
             decisions = self.governor.admit(candidates, vectors, sc) if vectors is not None else []
             to_create = [d.record for d in decisions if d.stored]
             vec_of = {candidates[i].id: vectors[i] for i in range(len(candidates))} if vectors is not None else {}
+            made = [r for r in to_create if r.id not in vec_of]  # planned by governance (corrected successors)
+            if made:
+                vec_of.update(zip([r.id for r in made], self._embed([r.content for r in made]), strict=True))
+                derived_from = [*derived_from, *self.governor.planned_derivations(decisions)]
             stored = {r.id for r in to_create}
             turns = [candidates[i].id for i in chain if candidates[i].id in stored]  # chained in the graph
             now = time.time()
@@ -317,6 +322,11 @@ class Engine:
                 m.changed()
             m.emit("add", {"scope": sc, "records": created, "decisions": [*decisions, *refused]})
         return AddResult(created, [*decisions, *refused])
+
+    def _facts(self, text: str) -> tuple[list[str], list[Any]]:
+        """The extractor's entities and triples of one text kept verbatim (a memory governance writes itself)."""
+        ext = cand.extract(self.extractor, text, None, utcnow(), False)[0]
+        return list(ext.entities), list(ext.triples)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         """The embedder's vectors, checked: a model that returns NaN, zeros or overflowing values is a typed error

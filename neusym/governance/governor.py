@@ -24,6 +24,7 @@ from neusym.governance.dedup import Deduplicator
 from neusym.governance.policy import GovernancePolicy
 from neusym.governance.restatement import lift_restatements
 from neusym.governance.screening import Screener
+from neusym.governance.successors import Facts, Successors, derivations
 from neusym.governance.supersession import Supersession
 from neusym.governance.updates import UpdateDetector
 from neusym.llm import ChatModel, as_chat_model
@@ -55,13 +56,17 @@ class Governor:
         embed: the memory's document embedder (``texts -> vectors``), for the attribute-slot and constraint
             descriptions that update and contradiction detection compare new memories with; without it those two
             steps are off and only the extracted triples decide.
+        facts: the memory's extractor (``text -> (entities, triples)``), for the graph facts of a corrected successor
+            the engine writes (:mod:`neusym.governance.successors`).
     """
 
     def __init__(self, store: SymbolicStore, derived: DerivedIndexes, *, policy: GovernancePolicy | None = None,
-                 llm: Any = None, embed: Callable[[list[str]], np.ndarray] | None = None) -> None:
+                 llm: Any = None, embed: Callable[[list[str]], np.ndarray] | None = None,
+                 facts: Facts | None = None) -> None:
         self.store = store
         self.derived = derived
         self.embed = embed
+        self.facts = facts
         self.queries = GovernanceQueries(store)
         self.llm: ChatModel | None = as_chat_model(llm) if llm is not None else None
         self._known_tenants: set[str] = set()
@@ -85,6 +90,7 @@ class Governor:
                                           arbiter=self.llm if policy.llm_arbiter else None)
         self.updates = UpdateDetector(self.derived, self.queries, self.embed, min_trust=policy.may_update)
         self.contradictions = ContradictionFinder(self.store, self.embed, enabled=policy.flag_contradictions)
+        self.successors = Successors(self.facts, self.llm if policy.llm_corrections else None)
 
     def set_llm(self, llm: Any) -> None:
         self.llm = as_chat_model(llm) if llm is not None else None
@@ -107,7 +113,13 @@ class Governor:
         self.conflicts.apply(decisions, scope)
         self.updates.apply(decisions, vectors, scope)
         self.contradictions.apply(decisions, vectors, scope)
+        self.successors.apply(decisions, lambda ids: self.store.get(ids, tenant_scope(scope)), time.time())
         return decisions
+
+    @staticmethod
+    def planned_derivations(decisions: Sequence[Decision]) -> list[dict[str, Any]]:
+        """``DERIVED_FROM`` links of the engine-made successors in the plan (created with them, in one statement)."""
+        return derivations(decisions)
 
     @staticmethod
     def planned_supersessions(decisions: Sequence[Decision], now: float | None = None) -> list[Supersession]:

@@ -83,6 +83,10 @@ class GovernancePolicy(BaseModel):
     """Flag cross-attribute contradictions (allergic to cats vs owns a cat) with a CONFLICTS_WITH edge."""
     llm_arbiter: bool = False
     """Ask the memory's LLM whether a flagged contradiction is real (it may clear it or turn it into an update)."""
+    llm_corrections: bool = True
+    """Let the memory's LLM (when there is one) write the corrected successor of a memory that lists several values
+    when one of them is corrected ("Not Lily, Lola!"); checked, with the rule rewrite as fallback. Rare: only on such
+    corrections."""
 
     # ---------------------------------------------------------------- lifecycle
     half_life_days: dict[str, float | None] = Field(default_factory=lambda: {

@@ -69,7 +69,7 @@ class Supersession:
 
 
 _EVIDENCE = ("why", "similarity", "probability", "slot_score", "single_valued",
-             "retracts_old_value", "change_cue", "features")
+             "retracts_old_value", "change_cue", "features", "successor")
 """What an update found by similarity (:mod:`neusym.governance.updates`) keeps in the audit besides its reason."""
 
 

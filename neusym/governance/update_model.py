@@ -54,7 +54,7 @@ from neusym.record import MemoryRecord
 from neusym.retrieval.lexical import STOPWORDS
 
 __all__ = ["BACKGROUND", "FEATURES", "SLOTS", "PairModel", "Slot", "Subject", "content_words", "ended_values",
-           "negated", "pair_features", "past_framed", "says_change", "same_subject", "statement", "subject_of", "value_spans"]
+           "negated", "negation_named", "pair_features", "past_framed", "says_change", "same_subject", "statement", "stem", "subject_of", "value_spans"]
 
 
 @dataclass(frozen=True)
@@ -222,6 +222,11 @@ def past_framed(text: str) -> bool:
     return bool(_PAST.search(text))
 
 
+def stem(w: str) -> str:
+    """A word lower-cased and lightly stemmed ("kids" -> "kid", "Lily's" -> "lily")."""
+    return _stem(w)
+
+
 def _stem(w: str) -> str:
     w = w.strip(".'-/").casefold()
     if w.endswith("'s"):
@@ -273,11 +278,14 @@ class Subject:
     speaker: str | None
     names: frozenset[str]
     roles: frozenset[str]
+    lead_only: bool = False  # the only name is a capitalised word opening the text ("Denver is home now")
 
 
 _FIRST_PERSON = wordset("""i i'm i've i'll i'd me my mine myself we we're we've our ours us ich mein meine meinen
 meinem meiner mir mich wir unser unsere yo mi mis me nosotros nosotras nuestro nuestra je j' moi mon ma mes nous
 notre nos""")
+_INTERJECTIONS = wordset("""oops whoops ah oh ooh ugh hmm hm wow ok okay yay ha haha lol ups huch ach na naja oje
+vaya uy ay bueno pues oups bah ben bon euh oh là""")
 _HEADER = re.compile(r"^\s*(?:[\w-]+\s+){0,2}[\w-]+:\s+")
 """A label before a colon ("Address service: ...", "CRM sync: ...", "Got it: ..."): not the sentence's subject."""
 
@@ -288,7 +296,11 @@ def _leading_name(text: str) -> str | None:
     if not m:
         return None
     w = m.group(1).split("'")[0].casefold()
-    return None if w in _NOT_NAMES or w in _PERSON_WORDS or w in ROLE_NOUNS else w
+    if w in _NOT_NAMES or w in _PERSON_WORDS or w in ROLE_NOUNS or w in NEGATION or w in FUNCTION_WORDS:
+        return None
+    if w in _INTERJECTIONS or any(cue_positions(w, lex) for lex in (CHANGE, ENDING, CORRECTION, ADDITIVE)):
+        return None  # "Oops, not Maya, Mia", "Perdón, no italiano", "Pardon, pas Louis": not a person
+    return w
 
 
 def subject_of(rec: MemoryRecord) -> Subject:
@@ -314,6 +326,7 @@ def _subject(content: str, speaker: str | None, triple_subjects: tuple[str, ...]
     lead = _leading_name(content)
     if lead and lead != spk:
         names.add(lead)
+    from_lead = set(names)
     for subj in triple_subjects:
         s = subj.strip().casefold()
         if not s or s in _PERSON_WORDS or s in ("user", "speaker", "the user", "assistant"):
@@ -323,7 +336,9 @@ def _subject(content: str, speaker: str | None, triple_subjects: tuple[str, ...]
             roles |= {p for p in parts if p in ROLE_NOUNS}
         names |= {p.split("'")[0] for p in parts
                   if len(p) > 2 and p not in ROLE_NOUNS and p not in _NOT_NAMES and p != spk}
-    return Subject(spk, frozenset() if first else frozenset(names), frozenset(roles))
+    lead_only = bool(from_lead) and names == from_lead and not roles and not any(
+        s.strip().casefold().split("'")[0] in from_lead for s in triple_subjects)
+    return Subject(spk, frozenset() if first else frozenset(names), frozenset(roles), lead_only and not first)
 
 
 _POSSESSIVE = frozenset(["my", "our", "mein", "meine", "meiner", "meinem", "meinen", "unser", "unsere", "mi", "mis",
@@ -353,7 +368,11 @@ def same_subject(new: MemoryRecord, old: MemoryRecord, s_new: Subject, s_old: Su
     old_subj, new_subj = s_old.names | s_old.roles, s_new.names | s_new.roles
     if not old_subj:
         # the old memory is about the speaker: a new one about a third person (or about a thing the old one
-        # names as its value: "I work at Spotify" / "Spotify opened an office") is about someone else
+        # names as its value: "I work at Spotify" / "Spotify opened an office") is about someone else; a
+        # capitalised word that merely opens the new one ("Denver is home now", "First week at the BBC ...") may
+        # be a place or a thing said of the speaker: the model weighs it as a third person
+        if new_subj and s_new.lead_only and not any(n in text_old for n in s_new.names):
+            return True, True, False
         return (False, True, False) if new_subj else (True, False, False)
     if (any(n in text_new for n in s_old.names) or any(n in text_old for n in s_new.names)
             or any(_role_match(r, w) for r in s_old.roles for w in s_new.roles)):
@@ -386,12 +405,21 @@ def ended_values(text: str, shared: set[str]) -> set[str]:
 def _endable(text: str) -> frozenset[str]:
     """Every word of ``text`` that an ending word or a clause-opening negation would end (see
     :func:`ended_values`), read once per text."""
-    out: set[str] = set()
+    out: set[str] = set(negation_named(text))
     for clause in re.split(r"(?<=[.!?;])\s+", text):
         toks = words(clause)
         stems = [_stem(w) for w in toks]
         ends = [p for p in ENDING.positions(tuple(toks)) if not (p > 0 and toks[p - 1] in _NEGATORS)]
         out |= {w for i, w in enumerate(stems) if _near(ends, [i])}
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=8192)
+def negation_named(text: str) -> frozenset[str]:
+    """The words a negation opening a clause names as wrong ("not piano, ukulele", "nicht den Astra", "pas Louis
+    mais Lucas"): up to three words after it."""
+    out: set[str] = set()
+    for clause in re.split(r"(?<=[.!?;])\s+", text):
         for part in re.split(r"[,;:()!]", clause):
             ptoks = [_stem(w) for w in words(part)]
             if ptoks and ptoks[0] in NEGATION:
@@ -468,7 +496,10 @@ def pair_features(new: MemoryRecord, old: MemoryRecord, sim: float,
     change_new = bool(cue_positions(t_new, CHANGE))
     change_old = bool(cue_positions(t_old, CHANGE))
     change = 1.0 if change_new and not change_old else (0.5 if change_new else 0.0)
-    ended = ended_values(t_new, shared) - ended_values(t_old, shared)
+    # "not judo, karate": a negation opening a clause names a value of the old memory even where it is no proper
+    # noun or triple object (an ending word near a common word ends less reliably: "left early", "sold out")
+    named = (negation_named(t_new) - negation_named(t_old)) & w_new & w_old
+    ended = (ended_values(t_new, shared) - ended_values(t_old, shared)) | named
     correction = 1.0 if cue_positions(t_new, CORRECTION) else 0.0
     nov_new = len(w_new - w_old) / max(1, len(w_new))
     nov_old = len(w_old - w_new) / max(1, len(w_old))

@@ -194,25 +194,77 @@ class ReviewDecisions:
         return self._reload(rec.id, scope)
 
     # ------------------------------------------------------------------ rollback
-    def _same_write(self, newer: MemoryRecord, old: MemoryRecord, scope: Scope) -> list[MemoryRecord]:
-        """Current memories written with ``newer`` (same add call: same session, within two seconds) that say the
-        same thing (an assistant's summary of the user's message): undoing the update must end them too, or two
-        values stay current."""
+    def _same_write(self, newer: MemoryRecord, old: MemoryRecord, scope: Scope,
+                    skip: set[str]) -> list[MemoryRecord]:
+        """Current memories written with ``newer`` (same add call: same session, within two seconds) that state the
+        value whose supersession is undone: an assistant's summary of the user's message (close to ``newer``), or
+        another sentence of the same message about the same attribute ("Moved out of Austin." / "Denver is home
+        now.": :meth:`~neusym.governance.updates.UpdateDetector.states_same_value`). Undoing the update must end them too, or two values stay current."""
         t = newer.created_at.timestamp()
         tenant = Scope(user_id=newer.scope.user_id) if newer.scope.user_id else scope
         near = [r for r in self.engine.store.scope_memories(tenant, before=t + 2.0, newest_first=True, limit=20)
-                if r.id not in (newer.id, old.id) and abs(r.created_at.timestamp() - t) <= 2.0
+                if r.id not in skip | {newer.id, old.id} and abs(r.created_at.timestamp() - t) <= 2.0
                 and r.source.session_id == newer.source.session_id and r.status.value in supersession.CURRENT]
         if not near:
             return []
         faiss = self.engine.derived.faiss
         try:
-            vecs = faiss.reconstruct([newer.nid, *[r.nid for r in near]])
+            vecs = faiss.reconstruct([newer.nid, old.nid, *[r.nid for r in near]])
         except RecordNotFoundError:
             return []
         unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-        sims = unit[1:] @ unit[0]
-        return [r for r, s in zip(near, sims.tolist(), strict=True) if s >= _SAME_VALUE]
+        sims = unit[2:] @ unit[0]
+        updates = self.engine.governor.updates.states_same_value(old, unit[1], unit[0], near, unit[2:])
+        return [r for r, s, u in zip(near, sims.tolist(), updates, strict=True) if s >= _SAME_VALUE or u]
+
+    def _undo_supersession(self, cs: ChangeSet, rec: MemoryRecord, entry: Mapping[str, Any],
+                           todo: Sequence[Mapping[str, Any]], what: dict[str, Any], scope: Scope,
+                           actor: str) -> None:
+        """Restore ``rec`` and make every memory that stated the newer value history, so exactly one value stays
+        current: the memory that superseded it, any other memory that superseded it too and was not rolled back (a
+        user turn and the assistant turn restating it), the engine-made successors those supersessions wrote
+        (:mod:`neusym.governance.successors`), and what the same write said of that value (:meth:`_same_write`)."""
+        details = cast(dict[str, Any], entry["details"])
+        memory_id = rec.id
+        newer = self.engine.store.get([str(details.get("by"))], scope) if details.get("by") else []
+        if newer and newer[0].status is MemoryStatus.SUPERSEDED:
+            raise InvalidInputError(
+                f"memory {newer[0].id}, which superseded {memory_id}, was itself superseded since: roll back "
+                "the later change first (otherwise two values would be current)")
+        plan = supersession.undo(details, rec, newer[0] if newer else None, actor, cs.now)
+        cs.set(memory_id, **plan.restore)
+        cs.unlinks.append((plan.unlink[0], "SUPERSEDES", plan.unlink[1]))
+        cs.close.append((memory_id, plan.reopen_relations))
+        if plan.newer is None:
+            return
+        cs.supersede(plan.newer)
+        what["superseded"] = plan.newer.old
+        # the other supersessions of this memory (not rolled back yet) and the successors any of them wrote
+        also = [h for h in todo if h["action"] == "supersede" and h["id"] != entry["id"]]
+        by_ids = [str(h["details"].get("by")) for h in also if h["details"].get("by")]
+        cs.unlinks += [(b, "SUPERSEDES", memory_id) for b in by_ids]
+        made = [str(h["details"]["successor"]) for h in [entry, *also] if h["details"].get("successor")]
+        ended = {plan.newer.old}
+        extra: list[tuple[MemoryRecord, str]] = []
+        for r in self.engine.store.get(list(dict.fromkeys(by_ids + made)), scope):
+            if r.id in ended or r.status.value not in supersession.CURRENT:
+                continue
+            extra.append((r, "engine-made successor of the rolled-back value" if r.id in made
+                          else "also superseded the restored value"))
+            ended.add(r.id)
+        extra += [(r, "stated, in the same write, the value whose supersession was rolled back")
+                  for r in self._same_write(newer[0], rec, scope, ended)]
+        for r, why in extra:
+            cs.supersede(Supersession(
+                old=r.id, by=memory_id, user_id=r.scope.user_id, valid_to=cs.now,
+                previous={"status": r.status.value, "flags": list(r.flags),
+                          "valid_to": None if r.valid_to is None else r.valid_to.timestamp()},
+                actor=actor, kind="rollback", strategy="rollback", predicate=details.get("predicate"),
+                reason=f"{why}: history now", extra={"rolled_back": memory_id, "with": plan.newer.old}))
+        if extra:
+            what["superseded_same_write"] = [r.id for r, _ in extra]
+        if also:
+            what["also"] = [h["id"] for h in also]
 
     def rollback(self, m: Mutation, memory_id: str, scope: Scope, audit_id: str | None, actor: str,
                  reason: str) -> MemoryRecord:
@@ -220,7 +272,8 @@ class ReviewDecisions:
         forget or a conflict mark. Undoing a supersession leaves exactly one current value (see
         :func:`neusym.governance.supersession.undo`)."""
         history = self.engine.store.audit_for(memory_id, scope)
-        undone = {str(h["details"].get("of")) for h in history if h["action"] == AuditAction.ROLLBACK.value}
+        undone = {str(x) for h in history if h["action"] == AuditAction.ROLLBACK.value
+                  for x in [h["details"].get("of"), *(h["details"].get("also") or [])]}
         todo = [h for h in history if h["action"] in _REVERSIBLE and h["id"] not in undone
                 and not h["details"].get("redacted")]
         if audit_id is not None:
@@ -242,29 +295,7 @@ class ReviewDecisions:
         rec = self._reload(memory_id, scope)
         cs = ChangeSet(self._tenant(rec))
         if entry["action"] == "supersede":
-            newer = self.engine.store.get([str(details.get("by"))], scope) if details.get("by") else []
-            if newer and newer[0].status is MemoryStatus.SUPERSEDED:
-                raise InvalidInputError(
-                    f"memory {newer[0].id}, which superseded {memory_id}, was itself superseded since: roll back "
-                    "the later change first (otherwise two values would be current)")
-            plan = supersession.undo(details, rec, newer[0] if newer else None, actor, cs.now)
-            cs.set(memory_id, **plan.restore)
-            cs.unlinks.append((plan.unlink[0], "SUPERSEDES", plan.unlink[1]))
-            cs.close.append((memory_id, plan.reopen_relations))
-            if plan.newer is not None:
-                cs.supersede(plan.newer)
-                what["superseded"] = plan.newer.old
-                siblings = self._same_write(newer[0], rec, scope)
-                for sib in siblings:
-                    cs.supersede(Supersession(
-                        old=sib.id, by=memory_id, user_id=sib.scope.user_id, valid_to=cs.now,
-                        previous={"status": sib.status.value, "flags": list(sib.flags),
-                                  "valid_to": None if sib.valid_to is None else sib.valid_to.timestamp()},
-                        actor=actor, kind="rollback", strategy="rollback", predicate=details.get("predicate"),
-                        reason="stated, in the same write, the value whose supersession was rolled back: history now",
-                        extra={"rolled_back": memory_id, "with": plan.newer.old}))
-                if siblings:
-                    what["superseded_same_write"] = [x.id for x in siblings]
+            self._undo_supersession(cs, rec, entry, todo, what, scope, actor)
         else:
             prev = dict(details.get("previous") or {})
             cs.set(memory_id, status=prev.get("status") or MemoryStatus.ACTIVE.value,

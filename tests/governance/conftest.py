@@ -8,9 +8,22 @@ from collections.abc import Callable
 import pytest
 
 from neusym import NeuSymMemory
-from neusym.embeddings import CachedEmbedder, HashingEmbedder
+from neusym.embeddings import CachedEmbedder, HashingEmbedder, MiniLMEmbedder
 
 
 @pytest.fixture
 def mem(make_memory: Callable[..., NeuSymMemory]) -> NeuSymMemory:
     return make_memory(embedder=CachedEmbedder(HashingEmbedder(256)))
+
+
+@pytest.fixture(scope="session")
+def minilm_model() -> MiniLMEmbedder:
+    """The real all-MiniLM-L6-v2, loaded once (tests marked ``minilm``: update detection reads meaning)."""
+    loaded = MiniLMEmbedder()
+    loaded.load()
+    return loaded
+
+
+@pytest.fixture
+def sem(make_memory: Callable[..., NeuSymMemory], minilm_model: MiniLMEmbedder) -> NeuSymMemory:
+    return make_memory(embedder=minilm_model)

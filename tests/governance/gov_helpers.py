@@ -45,3 +45,8 @@ def cache_holds(mem: NeuSymMemory, text: str) -> bool:
     cache = mem.embedder
     assert isinstance(cache, CachedEmbedder)
     return any(cache._key(kind, text) in cache._store for kind in (b"d", b"q"))
+
+
+def status(mem: NeuSymMemory, memory_id: str, user_id: str) -> str:
+    """A memory's status as stored now (read back through ``get``)."""
+    return str(mem.get(memory_id, user_id=user_id).status.value)

@@ -8,32 +8,14 @@ Sentences are not taken from the governance benchmark.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
-from gov_helpers import JAN
+from gov_helpers import JAN, status
 
 from neusym import NeuSymMemory
-from neusym.embeddings import MiniLMEmbedder
 
 pytestmark = pytest.mark.minilm
-
-
-@pytest.fixture(scope="module")
-def model() -> MiniLMEmbedder:
-    loaded = MiniLMEmbedder()
-    loaded.load()
-    return loaded
-
-
-@pytest.fixture
-def sem(make_memory: Callable[..., NeuSymMemory], model: MiniLMEmbedder) -> NeuSymMemory:
-    return make_memory(embedder=model)
-
-
-def _status(mem: NeuSymMemory, mid: str, uid: str) -> str:
-    return str(mem.get(mid, user_id=uid).status.value)
 
 
 def test_assistant_restating_the_user_carries_the_users_trust(sem: NeuSymMemory) -> None:
@@ -45,7 +27,7 @@ def test_assistant_restating_the_user_carries_the_users_trust(sem: NeuSymMemory)
     assert agent.details.get("restates_user") and agent.action.value == "store"
     assert agent.record.source.origin == "agent"  # provenance is kept
     assert "restates the user's message" in agent.reason
-    assert _status(sem, old.id, "a1") == "superseded"
+    assert status(sem, old.id, "a1") == "superseded"
     assert any(old.id in d.supersedes for d in res.decisions)
 
 
@@ -73,7 +55,7 @@ def test_a_document_does_not_replace_a_value_on_its_own(sem: NeuSymMemory) -> No
     res = sem.add("Address book sync: delivery address for this customer changed to Marktplatz 9, Augsburg.",
                   user_id="t2", origin="document")
     assert old.id not in res.decisions[0].supersedes
-    assert _status(sem, old.id, "t2") == "active"
+    assert status(sem, old.id, "t2") == "active"
 
 
 def test_fact_history_and_facts_at_take_the_attribute_in_words(sem: NeuSymMemory) -> None:
