@@ -542,13 +542,14 @@ class SymbolicStore:
                        limit: int = 1000, offset: int = 0) -> list[MemoryRecord]:
         """Memories in ``scope`` in event-time order (oldest first unless ``newest_first``): reflection sources.
 
-        ``unreflected`` keeps only memories no reflection was derived from yet; ``entity_uids`` keeps those that
+        ``unreflected`` keeps only memories no reflection was derived from yet (an engine-made corrected successor is
+        also linked ``DERIVED_FROM`` its sources, which does not consolidate them); ``entity_uids`` keeps those that
         mention one of the entities (an entity's neighbourhood); ``before`` bounds ``created_at``.
         """
         where = [q.SCOPE_FILTER, "m.status IN $statuses", "NOT m.type IN $exclude_types",
                  "($before IS NULL OR m.created_at <= $before)"]
         if unreflected:
-            where.append("NOT (m)<-[:DERIVED_FROM]-(:Memory)")
+            where.append("NOT (m)<-[:DERIVED_FROM]-(:Memory {type: 'reflection'})")
         pattern = "(m:Memory)"
         if entity_uids is not None:
             pattern = "(m:Memory)-[:MENTIONS]->(fe:Entity)"
@@ -570,7 +571,7 @@ class SymbolicStore:
         periodic decay scan's work list. Returns scope keys and counts only, never content."""
         rows = self.executor.run(
             "MATCH (m:Memory) WHERE m.status IN $statuses AND m.type <> 'reflection' AND m.created_at <= $before "
-            "AND NOT (m)<-[:DERIVED_FROM]-(:Memory) "
+            "AND NOT (m)<-[:DERIVED_FROM]-(:Memory {type: 'reflection'}) "
             "WITH m.user_id AS user_id, m.agent_id AS agent_id, count(m) AS n WHERE n >= $min_count "
             "RETURN user_id, agent_id, n ORDER BY n DESC LIMIT $limit",
             {"statuses": list(statuses), "before": float(before), "min_count": int(min_count), "limit": int(limit)},

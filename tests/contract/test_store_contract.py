@@ -368,6 +368,8 @@ def test_scope_memories_and_unreflected_scopes(store: SymbolicStore) -> None:
     assert [r.id for r in store.scope_memories(U, before=MAR.timestamp())] == [old.id, mid.id]
     assert [r.id for r in store.scope_memories(U, entity_uids=[entity_uid("u", "alice")])] == [old.id]
     store.link("DERIVED_FROM", [(refl.id, old.id)])
+    # an engine-made corrected successor (not a reflection) is derived from ``mid`` too: that consolidates nothing
+    store.link("DERIVED_FROM", [(new.id, mid.id)])
     assert [r.id for r in store.scope_memories(U, unreflected=True)] == [mid.id, new.id]
     scopes = store.unreflected_scopes(before=SEP.timestamp(), min_count=2)
     assert scopes == [(Scope(user_id="u"), 2)]
