@@ -35,7 +35,8 @@ def _load(path: Path, max_depth: int) -> tuple[str, off.Capture]:
     with open(path, "rb") as fh:
         d = pickle.load(fh)  # noqa: S301 - our own dump, written by benchmarks.locomo --dump
     cap = off.Capture.build(d["questions"], d["captured"], d["units"], d["refs_of"], d["next_of"],
-                            int(d.get("capture_depth", 1000)), max_depth=max_depth)
+                            int(d.get("capture_depth", 1000)), max_depth=max_depth, vectors=d.get("vectors"),
+                            query_vectors=d.get("query_vectors"))
     return str(d.get("store", path.stem)), cap
 
 
@@ -67,7 +68,8 @@ def run(dumps: Sequence[Path], *, max_depth: int = 150) -> dict[str, Any]:
 
 
 def _config(cfg: Any) -> dict[str, Any]:
-    return {"candidates": cfg.candidates, "lexical_weight": cfg.lexical_weight, "weights": cfg.weights.as_dict()}
+    return {"candidates": cfg.candidates, "fact_candidates": cfg.fact_candidates, "lexical_weight": cfg.lexical_weight,
+            "weights": cfg.weights.as_dict(), "fact_weights": cfg.facts.as_dict()}
 
 
 def markdown(report: dict[str, Any]) -> str:
