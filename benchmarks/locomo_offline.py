@@ -23,7 +23,7 @@ drift between this file and the Cypher shows up in the report instead of in a wr
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -34,7 +34,8 @@ from neusym.retrieval.config import RetrievalConfig
 from neusym.retrieval.geometry import pool_geometry
 from neusym.symbolic.scoring import COMPONENTS
 
-__all__ = ["Capture", "CaptureRow", "CapturedQuestion", "PoolOnly", "cross_validate", "evaluate_offline", "rank", "tune", "verify"]
+__all__ = ["NESTED_SPACES", "Capture", "CaptureRow", "CapturedQuestion", "PoolOnly", "SearchSpace", "cross_validate",
+           "evaluate_offline", "nested_cross_validate", "rank", "tune", "verify"]
 
 # Components recomputed from the pool (stage 1's fused score, and what is derived from it); every other registered
 # component does not depend on the pool and is read from the capture's explanation. ``activation`` depends on the
@@ -568,4 +569,38 @@ def held_out_recall(cap: Capture, folds: Sequence[tuple[str, RetrievalConfig, fl
         sel = np.asarray([q.conv == conv for q in cap.questions], dtype=bool)
         if sel.any():
             out[sel] = recall_at(cap.subset(sel), rank(cap.subset(sel), cfg, 10))
+    return out
+
+
+# Tuner regularisations the nested split chooses among (none, the shipped one, a strict one, no tuning at all).
+NESTED_SPACES: dict[str, SearchSpace] = {
+    "unregularised": replace(DEFAULT_SPACE, sign_z=0.0),
+    "sign test z>=1 (default)": DEFAULT_SPACE,
+    "sign test z>=2, 3 of 4 conversations": replace(DEFAULT_SPACE, sign_z=2.0, conv_share=0.75),
+    "no tuning (start config)": replace(DEFAULT_SPACE, sweeps=0),
+}
+
+
+def nested_cross_validate(cap: Capture | Sequence[Capture], start: RetrievalConfig,
+                          spaces: Mapping[str, SearchSpace] | None = None
+                          ) -> list[tuple[str, str, RetrievalConfig, dict[str, float]]]:
+    """Leave one conversation out, with the tuner's regularisation chosen INSIDE each fold: for each held-out
+    conversation, every space of ``spaces`` is scored by its own leave-one-out on the remaining conversations
+    (inner folds), the best one tunes on all of them, and only that recipe meets the held-out conversation. So the
+    held-out figure also pays for choosing the regularisation, which a plain cross-validation of several tuners
+    would choose on the held-out data. Returns (held out, chosen space, its recipe, inner score per space)."""
+    spaces = dict(spaces or NESTED_SPACES)
+    caps = _caps(cap)
+    names = list(dict.fromkeys(n for c in caps for n in c.conv_names))
+    out = []
+    for outer in names:
+        train = [c.subset(np.asarray([q.conv != outer for q in c.questions], dtype=bool)) for c in caps]
+        inner: dict[str, float] = {}
+        for label, space in spaces.items():
+            folds = [(n, *tune(train, start, space, held_out=n)) for n in names if n != outer]
+            per = [held_out_recall(c, folds)[_main(c)] for c in train]
+            inner[label] = float(np.mean([100.0 * float(r.mean()) for r in per if len(r)]))
+        chosen = max(inner, key=lambda k: inner[k])
+        cfg, _ = tune(caps, start, spaces[chosen], held_out=outer)
+        out.append((outer, chosen, cfg, inner))
     return out

@@ -158,9 +158,9 @@ def stage1(
         if rank < cfg.activation_seeds:
             seeds.append(nid)
     if cfg.lexical:
-        positions, scores = positions[:n], lex_scores[:n]
+        positions = positions[:n]
         nids = derived.catalog.nid[positions] if len(positions) else np.zeros(0, dtype=np.int64)
-        for rank, (nid, s) in enumerate(zip(nids.tolist(), scores.tolist(), strict=False)):
+        for rank, (nid, s) in enumerate(zip(nids.tolist(), lex_scores[:n].tolist(), strict=False)):
             c = cands.setdefault(int(nid), Candidate(int(nid)))
             c.lex, c.lexn, c.lrank = float(s), float(s) / top, rank
             if rank < cfg.activation_seeds and int(nid) not in seeds:
