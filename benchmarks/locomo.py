@@ -91,6 +91,9 @@ FULL = ABLATION[-1][0]
 # Switches that change stage 1 itself (so the offline re-scorer cannot show them): the full recipe without each.
 SWITCHES: list[tuple[str, RetrievalConfig]] = [
     ("neusym: full without session-context BM25", _recipe("hybrid_graph", lexical_context=False)),
+    # the two changes of 2026-12-03, each undone alone (R@10 and latency of the same run, before/after)
+    ("neusym: full without pool geometry", _recipe("hybrid_graph").with_weights(distinct=0.0, contrast=0.0)),
+    ("neusym: full, one depth (50) for both shapes", _recipe("hybrid_graph", fact_candidates=None)),
 ]
 BASELINES = ("dense (FAISS)", "BM25 (bm25s)", "RRF (dense+BM25)", "LangChain FAISS", "mem0 OSS (infer=False)")
 # Settings the offline re-scorer is checked on besides the ablation rows (engine vs offline, same questions).

@@ -575,9 +575,9 @@ def held_out_recall(cap: Capture, folds: Sequence[tuple[str, RetrievalConfig, fl
 # Tuner regularisations the nested split chooses among (none, the shipped one, a strict one, no tuning at all).
 NESTED_SPACES: dict[str, SearchSpace] = {
     "unregularised": replace(DEFAULT_SPACE, sign_z=0.0),
-    "sign test z>=1 (default)": DEFAULT_SPACE,
-    "sign test z>=2, 3 of 4 conversations": replace(DEFAULT_SPACE, sign_z=2.0, conv_share=0.75),
-    "no tuning (start config)": replace(DEFAULT_SPACE, sweeps=0),
+    "z1": DEFAULT_SPACE,  # the shipped fold tuner: sign test z >= 1
+    "z2c": replace(DEFAULT_SPACE, sign_z=2.0, conv_share=0.75),  # z >= 2 and no loss on 3 of 4 conversations
+    "none": replace(DEFAULT_SPACE, sweeps=0),  # no tuning: the start config
 }
 
 

@@ -67,18 +67,19 @@ def run(dumps: Sequence[Path], *, max_depth: int = 150) -> dict[str, Any]:
     return report
 
 
-def nested(dumps: Sequence[Path], *, max_depth: int = 150) -> dict[str, Any]:
+def nested(dumps: Sequence[Path], *, max_depth: int = 150, spaces: Sequence[str] | None = None) -> dict[str, Any]:
     """Each dump on its own (one store shape): leave-one-conversation-out with the tuner's regularisation chosen
     inside each fold (:func:`benchmarks.locomo_offline.nested_cross_validate`), against the plain cross-validation
-    of each regularisation."""
+    of each regularisation. ``spaces``: names of :data:`benchmarks.locomo_offline.NESTED_SPACES` (default all)."""
     default = get_recipe("hybrid_graph")
+    chosen_spaces = {k: v for k, v in off.NESTED_SPACES.items() if spaces is None or k in spaces}
     report: dict[str, Any] = {"machine": machine_info("benchmarks.locomo_tune"), "nested": {}}
     for p in dumps:
         name, cap = _load(p, max_depth)
-        folds = off.nested_cross_validate(cap, default)
+        folds = off.nested_cross_validate(cap, default, chosen_spaces)
         picked = [(conv, cfg, 0.0) for conv, _label, cfg, _inner in folds]
         plain = {label: _by_category(cap, off.held_out_recall(cap, off.cross_validate(cap, default, space)))
-                 for label, space in off.NESTED_SPACES.items()}
+                 for label, space in chosen_spaces.items()}
         report["nested"][name] = {
             "nested_cv": _by_category(cap, off.held_out_recall(cap, picked)),
             "chosen": {conv: label for conv, label, _cfg, _inner in folds},
@@ -130,8 +131,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--nested", action="store_true",
                     help="per dump: nested leave-one-conversation-out choosing the tuner's regularisation inside "
                          "each fold, beside the plain cross-validation of each regularisation")
+    ap.add_argument("--spaces", default=None,
+                    help="with --nested: comma list of regularisations to choose among (names in "
+                         "locomo_offline.NESTED_SPACES; default all)")
     a = ap.parse_args(argv)
-    report = nested(a.dumps, max_depth=a.max_depth) if a.nested else run(a.dumps, max_depth=a.max_depth)
+    spaces = [x.strip() for x in a.spaces.split(",")] if a.spaces else None
+    report = (nested(a.dumps, max_depth=a.max_depth, spaces=spaces) if a.nested
+              else run(a.dumps, max_depth=a.max_depth))
     text = nested_markdown(report) if a.nested else markdown(report)
     if a.out is not None:
         name = "locomo_nested" if a.nested else "locomo_tune"
