@@ -81,7 +81,8 @@ ABLATION: list[tuple[str, RetrievalConfig]] = [
     ("neusym: BM25 only", _recipe("lexical_only")),
     ("neusym: stage 1, RRF fusion", _recipe("hybrid_rrf")),
     ("neusym: stage 1 (linear fusion)", _recipe("hybrid")),
-    ("neusym: + symbolic rescoring", _recipe("hybrid_symbolic")),
+    ("neusym: + symbolic rescoring", _recipe("hybrid_symbolic").with_weights(distinct=0.0, contrast=0.0)),
+    ("neusym: + pool geometry (distinct, contrast)", _recipe("hybrid_symbolic")),
     ("neusym: + graph expansion", _recipe("hybrid_graph", neighbours=False, temporal=False)),
     ("neusym: + conversation neighbours", _recipe("hybrid_graph", temporal=False)),
     ("neusym: + temporal = full (default)", _recipe("hybrid_graph")),
@@ -90,14 +91,18 @@ FULL = ABLATION[-1][0]
 # Switches that change stage 1 itself (so the offline re-scorer cannot show them): the full recipe without each.
 SWITCHES: list[tuple[str, RetrievalConfig]] = [
     ("neusym: full without session-context BM25", _recipe("hybrid_graph", lexical_context=False)),
+    # the two changes of 2026-12-03, each undone alone (R@10 and latency of the same run, before/after)
+    ("neusym: full without pool geometry", _recipe("hybrid_graph").with_weights(distinct=0.0, contrast=0.0)),
+    ("neusym: full, one depth (50) for both shapes", _recipe("hybrid_graph", fact_candidates=None)),
 ]
 BASELINES = ("dense (FAISS)", "BM25 (bm25s)", "RRF (dense+BM25)", "LangChain FAISS", "mem0 OSS (infer=False)")
 # Settings the offline re-scorer is checked on besides the ablation rows (engine vs offline, same questions).
 CHECKS: list[tuple[str, RetrievalConfig]] = [
-    ("check: depth 30, BM25 share 0.8", _recipe("hybrid_graph", candidates=30, lexical_weight=0.8)),
+    ("check: depth 30, BM25 share 0.8", _recipe("hybrid_graph", candidates=30, fact_candidates=30,
+                                                 lexical_weight=0.8)),
     ("check: activation 0.2", _recipe("hybrid_graph").with_weights(activation=0.2)),
     ("check: activation 0.2, depth 100, BM25 share 0.45",
-     _recipe("hybrid_graph", candidates=100, lexical_weight=0.45).with_weights(activation=0.2)),
+     _recipe("hybrid_graph", candidates=100, fact_candidates=50, lexical_weight=0.45).with_weights(activation=0.2)),
 ]
 SEARCHABLE = ("active", "pending")  # what a default search returns (pending review: found, with a warning)
 CAPTURE_DEPTH = 1000  # the capture's candidate depth: the whole scope of a LoCoMo conversation, so every offline
@@ -147,7 +152,8 @@ class NeuSymSystem:
         from neusym.record import Scope
         from neusym.retrieval.pipeline import stage1
 
-        k = min(1000, cfg.candidates + (cfg.expand_limit + cfg.hop_limit if cfg.graph_expand else 0))
+        depth = max(cfg.depth_for(True), cfg.depth_for(False))
+        k = min(1000, depth + (cfg.expand_limit + cfg.hop_limit if cfg.graph_expand else 0))
         out = []
         for n, q in enumerate(questions):
             if n and n % 100 == 0:
@@ -160,8 +166,19 @@ class NeuSymSystem:
             phantoms = [off.PoolOnly(c.nid, c.dense, c.lex, c.drank, c.lrank) for c in s1.candidates
                         if c.nid not in scored]
             out.append(off.CapturedQuestion(best, [off.CaptureRow.of(r, r.memory.source.ref or "") for r in res],
-                                            phantoms, complete=len(s1.candidates) < cfg.candidates))
+                                            phantoms, complete=len(s1.candidates) < s1.depth))
         return out
+
+    def vectors_of(self, conv: str) -> dict[int, np.ndarray]:
+        """The stored vector of every memory of the scope, by nid (what stage 1's pool geometry reads)."""
+        rows = self.memory.cypher("MATCH (m:Memory) WHERE m.user_id = $u RETURN m.nid AS nid", {"u": conv},
+                                  all_tenants=True, limit=1_000_000)
+        faiss = self.memory.derived.faiss
+        nids = [int(r["nid"]) for r in rows if faiss.contains(int(r["nid"]))]
+        if not nids:
+            return {}
+        vecs = faiss.reconstruct(np.asarray(nids, dtype=np.int64))
+        return dict(zip(nids, vecs, strict=True))
 
     def next_of(self, conv: str) -> dict[int, list[int]]:
         """NEXT neighbours by nid (the conversation chain stage 2 reads for the neighbour component)."""
@@ -271,7 +288,8 @@ def _cfg_summary(cfg: RetrievalConfig, base: RetrievalConfig, store: str = "turn
     observations: the fact weights)."""
     mine, theirs = (cfg.weights, base.weights) if store == "turns" else (cfg.facts, base.facts)
     changed = {k: v for k, v in mine.items() if theirs.get(k) != v}
-    return {"candidates": cfg.candidates, "lexical_weight": cfg.lexical_weight, "weights_changed": changed}
+    return {"candidates": cfg.depth_for(store == "turns"), "lexical_weight": cfg.lexical_weight,
+            "weights_changed": changed}
 
 
 def neusym_report(ns: NeuSymSystem, questions: list[Question], units: list[list[str]],
@@ -295,8 +313,11 @@ def neusym_report(ns: NeuSymSystem, questions: list[Question], units: list[list[
     t0 = time.perf_counter()
     # every memory of the scope is a candidate, and the activation is computed whatever its default weight, so
     # the offline re-scorer can weigh it (its values do not depend on the weight)
-    rows = ns.capture(questions, default.with_(candidates=CAPTURE_DEPTH).with_weights(activation=1.0))
+    rows = ns.capture(questions, default.with_(candidates=CAPTURE_DEPTH, fact_candidates=CAPTURE_DEPTH)
+                      .with_weights(activation=1.0))
     capture_s = time.perf_counter() - t0
+    vectors = {c.sample_id: ns.vectors_of(c.sample_id) for c in convs}
+    qvecs = [ns.memory.embedder.embed_query(q.question) for q in questions]
     if dump is not None:
         import pickle
 
@@ -305,9 +326,9 @@ def neusym_report(ns: NeuSymSystem, questions: list[Question], units: list[list[
                          "questions": questions, "units": units, "refs_of": refs_of, "captured": rows,
                          "next_of": {c.sample_id: ns.next_of(c.sample_id) for c in convs},
                          "graph": {c.sample_id: ns.graph_dump(c.sample_id) for c in convs},
-                         "keep": keep}, fh)
+                         "vectors": vectors, "query_vectors": qvecs, "keep": keep}, fh)
     cap = off.Capture.build(questions, rows, units, refs_of, {c.sample_id: ns.next_of(c.sample_id) for c in convs},
-                            CAPTURE_DEPTH, max_depth=max(DEPTHS))
+                            CAPTURE_DEPTH, max_depth=max(DEPTHS), vectors=vectors, query_vectors=qvecs)
     main = (cap.category >= 1) & (cap.category <= 4) & (cap.units > 0)
     report["capture"] = {"depth": CAPTURE_DEPTH, "seconds": round(capture_s, 1),
                          "rows_per_question": round(float(cap.valid.sum(axis=1).mean()), 1),
@@ -324,11 +345,11 @@ def neusym_report(ns: NeuSymSystem, questions: list[Question], units: list[list[
                                   strict=True):
         res["stage1_recall"] = _mean(main, off.pool_recall(cap, cfg))
         res["stage1_recall_expanded"] = _mean(main, off.pool_recall(cap, cfg, expanded=True))
-        res["candidates"] = cfg.candidates
+        res["candidates"] = off.depth_of(cap, cfg)
     # 3. depth curve (default weights)
     report["depth"] = []
     for d in DEPTHS:
-        cfg = default.with_(candidates=d)
+        cfg = default.with_(candidates=d, fact_candidates=d)
         r10 = off.recall_at(cap, off.rank(cap, cfg, 10))
         report["depth"].append({"candidates": d, "stage1_recall": _mean(main, off.pool_recall(cap, cfg)),
                                 "R@10": _mean(main, r10)})

@@ -23,7 +23,7 @@ drift between this file and the Cypher shows up in the report instead of in a wr
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -31,15 +31,17 @@ import numpy as np
 from benchmarks.locomo_data import KS, Question, score
 from neusym.record import SearchResult
 from neusym.retrieval.config import RetrievalConfig
+from neusym.retrieval.geometry import pool_geometry
 from neusym.symbolic.scoring import COMPONENTS
 
-__all__ = ["Capture", "CaptureRow", "CapturedQuestion", "PoolOnly", "cross_validate", "evaluate_offline", "rank", "tune", "verify"]
+__all__ = ["NESTED_SPACES", "Capture", "CaptureRow", "CapturedQuestion", "PoolOnly", "SearchSpace", "cross_validate",
+           "evaluate_offline", "nested_cross_validate", "rank", "tune", "verify"]
 
 # Components recomputed from the pool (stage 1's fused score, and what is derived from it); every other registered
 # component does not depend on the pool and is read from the capture's explanation. ``activation`` depends on the
 # pool's best candidates only, i.e. on the fusion, not on the depth: it is read from the capture, which is exact at
 # the capture's fusion (the default lexical_weight) and approximate at others (the CV report shows how close).
-POOL_COMPONENTS = frozenset({"similarity", "neighbour", "dense", "lexical"})
+POOL_COMPONENTS = frozenset({"similarity", "neighbour", "dense", "lexical", "distinct", "contrast"})
 STATIC_COMPONENTS: tuple[tuple[str, str], ...] = tuple(
     (c.name, c.field) for c in COMPONENTS if c.name not in POOL_COMPONENTS)
 _NONE_RANK = 1 << 30
@@ -107,15 +109,24 @@ class Capture:
     depth: int  # the capture's candidate depth: offline depths must not exceed it
     conv_names: list[str] = field(default_factory=list)
     complete: bool = True  # every question's capture held both channels' full rankings (offline depths exact)
+    # the candidate-pool geometry (distinct, contrast): each row's vector as an index into ``vec_table`` (row 0: no
+    # vector), and each question's query vector; None: the capture has no vectors (those components read 0)
+    vec_idx: np.ndarray | None = None  # [Q, P]
+    vec_table: np.ndarray | None = None  # [N + 1, D] float32, as the engine stores them
+    qvec: np.ndarray | None = None  # [Q, D]
+    _geo: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+    _values: dict[tuple[Any, ...], tuple[list[np.ndarray], np.ndarray]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, questions: Sequence[Question], captured: Sequence[CapturedQuestion],
               units: Sequence[Sequence[str]], refs_of: Mapping[str, Mapping[str, Sequence[str]]],
               next_of: Mapping[str, Mapping[int, Sequence[int]]], depth: int,
-              max_depth: int | None = None) -> Capture:
+              max_depth: int | None = None, vectors: Mapping[str, Mapping[int, np.ndarray]] | None = None,
+              query_vectors: Sequence[np.ndarray] | None = None) -> Capture:
         """``refs_of[conv][key]``: the dia_ids a memory covers; ``next_of[conv][nid]``: its NEXT neighbours' nids.
         ``max_depth``: keep only rows that can matter at offline depths up to it (in either channel's top
-        ``max_depth``, or reached by the graph): a smaller array, several times faster tuning."""
+        ``max_depth``, or reached by the graph): a smaller array, several times faster tuning. ``vectors[conv][nid]``
+        (the engine's stored vectors) and ``query_vectors`` (one per question): for the pool-geometry components."""
         if max_depth is not None and max_depth < depth:
             captured = [_pruned(c, max_depth) for c in captured]
             depth = max_depth
@@ -148,6 +159,12 @@ class Capture:
             conv_names=conv_names,
             complete=all(c.complete for c in captured),
         )
+        table: list[np.ndarray] = []
+        slot_of: dict[tuple[str, int], int] = {}
+        vec_idx = np.zeros((q_n, p), dtype=np.int64)
+        if vectors is not None:
+            dim = len(next(iter(v for m in vectors.values() for v in m.values())))
+            table.append(np.zeros(dim, dtype=np.float32))
         for qi, (q, got, qunits) in enumerate(zip(questions, captured, units, strict=True)):
             ordered = sorted(got.rows, key=lambda r: -r.seq)  # newest first: a stable sort then breaks ties
             cap.keys.append([r.key for r in ordered] + [""] * len(got.pool_only))
@@ -171,6 +188,14 @@ class Capture:
                     cap.lrank[qi, j] = int(lr)
                 nbs = [row_of_nid[n] for n in nxt.get(nids[j], ()) if n in row_of_nid]
                 cap.nbr_idx[qi, j, : len(nbs)] = nbs
+            if vectors is not None:
+                vec_of = vectors.get(q.conv, {})
+                for j, nid in enumerate(nids):
+                    slot = slot_of.get((q.conv, int(nid)))
+                    if slot is None and int(nid) in vec_of:
+                        table.append(np.asarray(vec_of[int(nid)], dtype=np.float32))
+                        slot = slot_of[(q.conv, int(nid))] = len(table) - 1
+                    vec_idx[qi, j] = slot or 0
             for j, r in enumerate(ordered):
                 e = r.expl
                 cap.scorable[qi, j] = True
@@ -182,6 +207,9 @@ class Capture:
                 covered = set(refs.get(r.key, ()))
                 for ui, unit in enumerate(qunits):
                     cap.rel[qi, j, ui] = unit in covered
+        if vectors is not None and query_vectors is not None:
+            cap.vec_idx, cap.vec_table = vec_idx, np.vstack(table)
+            cap.qvec = np.vstack([np.asarray(v, dtype=np.float32) for v in query_vectors])
         return cap
 
     def subset(self, mask: np.ndarray) -> Capture:
@@ -192,6 +220,8 @@ class Capture:
             drank=self.drank[idx], lrank=self.lrank[idx], top_lex=self.top_lex[idx], static=self.static[idx],
             tw=self.tw[idx], fact=self.fact[idx], nbr_idx=self.nbr_idx[idx], rel=self.rel[idx], units=self.units[idx], depth=self.depth,
             conv_names=self.conv_names, complete=self.complete,
+            vec_idx=None if self.vec_idx is None else self.vec_idx[idx], vec_table=self.vec_table,
+            qvec=None if self.qvec is None else self.qvec[idx],
         )
 
 
@@ -210,7 +240,13 @@ def _pruned(c: CapturedQuestion, n: int) -> CapturedQuestion:
 # ---------------------------------------------------------------------------------------------------------- scoring
 def _stage1(cap: Capture, cfg: RetrievalConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(in_pool [Q,P], sim, dense, lexn) at ``cfg``'s depth and fusion; sim/dense/lexn are 0 outside the pool."""
-    n = cfg.candidates
+    return _stage1_ordered(cap, cfg)[:4]
+
+
+def _stage1_ordered(cap: Capture, cfg: RetrievalConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                                  np.ndarray]:
+    """:func:`_stage1` and the pool's rows in the engine's candidate order ``[Q, n]`` (pool rows first)."""
+    n = depth_of(cap, cfg)
     if n > cap.depth:
         raise ValueError(f"depth {n} exceeds the captured depth {cap.depth}")
     use_d, use_l = cfg.dense, cfg.lexical
@@ -238,13 +274,54 @@ def _stage1(cap: Capture, cfg: RetrievalConfig) -> tuple[np.ndarray, np.ndarray,
     np.put_along_axis(pool, order, True, axis=1)
     pool &= union
     dense_eff = np.where(pool & has_d, dense, 0.0)
-    return pool, np.where(pool, sim, 0.0), dense_eff, np.where(pool, lexn, 0.0)
+    return pool, np.where(pool, sim, 0.0), dense_eff, np.where(pool, lexn, 0.0), order
 
 
-def scores(cap: Capture, cfg: RetrievalConfig) -> np.ndarray:
-    """Stage-2 score of every captured row under ``cfg`` (-inf for rows the engine would not score)."""
-    pool, sim, dense, lexn = _stage1(cap, cfg)
-    w = cfg.weights
+def turns_capture(cap: Capture) -> bool:
+    """Whether the capture holds conversation turns (any memory with a speaker). The engine reads the shape off
+    each query's best hits (:func:`neusym.retrieval.pipeline.stage1`); a LoCoMo store is one shape throughout, so
+    per capture is exact here."""
+    return bool((cap.valid & ~cap.fact).any())
+
+
+def depth_of(cap: Capture, cfg: RetrievalConfig) -> int:
+    """The stage-1 depth ``cfg`` uses on this capture's shape."""
+    return cfg.depth_for(turns_capture(cap))
+
+
+def _geometry(cap: Capture, cfg: RetrievalConfig, pool: np.ndarray, order: np.ndarray) -> tuple[np.ndarray,
+                                                                                                 np.ndarray]:
+    """(distinct, contrast) ``[Q, P]``: :func:`neusym.retrieval.geometry.pool_geometry` on each question's pool, in
+    the engine's candidate order, on the engine's vectors (0 outside the pool). Cached per stage-1 setting: the
+    values depend on the pool only."""
+    zeros = np.zeros(pool.shape)
+    if cap.vec_idx is None or cap.vec_table is None or cap.qvec is None:
+        return zeros, zeros
+    key = (depth_of(cap, cfg), cfg.fusion, cfg.lexical_weight, cfg.rrf_k, cfg.dense, cfg.lexical, cfg.distinct_k)
+    got = cap._geo.get(key)
+    if got is None:
+        distinct, contrast = zeros.copy(), zeros.copy()
+        for qi in range(pool.shape[0]):
+            rows = order[qi][pool[qi, order[qi]]]
+            if len(rows):
+                d, c = pool_geometry(cap.vec_table[cap.vec_idx[qi, rows]], cap.qvec[qi], cfg.distinct_k)
+                distinct[qi, rows], contrast[qi, rows] = d, c
+        got = cap._geo[key] = (distinct, contrast)
+    return got
+
+
+def _values(cap: Capture, cfg: RetrievalConfig) -> tuple[list[np.ndarray], np.ndarray]:
+    """Every component's value ``[Q, P]`` (registry order) and the rows stage 2 scores, under ``cfg``'s stage-1
+    setting and switches. They do not depend on the weights (except whether activation runs at all), so they are
+    cached per setting: a tuning move that changes one weight only re-does the weighted sum."""
+    act_on = cfg.uses("activation") and cfg.activation_seeds > 0
+    key = ("values", depth_of(cap, cfg), cfg.fusion, cfg.lexical_weight, cfg.rrf_k, cfg.dense, cfg.lexical,
+           cfg.distinct_k, cfg.graph_expand, cfg.temporal, act_on, cfg.activation_limit)
+    got = cap._values.get(key)
+    if got is not None:
+        return got
+    pool, sim, dense, lexn, order = _stage1_ordered(cap, cfg)
+    distinct, contrast = _geometry(cap, cfg, pool, order)
     static = cap.static.copy()
     names = [n for n, _ in STATIC_COMPONENTS]
     graph = names.index("graph")
@@ -254,7 +331,7 @@ def scores(cap: Capture, cfg: RetrievalConfig) -> np.ndarray:
         static[:, :, names.index("temporal")] = 0.0
     expanded = static[:, :, graph] > 0
     act = names.index("activation")
-    if not (cfg.uses("activation") and cfg.activation_seeds > 0):  # the engine does not spread then
+    if not act_on:  # the engine does not spread then
         static[:, :, act] = 0.0
     elif cfg.activation_limit > 0:
         # the strongest activated memories stage 1 did not propose join, newest first among equals (rows are
@@ -269,15 +346,26 @@ def scores(cap: Capture, cfg: RetrievalConfig) -> np.ndarray:
     nb_sim = np.where(nb >= 0, np.take_along_axis(np.where(pool, sim, 0.0), np.maximum(nb, 0).reshape(
         nb.shape[0], -1), axis=1).reshape(nb.shape), 0.0)
     nbr = nb_sim.max(axis=2) if nb.shape[2] else np.zeros_like(sim)
-    wf = cfg.facts
+    pool_values = {"similarity": sim, "neighbour": nbr, "dense": dense, "lexical": lexn, "distinct": distinct,
+                   "contrast": contrast}
+    values = [pool_values[c.name] if c.name in pool_values else static[:, :, names.index(c.name)]
+              for c in COMPONENTS]
+    if len(cap._values) > 64:  # a tuning run visits ~25 stage-1 settings; keep memory bounded all the same
+        cap._values.clear()
+    got = cap._values[key] = (values, scored)
+    return got
+
+
+def scores(cap: Capture, cfg: RetrievalConfig) -> np.ndarray:
+    """Stage-2 score of every captured row under ``cfg`` (-inf for rows the engine would not score)."""
+    values, scored = _values(cap, cfg)
+    w, wf = cfg.weights, cfg.facts
     if not cfg.neighbours:
         w, wf = w.replace(neighbour=0.0), wf.replace(neighbour=0.0)
     # the same sum, in the same order, as the statement (registry order): identical floating-point results; a
     # memory without a speaker (a standalone fact) takes the fact weights, as the statement's ``wv``
-    pool_values = {"similarity": sim, "neighbour": nbr, "dense": dense, "lexical": lexn}
-    total = np.zeros_like(sim)
-    for c in COMPONENTS:
-        value = pool_values[c.name] if c.name in pool_values else static[:, :, names.index(c.name)]
+    total = np.zeros(scored.shape)
+    for c, value in zip(COMPONENTS, values, strict=True):
         total = total + np.where(cap.fact, wf[c.name], w[c.name]) * value
     total = total * cap.tw
     ok = scored & (total >= cfg.min_score)
@@ -335,8 +423,18 @@ class SearchSpace:
     """What cross-validation tunes: each weight over a grid, the BM25 share of linear fusion, the candidate depth.
 
     Coordinate ascent from the starting config: one parameter at a time, the best value on the training
-    questions kept only when it beats the current one by more than ``min_gain`` (R@10 points): on a few hundred
-    questions smaller gains are noise and would only add variance on the held-out conversation.
+    questions kept only when the move passes every test below. Why tests at all: with four conversations to
+    tune on (~600 questions), an unregularised ascent picks noise: in the 2026-12-02 turns run each fold's tuned
+    recipe scored below the shipped default on 4 of 5 held-out conversations. The tests:
+
+    - ``min_gain``: the training R@10 (points, mean over the captures) must rise by more than this;
+    - ``sign_z``: more training questions must get better than worse, by ``sign_z`` standard deviations of a sign
+      test (``(better - worse) / sqrt(better + worse) >= sign_z``; 0: off): a gain carried by two questions is not
+      a gain. Default 1 (one standard deviation), set before looking at any cross-validated figure: the mildest
+      test that refuses a move resting on a handful of questions;
+    - ``conv_share``: the move must not lower R@10 on more than ``1 - conv_share`` of the training conversations
+      (0: off): the held-out unit is a conversation, so a move that only pays on one conversation is not
+      expected to pay on the next.
     """
 
     weights: Mapping[str, Sequence[float]]
@@ -344,16 +442,22 @@ class SearchSpace:
     depth: Sequence[int] = (30, 50, 75, 100, 150)
     sweeps: int = 2
     min_gain: float = 0.1
+    sign_z: float = 1.0
+    conv_share: float = 0.0
 
 
 WEIGHT_GRID = (0.0, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5)
 DEFAULT_SPACE = SearchSpace(weights={n: WEIGHT_GRID for n in (
     "entity", "graph", "activation", "neighbour", "temporal", "speaker", "predicate", "dense", "lexical",
-    "importance", "confidence")})
+    "importance", "confidence", "distinct", "contrast")})
+
+
+def _main(cap: Capture) -> np.ndarray:
+    return (cap.category >= 1) & (cap.category <= 4) & (cap.units > 0)
 
 
 def _objective(cap: Capture, cfg: RetrievalConfig, mask: np.ndarray) -> float:
-    main = mask & (cap.category >= 1) & (cap.category <= 4) & (cap.units > 0)
+    main = mask & _main(cap)
     if not main.any():
         return 0.0
     return 100.0 * float(recall_at(cap.subset(main), rank(cap.subset(main), cfg, 10)).mean())
@@ -363,28 +467,67 @@ def _caps(cap: Capture | Sequence[Capture]) -> list[Capture]:
     return [cap] if isinstance(cap, Capture) else list(cap)
 
 
+class _Trainer:
+    """The training questions (categories 1-4 with evidence, held-out conversation removed) of each capture,
+    subset once, and the tests of :class:`SearchSpace` on a move."""
+
+    def __init__(self, caps: Sequence[Capture], held_out: str | None, space: SearchSpace) -> None:
+        self.subs = []
+        for c in caps:
+            keep = _main(c) & np.asarray([q.conv != held_out for q in c.questions], dtype=bool)
+            self.subs.append(c.subset(keep))
+        self.space = space
+
+    def per_question(self, cfg: RetrievalConfig) -> list[np.ndarray]:
+        return [recall_at(c, rank(c, cfg, 10)) for c in self.subs]
+
+    @staticmethod
+    def value(per_q: Sequence[np.ndarray]) -> float:
+        return float(np.mean([100.0 * float(r.mean()) if len(r) else 0.0 for r in per_q]))
+
+    def accepts(self, new: Sequence[np.ndarray], old: Sequence[np.ndarray]) -> bool:
+        sp = self.space
+        if self.value(new) <= self.value(old) + sp.min_gain:
+            return False
+        if sp.sign_z > 0:
+            better = sum(int((a > b).sum()) for a, b in zip(new, old, strict=True))
+            worse = sum(int((a < b).sum()) for a, b in zip(new, old, strict=True))
+            if better + worse == 0 or (better - worse) / np.sqrt(better + worse) < sp.sign_z:
+                return False
+        if sp.conv_share > 0:
+            lost = total = 0
+            for c, a, b in zip(self.subs, new, old, strict=True):
+                for ci in np.unique(c.conv):
+                    sel = c.conv == ci
+                    total += 1
+                    lost += int(a[sel].mean() < b[sel].mean() - 1e-12)
+            if total and lost > (1.0 - sp.conv_share) * total:
+                return False
+        return True
+
+
 def tune(cap: Capture | Sequence[Capture], start: RetrievalConfig, space: SearchSpace = DEFAULT_SPACE,
          held_out: str | None = None, frozen: Sequence[str] = ()) -> tuple[RetrievalConfig, float]:
     """Coordinate ascent on categories 1-4 R@10, averaged over the captures given (one per store shape: one recipe
     must serve both), leaving out the questions of conversation ``held_out``. ``frozen`` weights keep their value
-    (an ablation holds a component at 0 while the rest is re-tuned)."""
-    subs = []
-    for c in _caps(cap):
-        keep = np.asarray([q.conv != held_out for q in c.questions], dtype=bool)
-        subs.append(c.subset(keep))
-    depth = min(c.depth for c in subs)
-
-    def objective(cfg: RetrievalConfig) -> float:
-        return float(np.mean([_objective(c, cfg, np.ones(len(c.questions), bool)) for c in subs]))
-
-    best_cfg = start.with_(candidates=min(start.candidates, depth))
-    best = objective(best_cfg)
+    (an ablation holds a component at 0 while the rest is re-tuned). A move is kept only when it passes the
+    tests of ``space`` (see :class:`SearchSpace`)."""
+    tr = _Trainer(_caps(cap), held_out, space)
+    depth = min(c.depth for c in tr.subs)
+    # each shape present in the data gets its own weights and depth (a recipe scores turns and facts with their
+    # own set; the depth is chosen per scope shape by stage 1)
+    has_turns = any(turns_capture(c) for c in tr.subs)
+    has_facts = any(not turns_capture(c) for c in tr.subs)
+    best_cfg = start.with_(candidates=min(start.candidates, depth),
+                           fact_candidates=None if start.fact_candidates is None else min(start.fact_candidates,
+                                                                                         depth))
     moves: list[tuple[str, Sequence[Any], Callable[[RetrievalConfig, Any], RetrievalConfig]]] = []
     moves.append(("lexical_weight", space.lexical_weight, lambda c, v: c.with_(lexical_weight=float(v))))
-    moves.append(("depth", [d for d in space.depth if d <= depth], lambda c, v: c.with_(candidates=int(v))))
-    # each shape present in the data gets its own weights (a recipe scores turns and facts with their own set)
-    has_turns = any(bool((c.valid & ~c.fact).any()) for c in subs)
-    has_facts = any(bool((c.valid & c.fact).any()) for c in subs)
+    depths = [d for d in space.depth if d <= depth]
+    if has_turns:
+        moves.append(("depth", depths, lambda c, v: c.with_(candidates=int(v))))
+    if has_facts:
+        moves.append(("fact_depth", depths, lambda c, v: c.with_(fact_candidates=int(v))))
     if has_facts and best_cfg.fact_weights is None:
         best_cfg = best_cfg.with_(fact_weights=best_cfg.weights)
     for name, values in space.weights.items():
@@ -394,16 +537,21 @@ def tune(cap: Capture | Sequence[Capture], start: RetrievalConfig, space: Search
             moves.append((f"turn:{name}", values, lambda c, v, n=name: c.with_turn_weights(**{n: float(v)})))
         if has_facts:
             moves.append((f"fact:{name}", values, lambda c, v, n=name: c.with_fact_weights(**{n: float(v)})))
+    best_q = tr.per_question(best_cfg)
     for _ in range(space.sweeps):
         changed = False
         for _name, values, apply in moves:
-            results = [(objective(c), c) for c in (apply(best_cfg, v) for v in values)]
-            top = max(results, key=lambda x: x[0])
-            if top[0] > best + space.min_gain:
-                best, best_cfg, changed = top[0], top[1], True
+            tried = [(tr.per_question(c), c) for c in (apply(best_cfg, v) for v in values)]
+            tried.sort(key=lambda x: -tr.value(x[0]))
+            for per_q, cfg in tried:  # the best value that passes the tests
+                if tr.value(per_q) <= tr.value(best_q) + space.min_gain:
+                    break
+                if tr.accepts(per_q, best_q):
+                    best_q, best_cfg, changed = per_q, cfg, True
+                    break
         if not changed:
             break
-    return best_cfg, best
+    return best_cfg, tr.value(best_q)
 
 
 def cross_validate(cap: Capture | Sequence[Capture], start: RetrievalConfig, space: SearchSpace = DEFAULT_SPACE,
@@ -421,4 +569,38 @@ def held_out_recall(cap: Capture, folds: Sequence[tuple[str, RetrievalConfig, fl
         sel = np.asarray([q.conv == conv for q in cap.questions], dtype=bool)
         if sel.any():
             out[sel] = recall_at(cap.subset(sel), rank(cap.subset(sel), cfg, 10))
+    return out
+
+
+# Tuner regularisations the nested split chooses among (none, the shipped one, a strict one, no tuning at all).
+NESTED_SPACES: dict[str, SearchSpace] = {
+    "unregularised": replace(DEFAULT_SPACE, sign_z=0.0),
+    "z1": DEFAULT_SPACE,  # the shipped fold tuner: sign test z >= 1
+    "z2c": replace(DEFAULT_SPACE, sign_z=2.0, conv_share=0.75),  # z >= 2 and no loss on 3 of 4 conversations
+    "none": replace(DEFAULT_SPACE, sweeps=0),  # no tuning: the start config
+}
+
+
+def nested_cross_validate(cap: Capture | Sequence[Capture], start: RetrievalConfig,
+                          spaces: Mapping[str, SearchSpace] | None = None
+                          ) -> list[tuple[str, str, RetrievalConfig, dict[str, float]]]:
+    """Leave one conversation out, with the tuner's regularisation chosen INSIDE each fold: for each held-out
+    conversation, every space of ``spaces`` is scored by its own leave-one-out on the remaining conversations
+    (inner folds), the best one tunes on all of them, and only that recipe meets the held-out conversation. So the
+    held-out figure also pays for choosing the regularisation, which a plain cross-validation of several tuners
+    would choose on the held-out data. Returns (held out, chosen space, its recipe, inner score per space)."""
+    spaces = dict(spaces or NESTED_SPACES)
+    caps = _caps(cap)
+    names = list(dict.fromkeys(n for c in caps for n in c.conv_names))
+    out = []
+    for outer in names:
+        train = [c.subset(np.asarray([q.conv != outer for q in c.questions], dtype=bool)) for c in caps]
+        inner: dict[str, float] = {}
+        for label, space in spaces.items():
+            folds = [(n, *tune(train, start, space, held_out=n)) for n in names if n != outer]
+            per = [held_out_recall(c, folds)[_main(c)] for c in train]
+            inner[label] = float(np.mean([100.0 * float(r.mean()) for r in per if len(r)]))
+        chosen = max(inner, key=lambda k: inner[k])
+        cfg, _ = tune(caps, start, spaces[chosen], held_out=outer)
+        out.append((outer, chosen, cfg, inner))
     return out

@@ -327,6 +327,8 @@ class ScoreExplanation(BaseModel):
     temporal: float = 0.0
     speaker: float = 0.0
     predicate: float = 0.0
+    distinct: float = 0.0  # how unlike the other candidates it is (neusym.retrieval.geometry)
+    contrast: float = 0.0  # query match beyond what every candidate shares (neusym.retrieval.geometry)
     rerank: float | None = None
     components: dict[str, float] = Field(default_factory=dict)  # every component's value, by name
     weights: dict[str, float] = Field(default_factory=dict)

@@ -316,7 +316,8 @@ class Engine:
                 if d.record.id in by_id:
                     d.record = by_id[d.record.id]
             m.applied([{"nid": r.nid, "id": r.id, "seq": r.seq, "content": r.content, "status": r.status.value,
-                        **r.scope.as_params(), "embedding": vec_of[r.id]} for r in created],
+                        **r.scope.as_params(), "embedding": vec_of[r.id], "speaker": r.source.speaker}
+                       for r in created],
                       [r.seq for r in created])
             if self.governor.after_write(decisions, sc, now=now) or sets:
                 m.changed()

@@ -143,6 +143,11 @@ class RetrievalConfig(BaseModel):
     lexical: bool = True
     lexical_context: bool = True  # BM25 also matches a conversation turn's session neighbours' words (see lexical)
     candidates: int = Field(default=50, ge=1, le=10_000)  # stage-1 depth per channel
+    # stage-1 depth when the scope holds standalone facts (most of the channels' best hits have no speaker); None:
+    # ``candidates``. Why a depth per shape: stage 2 only reorders what stage 1 proposed, and on facts its boosts
+    # (a time window, the pool geometry) lift evidence from ranks 50-100 that a depth of 50 never shows it, while
+    # on conversation turns a deeper pool bought nothing in cross-validation and costs stage-2 time
+    fact_candidates: int | None = Field(default=None, ge=1, le=10_000)
     rrf_k: int = Field(default=20, ge=1)
     fusion: Literal["linear", "rrf"] = "linear"  # how stage 1 fuses dense and BM25 (see pipeline.stage1)
     lexical_weight: float = Field(default=0.6, ge=0)  # BM25 share in linear fusion (dense = 1)
@@ -158,6 +163,7 @@ class RetrievalConfig(BaseModel):
     activation_limit: int = Field(default=10, ge=0)  # memories activation may bring in beyond stage 1's
     activation_support: int = Field(default=2, ge=1)  # sources (seeds + the query) that must share an entity
     activation_query: float = Field(default=1.0, ge=0)  # activation a query entity starts with
+    distinct_k: int = Field(default=10, ge=1)  # nearest other candidates the ``distinct`` density averages over
     strength_max: float = Field(default=5.0, gt=0)  # strength where the strength component saturates (policy max)
     temporal: bool = True  # parse time expressions in the query into an event-time boost
     half_life_days: float = Field(default=90.0, gt=0)
@@ -221,6 +227,10 @@ class RetrievalConfig(BaseModel):
         """The weights stage 2 scored a memory with: ``weights`` for a conversation turn (it has a speaker),
         :attr:`facts` for a standalone fact."""
         return self.weights if speaker is not None else self.facts
+
+    def depth_for(self, turns: bool) -> int:
+        """The stage-1 depth for a scope of conversation turns (``turns``) or of standalone facts."""
+        return self.candidates if turns or self.fact_candidates is None else self.fact_candidates
 
     def uses(self, name: str) -> bool:
         """Whether component ``name`` has a non-zero weight on either shape (stage 2 computes it then)."""

@@ -45,7 +45,9 @@ _SCOPE_CACHE = 16  # (scope, statuses) masks kept between writes
 _INDEXED_STATUSES = ("active", "pending", "superseded", "archived", "quarantined")
 _STATE_FILE = "lexical.npz"
 _LEGACY_FILES = ("lexical.pkl",)  # pickles written by older versions: deleted, never read
-_FORMAT = 2  # 2: BM25 context words have postings of their own (1 merged them: rebuilt from the graph on open)
+# 2: BM25 context words have postings of their own (1 merged them); 3: the catalog knows which memories are
+# conversation turns (older files: rebuilt from the graph on open)
+_FORMAT = 3
 _ZIP_MAGIC = b"PK\x03\x04"
 
 
@@ -72,7 +74,9 @@ _KEY_WIDTH = 32  # a memory id (uuid4 hex) fits a fixed-width byte slot; other i
 
 
 class Catalog:
-    """Per-position arrays: nid, memory id, tenant/agent/session codes, status code, alive flag.
+    """Per-position arrays: nid, memory id, tenant/agent/session codes, status code, alive flag, and whether the
+    memory is a conversation turn (it has a speaker: stage 1 reads the scope's shape off its hits to pick the
+    candidate depth, see :func:`neusym.retrieval.pipeline.stage1`).
 
     The memory id is kept so stage 2 can find its candidates through the graph's string index on ``Memory.id``:
     FalkorDB answers an exact string lookup several times faster than a numeric one (measured at 100k memories:
@@ -91,13 +95,14 @@ class Catalog:
         self.session = np.full(cap, -1, dtype=np.int32)
         self.status = np.full(cap, -1, dtype=np.int16)
         self.alive = np.zeros(cap, dtype=bool)
+        self.turn = np.zeros(cap, dtype=bool)
         self.pos_of: dict[int, int] = {}
         self.version = 0  # bumped by every change, so masks cached by DerivedIndexes.scope_view know they are stale
         self.ids = _Codes()
         self.statuses = _Codes()
         self.live = 0
 
-    _ARRAYS = ("nid", "user", "agent", "session", "status", "alive")
+    _ARRAYS = ("nid", "user", "agent", "session", "status", "alive", "turn")
 
     def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """The catalog as arrays (its first ``size`` positions) plus a JSON-able dict; see :meth:`from_arrays`."""
@@ -125,7 +130,8 @@ class Catalog:
                 src = arrays[f"cat_{name}"]
                 if src.dtype != getattr(cat, name).dtype or src.shape != (n,):
                     raise IndexCorruptionError(f"catalog array {name} has the wrong type or size")
-                out = np.zeros(cap, dtype=src.dtype) if name in ("nid", "alive") else np.full(cap, -1, src.dtype)
+                out = (np.zeros(cap, dtype=src.dtype) if name in ("nid", "alive", "turn")
+                       else np.full(cap, -1, src.dtype))
                 out[:n] = src
                 setattr(cat, name, out)
             for name, table in (("user", ids), ("agent", ids), ("session", ids), ("status", statuses)):
@@ -165,17 +171,17 @@ class Catalog:
 
     def _grow(self) -> None:
         cap = len(self.nid) * 2
-        for name in ("nid", "key", "user", "agent", "session", "status", "alive"):
+        for name in ("nid", "key", "user", "agent", "session", "status", "alive", "turn"):
             old = getattr(self, name)
             if old is None:
                 continue
-            new = (np.zeros(cap, dtype=old.dtype) if name in ("nid", "key", "alive")
+            new = (np.zeros(cap, dtype=old.dtype) if name in ("nid", "key", "alive", "turn")
                    else np.full(cap, -1, dtype=old.dtype))
             new[: len(old)] = old
             setattr(self, name, new)
 
     def put(self, nid: int, user: str | None, agent: str | None, session: str | None, status: str,
-            key: str | None = None) -> int:
+            key: str | None = None, turn: bool = False) -> int:
         if self.size >= len(self.nid):
             self._grow()
         pos = self.size
@@ -191,6 +197,7 @@ class Catalog:
         self.session[pos] = self.ids.code(session)
         self.status[pos] = self.statuses.code(status)
         self.alive[pos] = True
+        self.turn[pos] = turn
         self.pos_of[nid] = pos
         self.live += 1
         self.version += 1
@@ -432,7 +439,7 @@ class DerivedIndexes:
                     self.faiss.remove(np.asarray([nid], dtype=np.int64))
                     continue
                 pos = self.catalog.put(nid, r.get("user_id"), r.get("agent_id"), r.get("session_id"), status,
-                                       r.get("id"))
+                                       r.get("id"), turn=r.get("speaker") is not None)
                 session = r.get("session_id")
                 # memories of one session are a sequence (a conversation): the lexical document of each also holds
                 # its neighbours' words (see LexicalIndex); memories without a session stand alone
@@ -588,6 +595,8 @@ def _read_state(path: Path) -> tuple[int, LexicalIndex, Catalog]:
         if isinstance(header, dict) and header.get("format") == 1:
             raise IndexCorruptionError(f"{path.name} was written by an older version (BM25 context merged into the "
                                        "postings)")
+        if isinstance(header, dict) and header.get("format") == 2:
+            raise IndexCorruptionError(f"{path.name} was written by an older version (no conversation-turn flags)")
         if not isinstance(header, dict) or header.get("format") != _FORMAT:
             raise IndexCorruptionError(f"{path.name} has an unknown format")
         watermark = header["watermark"]

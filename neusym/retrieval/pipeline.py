@@ -21,6 +21,7 @@ from neusym.extraction.vocabulary import topic_predicates
 from neusym.record import Scope, ScoreExplanation, SearchResult
 from neusym.retrieval.config import RetrievalConfig
 from neusym.retrieval.derived import DerivedIndexes
+from neusym.retrieval.geometry import pool_geometry
 from neusym.retrieval.lexical import STOPWORDS
 from neusym.retrieval.temporal import parse_time_window
 from neusym.symbolic.convert import entity_namespace, entity_uid, props_to_record
@@ -71,6 +72,8 @@ class Stage1:
     eligible: int
     best_lexical: float = 1.0
     seeds: list[int] = field(default_factory=list)
+    turns: bool = True  # the scope's best hits are mostly conversation turns (depth ``candidates``, not facts')
+    depth: int = 0  # the candidate depth used
 
 
 @dataclass
@@ -126,30 +129,38 @@ def stage1(
     count as zero on the other. ``rrf`` keeps reciprocal-rank fusion (the classic baseline recipe).
     """
     mask, allow, eligible = derived.scope_view(scope, statuses)
-    n = cfg.candidates
+    n_max = max(cfg.depth_for(True), cfg.depth_for(False))
     cands: dict[int, Candidate] = {}
     seeds: list[int] = []
+    ids_l: list[int] = []
+    scores_l: list[float] = []
     if cfg.dense and qvec is not None and (allow is None or len(allow) > 0):
         if dense is not None:
-            ids_l, scores_l = dense(qvec, scope, statuses, n, eligible=eligible, total=derived.catalog.live)
+            ids_l, scores_l = dense(qvec, scope, statuses, n_max, eligible=eligible, total=derived.catalog.live)
         else:
-            ids, scores = derived.faiss.search(qvec, n, allow_ids=allow)
+            ids, scores = derived.faiss.search(qvec, n_max, allow_ids=allow)
             ids_l, scores_l = ids.tolist(), scores.tolist()
-        for rank, (nid, s) in enumerate(zip(ids_l, scores_l, strict=False)):
-            if nid < 0:
-                continue
-            c = cands.setdefault(nid, Candidate(nid))
-            c.dense, c.drank = float(s), rank
-            if rank < cfg.activation_seeds:
-                seeds.append(nid)
     lex_all: np.ndarray | None = None
     top = 1.0
+    positions = np.zeros(0, dtype=np.int64)
+    lex_scores = np.zeros(0)
     if cfg.lexical:
         lex_all = derived.lexical.score_all(query, mask, context=cfg.lexical_context)
-        positions, scores = derived.lexical.top(lex_all, n)
+        positions, lex_scores = derived.lexical.top(lex_all, n_max)
+        top = float(lex_scores[0]) if len(lex_scores) else 1.0
+    turns = _mostly_turns(derived, ids_l, positions, min(cfg.depth_for(True), cfg.depth_for(False)))
+    n = cfg.depth_for(turns)
+    for rank, (nid, s) in enumerate(zip(ids_l[:n], scores_l[:n], strict=False)):
+        if nid < 0:
+            continue
+        c = cands.setdefault(nid, Candidate(nid))
+        c.dense, c.drank = float(s), rank
+        if rank < cfg.activation_seeds:
+            seeds.append(nid)
+    if cfg.lexical:
+        positions = positions[:n]
         nids = derived.catalog.nid[positions] if len(positions) else np.zeros(0, dtype=np.int64)
-        top = float(scores[0]) if len(scores) else 1.0
-        for rank, (nid, s) in enumerate(zip(nids.tolist(), scores.tolist(), strict=False)):
+        for rank, (nid, s) in enumerate(zip(nids.tolist(), lex_scores[:n].tolist(), strict=False)):
             c = cands.setdefault(int(nid), Candidate(int(nid)))
             c.lex, c.lexn, c.lrank = float(s), float(s) / top, rank
             if rank < cfg.activation_seeds and int(nid) not in seeds:
@@ -172,7 +183,35 @@ def stage1(
                 rrf += 1.0 / (cfg.rrf_k + 1.0 + c.lrank)
             c.sim = rrf / best if best else 0.0
     ordered = sorted(cands.values(), key=lambda c: -c.sim)
-    return Stage1(ordered[: max(n, 1)], eligible, top, seeds)
+    return Stage1(ordered[: max(n, 1)], eligible, top, seeds, turns=turns, depth=n)
+
+
+def _mostly_turns(derived: DerivedIndexes, dense_nids: Sequence[int], lexical_positions: np.ndarray,
+                  n: int) -> bool:
+    """Whether most of the channels' best ``n`` hits (each channel's top ``n``) are conversation turns (memories
+    with a speaker). The scope's shape is read off the hits rather than configured: one store may hold a chat
+    log in one scope and extracted facts in another. No hits: turns (the ``candidates`` depth)."""
+    cat = derived.catalog
+    pos = [cat.pos_of[nid] for nid in dense_nids[:n] if nid >= 0 and nid in cat.pos_of]
+    flags = np.concatenate([cat.turn[np.asarray(pos, dtype=np.int64)], cat.turn[lexical_positions[:n]]])
+    return not len(flags) or bool(flags.mean() >= 0.5)
+
+
+def _geometry(derived: DerivedIndexes, cands: Sequence[Candidate], qvec: np.ndarray | None,
+              cfg: RetrievalConfig) -> tuple[list[float], list[float]]:
+    """The ``distinct`` and ``contrast`` components of each candidate, in candidate order (zeros when neither is
+    weighted or there is no query vector); see :mod:`neusym.retrieval.geometry`. Reads the candidates' stored
+    vectors (the caller holds the derived indexes' lock): cost one ``n x n`` product of the ``n`` candidates."""
+    n = len(cands)
+    if not (cfg.uses("distinct") or cfg.uses("contrast")) or qvec is None or n == 0:
+        return [0.0] * n, [0.0] * n
+    nids = [c.nid for c in cands]
+    known = [i for i, nid in enumerate(nids) if derived.faiss.contains(nid)]
+    vecs = np.zeros((n, derived.dimension), dtype=np.float32)
+    if known:
+        vecs[known] = derived.faiss.reconstruct(np.asarray([nids[i] for i in known], dtype=np.int64))
+    distinct, contrast = pool_geometry(vecs, qvec, cfg.distinct_k)
+    return distinct.tolist(), contrast.tolist()
 
 
 def _fill_missing_channels(derived: DerivedIndexes, cands: dict[int, Candidate], qvec: np.ndarray | None,
@@ -220,10 +259,12 @@ def run_search(
         seed_ids = derived.catalog.keys_of(seed_nids) if cand_ids is not None else None
         if cand_ids is not None and seed_ids is None:  # a seed without a known id: look everything up by nid
             cand_ids = None
+        distinct, contrast = _geometry(derived, cands, qvec, cfg)
     t1 = time.perf_counter()
     timings.stage1_ms = (t1 - t0) * 1000
     timings.candidates = len(cands)
     timings.extra["best_lexical"] = s1.best_lexical
+    timings.extra["shape"] = "turns" if s1.turns else "facts"
     window = parse_time_window(query, datetime.fromtimestamp(now, UTC)) if cfg.temporal else None
     expand = cfg.graph_expand
     w = cfg.weights.as_dict()
@@ -241,6 +282,8 @@ def run_search(
         "cand_sim": [c.sim for c in cands],
         "cand_dense": [c.dense for c in cands],
         "cand_lexn": [c.lexn for c in cands],
+        "cand_distinct": distinct,
+        "cand_contrast": contrast,
         "act_src": seed_nids if cand_ids is None else seed_ids,
         "cand_sim_by_nid": {str(c.nid): c.sim for c in cands},
         "q_keys": q_keys,

@@ -191,7 +191,7 @@ CHANGES_SINCE = (
     "MATCH (m:Memory) WHERE m.seq > $since AND m.seq <= $upto "
     "RETURN m.nid AS nid, m.id AS id, m.seq AS seq, m.content AS content, m.status AS status, "
     "m.user_id AS user_id, m.agent_id AS agent_id, m.session_id AS session_id, m.embedding AS embedding, "
-    "m.type AS type "
+    "m.type AS type, m.speaker AS speaker "
     "ORDER BY m.seq LIMIT $limit"
 )
 

@@ -122,7 +122,7 @@ def stage2_statement(by: Literal["id", "nid"] = "id") -> str:
     """The stage-2 statement, generated from the score-component registry (:mod:`neusym.symbolic.scoring`).
 
     Parameters: the candidates as parallel lists ``cand_nids``, ``cand_ids`` (memory ids; only with ``by="id"``),
-    ``cand_sim`` (fused stage-1 similarity, best first), ``cand_dense``, ``cand_lexn`` (null where a channel has no score) and ``cand_sim_by_nid`` (``{str(nid): sim}``,
+    ``cand_sim`` (fused stage-1 similarity, best first), ``cand_dense``, ``cand_lexn`` (null where a channel has no score), ``cand_distinct``, ``cand_contrast`` (the candidate-pool geometry, :mod:`neusym.retrieval.geometry`) and ``cand_sim_by_nid`` (``{str(nid): sim}``,
     for conversation neighbours); ``q_keys``/``q_uids`` (keys and uids of query n-grams; those that exist are the
     query entities; a memory whose speaker's lower-cased name is among the keys gets the speaker component),
     ``hub_degree``, ``hub_fraction``, ``hub_slack``, ``scope_size`` (memories visible in the scope),

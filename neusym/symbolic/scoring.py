@@ -50,11 +50,14 @@ COMPONENTS: tuple[ScoreComponent, ...] = (
         "/ $half_life)", "recency",
         "halves every half_life_days since the memory was written: newer wins a tie"),
     ScoreComponent(
-        "importance", 0.05, "coalesce(m.importance, 0.5)", "importance",
-        "what extraction/governance judged worth keeping (preferences, instructions > small talk)"),
+        "importance", 0.0, "coalesce(m.importance, 0.5)", "importance",
+        "what extraction/governance judged worth keeping (preferences, instructions > small talk). Off for "
+        "conversation turns: with the pool geometry on it no longer helped there (in-sample or cross-validated)",
+        fact=0.05),
     ScoreComponent(
-        "confidence", 0.05, "coalesce(m.confidence, 1.0)", "confidence",
-        "how sure admission was of the statement (hedged, second-hand, low-trust origin score lower)"),
+        "confidence", 0.0, "coalesce(m.confidence, 1.0)", "confidence",
+        "how sure admission was of the statement (hedged, second-hand, low-trust origin score lower). Off for "
+        "conversation turns, as importance", fact=0.05),
     ScoreComponent(
         "strength", 0.05,
         "CASE WHEN coalesce(m.strength, 1.0) >= $strength_max THEN 1.0 "
@@ -68,10 +71,10 @@ COMPONENTS: tuple[ScoreComponent, ...] = (
         "of the scope that mentions it: the user, present everywhere, counts for little)", fact=0.0),
     ScoreComponent(
         "graph", 0.0, "CASE WHEN is_direct THEN 1.0 WHEN is_hop THEN $hop_discount ELSE 0.0 END", "graph",
-        "reached from a (non-hub) query entity: directly (1), or through one RELATES hop (hop_discount). On for "
-        "standalone facts only: on conversation turns it lost R@10 in leave-one-conversation-out cross-validation "
-        "(benchmarks/RESULTS.md), and a component that does not help in cross-validation stays off",
-        fact=0.025),
+        "reached from a (non-hub) query entity: directly (1), or through one RELATES hop (hop_discount). Off: on "
+        "conversation turns it lost R@10 in leave-one-conversation-out cross-validation, and on facts it no "
+        "longer helps once the pool geometry is on (benchmarks/RESULTS.md); a component that does not help "
+        "stays off"),
     ScoreComponent(
         "activation", 0.0, "act0", "activation",
         "entity-centric spreading activation: the memory shares specific (non-hub) entities with the "
@@ -100,6 +103,16 @@ COMPONENTS: tuple[ScoreComponent, ...] = (
     ScoreComponent(
         "lexical", 0.0, _CAND.format(x="coalesce($cand_lexn[ci], 0.0)"), "lexical_norm",
         "extra weight on BM25 / the query's best BM25 in scope"),
+    ScoreComponent(
+        "distinct", 0.5, _CAND.format(x="coalesce($cand_distinct[ci], 0.0)"), "distinct",
+        "1 - the mean cosine of the candidate to its distinct_k most similar other candidates (hubness "
+        "reduction): a generic statement close to many candidates matches many queries and answers few "
+        "(neusym.retrieval.geometry)", fact=0.3),
+    ScoreComponent(
+        "contrast", 0.0, _CAND.format(x="coalesce($cand_contrast[ci], 0.0)"), "contrast",
+        "the query-candidate cosine after removing the candidates' centroid from both: what the memory matches "
+        "beyond what every candidate shares (the people a whole scope is about; neusym.retrieval.geometry). "
+        "Facts only: on conversation turns it did not pay", fact=0.3),
 )
 
 _BY_NAME = {c.name: c for c in COMPONENTS}
