@@ -525,7 +525,7 @@ def tune(cap: Capture | Sequence[Capture], start: RetrievalConfig, space: Search
     moves.append(("lexical_weight", space.lexical_weight, lambda c, v: c.with_(lexical_weight=float(v))))
     depths = [d for d in space.depth if d <= depth]
     if has_turns:
-        moves.append(("depth", depths, lambda c, v: c.with_(candidates=int(v))))
+        moves.append(("depth", depths, lambda c, v: c.with_(candidates=int(v), fact_candidates=c.fact_candidates)))
     if has_facts:
         moves.append(("fact_depth", depths, lambda c, v: c.with_(fact_candidates=int(v))))
     if has_facts and best_cfg.fact_weights is None:

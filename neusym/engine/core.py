@@ -144,7 +144,7 @@ class Engine:
         if applied:
             self.derived.save()
         self.governor = Governor(self.store, self.derived, policy=governance, llm=llm, embed=embedder.embed_documents,
-                                 facts=self._facts)
+                                 facts=self._facts, embed_model=self.embedder_identity.model)
 
     # ------------------------------------------------------------------ lifecycle
     @property

@@ -26,6 +26,7 @@ from neusym.governance.restatement import lift_restatements
 from neusym.governance.screening import Screener
 from neusym.governance.successors import Facts, Successors, derivations
 from neusym.governance.supersession import Supersession
+from neusym.governance.update_model import FITTED_EMBEDDER
 from neusym.governance.updates import UpdateDetector
 from neusym.llm import ChatModel, as_chat_model
 from neusym.record import MemoryRecord, MemoryStatus, Scope
@@ -58,14 +59,17 @@ class Governor:
             steps are off and only the extracted triples decide.
         facts: the memory's extractor (``text -> (entities, triples)``), for the graph facts of a corrected successor
             the engine writes (:mod:`neusym.governance.successors`).
+        embed_model: the model family of ``embed`` (``EmbedderIdentity.model``): the update pair model runs by
+            default only on the vectors it was fitted on (``GovernancePolicy.update_model``).
     """
 
     def __init__(self, store: SymbolicStore, derived: DerivedIndexes, *, policy: GovernancePolicy | None = None,
                  llm: Any = None, embed: Callable[[list[str]], np.ndarray] | None = None,
-                 facts: Facts | None = None) -> None:
+                 facts: Facts | None = None, embed_model: str | None = None) -> None:
         self.store = store
         self.derived = derived
         self.embed = embed
+        self.embed_model = embed_model
         self.facts = facts
         self.queries = GovernanceQueries(store)
         self.llm: ChatModel | None = as_chat_model(llm) if llm is not None else None
@@ -88,7 +92,10 @@ class Governor:
         self.dedup = Deduplicator(self.store, self.derived, self.queries, policy)
         self.conflicts = ConflictDetector(self.store, self.queries, policy,
                                           arbiter=self.llm if policy.llm_arbiter else None)
-        self.updates = UpdateDetector(self.derived, self.queries, self.embed, min_trust=policy.may_update)
+        fitted = FITTED_EMBEDDER in (self.embed_model or "")
+        pair_model = policy.update_model == "on" or (policy.update_model == "auto" and fitted)
+        self.updates = UpdateDetector(self.derived, self.queries, self.embed if pair_model else None,
+                                      min_trust=policy.may_update)
         self.contradictions = ContradictionFinder(self.store, self.embed, enabled=policy.flag_contradictions)
         self.successors = Successors(self.facts, self.llm if policy.llm_corrections else None)
 

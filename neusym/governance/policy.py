@@ -44,11 +44,13 @@ class GovernancePolicy(BaseModel):
     output (a system of record the application queried: 0.75) and an agent's restatement (0.7), above an unknown
     origin (0.5). A document's facts are therefore stored at reduced weight unless the extractor is sure, and they
     never replace a value on their own (below ``update_min_trust``): they go to review."""
-    update_min_trust: float = Field(default=0.75, ge=0.0, le=1.0)
-    """Origins trusted at least this much may replace a current value (supersede); a less trusted one (an agent's
-    own inference, a document, an unknown origin) is held for review instead. At the default a tool's record of the
-    user's own data (an address service, a CRM) updates it, audited as a trusted tool record; an assistant turn does
-    when it restates the user's own message of the same call (it then carries the user's trust)."""
+    update_min_trust: float = Field(default=0.7, ge=0.0, le=1.0)
+    """Origins trusted at least this much may replace a current value (supersede); a less trusted one (a document,
+    an unknown origin) is held for review instead. The default admits the agent (0.7): an agent writing through its
+    memory tools (MCP ``remember``, the LangGraph store, the LangChain toolkit) is the user's delegate, and an update
+    it records that waits in a queue nobody reads is an update lost. 0.75 keeps agent-origin changes for review too
+    (a tool's record of the user's data still updates; an assistant turn that restates the same call's user message
+    carries the user's trust)."""
     unknown_source_trust: float = Field(default=0.5, ge=0.0, le=1.0)
     instruction_importance: float = Field(default=0.8, ge=0.0, le=1.0)
     """Floor on the importance of explicit instructions and "please remember" statements."""
@@ -79,6 +81,12 @@ class GovernancePolicy(BaseModel):
     conflict_strategy: ConflictStrategy = "recency"
     conflict_strategy_by_predicate: dict[str, ConflictStrategy] = Field(default_factory=dict)
     """Per-predicate override, e.g. ``{"married_to": "ask"}``."""
+    update_model: Literal["auto", "on", "off"] = "auto"
+    """The update pair model (:mod:`neusym.governance.update_model`), which finds updates that extraction misses by
+    comparing a new memory with its nearest older ones. Its weights and threshold were fitted on MiniLM vectors
+    (all-MiniLM-L6-v2, the default embedder): ``auto`` runs it with that model only, since another embedder's cosine
+    scale (OpenAI's, a hashing fake's) puts its inputs where it was never fitted and it supersedes what it should
+    not; ``on`` runs it anyway, ``off`` leaves updates to the extracted triples (functional predicates)."""
     flag_contradictions: bool = True
     """Flag cross-attribute contradictions (allergic to cats vs owns a cat) with a CONFLICTS_WITH edge."""
     llm_arbiter: bool = False

@@ -53,8 +53,12 @@ from neusym.governance.update_lexicon import (
 from neusym.record import MemoryRecord
 from neusym.retrieval.lexical import STOPWORDS
 
-__all__ = ["BACKGROUND", "FEATURES", "SLOTS", "PairModel", "Slot", "Subject", "content_words", "ended_values",
-           "negated", "negation_named", "pair_features", "past_framed", "says_change", "same_subject", "statement", "stem", "subject_of", "value_spans"]
+__all__ = ["BACKGROUND", "FEATURES", "FITTED_EMBEDDER", "SLOTS", "PairModel", "Slot", "Subject", "content_words", "ended_values",
+           "body", "negated", "negation_named", "pair_features", "past_framed", "says_change", "same_subject", "statement", "stem", "subject_of", "value_spans"]
+
+
+FITTED_EMBEDDER = "all-MiniLM-L6-v2"
+"""The embedder family :data:`neusym.governance._update_weights` was fitted on (see ``GovernancePolicy.update_model``)."""
 
 
 @dataclass(frozen=True)
@@ -371,10 +375,10 @@ def same_subject(new: MemoryRecord, old: MemoryRecord, s_new: Subject, s_old: Su
         # names as its value: "I work at Spotify" / "Spotify opened an office") is about someone else; a
         # capitalised word that merely opens the new one ("Denver is home now", "First week at the BBC ...") may
         # be a place or a thing said of the speaker: the model weighs it as a third person
-        if new_subj and s_new.lead_only and not any(n in text_old for n in s_new.names):
+        if new_subj and s_new.lead_only and not any(_names(text_old, n) for n in s_new.names):
             return True, True, False
         return (False, True, False) if new_subj else (True, False, False)
-    if (any(n in text_new for n in s_old.names) or any(n in text_old for n in s_new.names)
+    if (any(_names(text_new, n) for n in s_old.names) or any(_names(text_old, n) for n in s_new.names)
             or any(_role_match(r, w) for r in s_old.roles for w in s_new.roles)):
         return True, True, False
     if not new_subj:
@@ -382,6 +386,19 @@ def same_subject(new: MemoryRecord, old: MemoryRecord, s_new: Subject, s_old: Su
     if s_old.roles and s_new.names and not s_new.roles:
         return True, True, True  # "my wife ..." then "Sofia ...": the role's name, perhaps
     return False, True, False
+
+
+def _new_values(t_new: str, t_old: str) -> set[str]:
+    """Value spans of ``t_new`` that ``t_old`` does not say, as a value or as words: a name that opens one sentence
+    and sits inside the other ("Alice tunes ..." / "Every Sunday, Alice tunes ...") is the same name, and a
+    note's number in its label is no value (callers pass :func:`body`)."""
+    said = {_stem(w) for w in words(t_old)}
+    return {v for v in _values(t_new) - _values(t_old) if not set(v.split()) <= said}
+
+
+def _names(text: str, name: str) -> bool:
+    """Whether casefolded ``text`` names ``name`` as a whole word ("Ana" is not named in "Hana talked ...")."""
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
 
 
 def _near(positions: Sequence[int], targets: Sequence[int], span: int = 3) -> bool:
@@ -409,7 +426,9 @@ def _endable(text: str) -> frozenset[str]:
     for clause in re.split(r"(?<=[.!?;])\s+", text):
         toks = words(clause)
         stems = [_stem(w) for w in toks]
-        ends = [p for p in ENDING.positions(tuple(toks)) if not (p > 0 and toks[p - 1] in _NEGATORS)]
+        named = {w for span in _value_spans(clause) for w in span.split()}  # "Quito" is a value, not "quit"
+        ends = [p for p in ENDING.positions(tuple(toks))
+                if not (p > 0 and toks[p - 1] in _NEGATORS) and stems[p] not in named]
         out |= {w for i, w in enumerate(stems) if _near(ends, [i])}
     return frozenset(out)
 
@@ -425,6 +444,16 @@ def negation_named(text: str) -> frozenset[str]:
             if ptoks and ptoks[0] in NEGATION:
                 out |= set(ptoks[1:4])
     return frozenset(out)
+
+
+_LABEL = re.compile(r"^\s*(?:[\w-]+\s+){0,3}[\w-]+:\s+|\s*[(\[][^()\[\]]{0,40}[)\]]")
+"""A label before a colon ("Local state note 12: ...") and a bracketed note ("(note 1-3)", "[ticket 4]")."""
+
+
+def body(text: str) -> str:
+    """``text`` without its labels: what two memories that differ only there (two numbered notes saying the same
+    thing) have in common is their whole statement, so neither holds a new value for the other."""
+    return _LABEL.sub(" ", text)
 
 
 def statement(rec: MemoryRecord) -> str:
@@ -503,7 +532,7 @@ def pair_features(new: MemoryRecord, old: MemoryRecord, sim: float,
     correction = 1.0 if cue_positions(t_new, CORRECTION) else 0.0
     nov_new = len(w_new - w_old) / max(1, len(w_new))
     nov_old = len(w_old - w_new) / max(1, len(w_old))
-    value_new = 1.0 if _values(t_new) - _values(t_old) else 0.0
+    value_new = 1.0 if _new_values(body(t_new), body(t_old)) else 0.0
     agree = 1.0 if int(np.argmax(a_new)) == int(np.argmax(a_old)) else 0.0
     return np.array([
         sim, slot_same, agree, filler, margin, single, change, 1.0 if ended else 0.0, correction,

@@ -19,7 +19,7 @@ model, not the search, misses them. In a large tenant the search is what would s
 When the model says *update*, the new memory supersedes the old one if the slot holds one value at a time (one
 home, one employer) or if it ends or corrects the old value by name ("left Tesco", "not piano, ukulele"); otherwise
 (a second pet, another hobby) it is held for review. An update from a channel the policy trusts less than
-``update_min_trust`` (an agent's own inference, a document) is held for review too. Every decision keeps its
+``update_min_trust`` (a document, an unknown origin) is held for review too. Every decision keeps its
 probability, slot, similarities, the features that weighed most and its reason in the audit. When the old memory
 lists several values and the update names one of them, the engine also writes its corrected successor
 (:mod:`neusym.governance.successors`).
@@ -40,6 +40,7 @@ from neusym.governance.update_model import (
     SLOTS,
     PairModel,
     Slot,
+    body,
     content_words,
     negated,
     pair_features,
@@ -346,8 +347,8 @@ class UpdateDetector:
         if old.valid_from is not None and t_new < t_old and abs(
                 (as_epoch(old.valid_from) or 0.0) - (as_epoch(old.created_at) or 0.0)) > 1.0:
             return None  # an older state told later: the rule path stores dated history
-        if not (content_words(new.content) - content_words(old.content)):
-            return None  # nothing new
+        if not (content_words(body(new.content)) - content_words(body(old.content))):
+            return None  # nothing new (numbered notes that say the same thing differ only in their labels)
         if negated(old.content) and not says_change(new.content):
             return None  # "I don't own a TV" holds no value to replace: an event against it is a contradiction
         same, third, via_role = same_subject(new, old, subject_of(new), subject_of(old))

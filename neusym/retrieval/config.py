@@ -199,8 +199,12 @@ class RetrievalConfig(BaseModel):
 
     def with_(self, **changes: Any) -> RetrievalConfig:
         """A validated copy with ``changes`` (a ``weights`` mapping replaces the weights: unnamed ones take their
-        defaults; use :meth:`with_weights` to change some and keep the rest)."""
+        defaults; use :meth:`with_weights` to change some and keep the rest). A ``candidates`` given without
+        ``fact_candidates`` is the depth for both shapes: ``with_(candidates=2)`` means two candidates, not two for
+        conversation turns and the recipe's 100 for facts."""
         data = {name: getattr(self, name) for name in type(self).model_fields}
+        if "candidates" in changes and "fact_candidates" not in changes:
+            data["fact_candidates"] = None  # an explicit depth is the depth for both shapes
         data.update(changes)
         return type(self).model_validate(data)
 

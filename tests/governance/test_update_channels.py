@@ -1,7 +1,8 @@
 """Updates that arrive through other channels than the user's own statement, and attributes asked for in words.
 
 An assistant turn that restates the user's turn of the same call carries the user's trust; a trusted tool's record
-of the user's data updates it (audited as such); a document or an agent's own inference is held for review; and
+of the user's data updates it (audited as such), and so does the agent writing through its memory tools; a document
+is held for review (and an agent's too under ``update_min_trust=0.75``); and
 ``fact_history``/``facts_at`` accept "where do I live". Real MiniLM (the update model reads meaning), real stores.
 Sentences are not taken from the governance benchmark.
 """
@@ -48,6 +49,22 @@ def test_a_trusted_tool_record_of_the_users_data_updates_it(sem: NeuSymMemory) -
     assert "trusted tool record" in d.reason
     audit = [h for h in sem.history(old.id, user_id="t1") if h["action"] == "supersede"]
     assert audit and "tool" in str(audit[-1]["details"].get("why"))
+
+
+def test_an_agent_write_updates_unless_the_policy_asks_for_review(sem: NeuSymMemory) -> None:
+    """The agent is the user's delegate at the default ``update_min_trust`` (0.7); a stricter policy holds its
+    changes for review and replaces nothing."""
+    old = sem.add("The user lives in Graz.", user_id="g1", valid_from=JAN)[0]
+    res = sem.add("The user moved to Linz last month.", user_id="g1", origin="agent")
+    assert old.id in res.decisions[0].supersedes, res.decisions[0].reason
+    sem.configure_governance(update_min_trust=0.75)
+    try:
+        old2 = sem.add("The user works at Voestalpine.", user_id="g2", valid_from=JAN)[0]
+        res2 = sem.add("The user left Voestalpine and joined Andritz.", user_id="g2", origin="agent")
+        assert old2.id not in res2.decisions[0].supersedes
+        assert status(sem, old2.id, "g2") == "active"
+    finally:
+        sem.configure_governance(update_min_trust=0.7)
 
 
 def test_a_document_does_not_replace_a_value_on_its_own(sem: NeuSymMemory) -> None:

@@ -3,7 +3,7 @@ down or sideways within its layer, never up, and the packages form no import cyc
 
     adapters, cli  ->  neusym.facade  ->  services (+ backup, importing)  ->  engine
     ->  governance / reflection components  ->  retrieval  ->  symbolic  ->  extraction  ->  embeddings/neural
-    ->  record, errors, config
+    ->  record, errors, config, knowledge (WordNet is-a data; imports nothing of ours)
 
 Pure: reads the source with ``ast``, imports nothing of ours.
 """
@@ -18,7 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS: list[set[str]] = [
-    {"errors", "record", "config", "_version", "private_files", "llm", "ingest", "regex_gate", "prompting"},
+    {"errors", "record", "config", "_version", "private_files", "llm", "ingest", "regex_gate", "prompting",
+     "knowledge"},
     {"embeddings", "neural"},
     {"extraction"},
     {"symbolic"},

@@ -98,6 +98,12 @@ def test_only_replace_serialisation_and_pickle() -> None:
     assert RetrievalConfig.model_validate_json(cfg.model_dump_json()) == cfg
     assert pickle.loads(pickle.dumps(cfg)) == cfg
     assert cfg.with_(candidates=7).weights == cfg.weights
+    # an explicit depth is the depth of both shapes unless the fact depth is given too
+    assert HYBRID_GRAPH.depth_for(False) != HYBRID_GRAPH.depth_for(True)
+    assert HYBRID_GRAPH.with_(candidates=7).depth_for(False) == HYBRID_GRAPH.with_(candidates=7).depth_for(True) == 7
+    both = HYBRID_GRAPH.with_(candidates=7, fact_candidates=9)
+    assert (both.depth_for(True), both.depth_for(False)) == (7, 9)
+    assert HYBRID_GRAPH.with_(lexical_weight=0.3).fact_candidates == HYBRID_GRAPH.fact_candidates
 
 
 def test_lexical_only_is_plain_bm25_and_recipes_keep_their_boosts() -> None:

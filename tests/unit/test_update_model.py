@@ -100,8 +100,10 @@ def test_attribute_in_words_without_an_embedder() -> None:
 def test_trust_of_origins() -> None:
     p = GovernancePolicy()
     assert p.trust("document") == 0.6 and p.trust("nonsense") == p.unknown_source_trust
-    assert p.may_update("user") and p.may_update("tool")
-    assert not p.may_update("agent") and not p.may_update("document")
+    assert p.may_update("user") and p.may_update("tool") and p.may_update("agent")
+    assert not p.may_update("document") and not p.may_update("nonsense")
+    strict = GovernancePolicy(update_min_trust=0.75)
+    assert strict.may_update("tool") and not strict.may_update("agent")
 
 
 def test_the_vector_bound_never_prunes_a_pair_the_model_would_accept() -> None:
