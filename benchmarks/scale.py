@@ -109,6 +109,14 @@ class LookupEmbedder:
         return self.query_vectors[text]
 
 
+def _governed() -> Any:
+    """The whole governed write path a default (MiniLM) user runs, also on precomputed random vectors: the update
+    pair model otherwise runs only on the vectors it was fitted on (``GovernancePolicy.update_model``)."""
+    from neusym.governance.policy import GovernancePolicy
+
+    return GovernancePolicy(update_model="on")
+
+
 def _stable_vector(text: str) -> np.ndarray:
     seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
     v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
@@ -239,9 +247,9 @@ def bench_neusym(n: int, texts: list[str], emb: Any, queries: list[str], workdir
         out = json.loads(marker.read_text())
         out["fill_from"] = out.get("fill_from") or out.get("filled_at")
         owner = _start_server(cfg, out)  # timed replay; the memory attaches to this server
-        mem = NeuSymMemory(config=cfg, embedder=emb)
+        mem = NeuSymMemory(config=cfg, embedder=emb, governance=_governed())
         return _measure_neusym(mem, out, cfg, emb, queries, n, rss0, persist=True, owner=owner, gc_freeze=gc_freeze)
-    mem = NeuSymMemory(config=cfg, embedder=emb)
+    mem = NeuSymMemory(config=cfg, embedder=emb, governance=_governed())
     out = {"system": "neusym", "size": n, "faiss_kind": faiss_kind}
     # single adds first (an empty-ish store), then the batched bulk fill
     t_single: list[float] = []
@@ -362,7 +370,7 @@ def _measure_neusym(mem: Any, out: dict[str, Any], cfg: Any, emb: Any, queries: 
     server = _start_server(cfg, out)
     try:
         t0 = time.perf_counter()
-        mem = NeuSymMemory(config=cfg, embedder=emb)
+        mem = NeuSymMemory(config=cfg, embedder=emb, governance=_governed())
         mem.search(queries[0], user_id="u0", k=10, touch=False)
         out["open_s"] = round(time.perf_counter() - t0, 3)
         mem.close()
@@ -372,7 +380,7 @@ def _measure_neusym(mem: Any, out: dict[str, Any], cfg: Any, emb: Any, queries: 
             shutil.copytree(cfg.index_dir, backup)
         shutil.rmtree(cfg.index_dir, ignore_errors=True)  # lose the derived indexes: rebuilt from the graph
         t0 = time.perf_counter()
-        mem = NeuSymMemory(config=cfg, embedder=emb)
+        mem = NeuSymMemory(config=cfg, embedder=emb, governance=_governed())
         out["catch_up_s"] = round(time.perf_counter() - t0, 3)
         mem.close()
         if persist:
