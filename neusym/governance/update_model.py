@@ -53,7 +53,7 @@ from neusym.governance.update_lexicon import (
 from neusym.record import MemoryRecord
 from neusym.retrieval.lexical import STOPWORDS
 
-__all__ = ["BACKGROUND", "FEATURES", "FITTED_EMBEDDER", "SLOTS", "PairModel", "Slot", "Subject", "content_words", "ended_values",
+__all__ = ["BACKGROUND", "FEATURES", "FITTED_EMBEDDER", "GateFacts", "gate_facts", "SLOTS", "PairModel", "Slot", "Subject", "content_words", "ended_values",
            "body", "negated", "negation_named", "pair_features", "past_framed", "says_change", "same_subject", "statement", "stem", "subject_of", "value_spans"]
 
 
@@ -454,6 +454,22 @@ def body(text: str) -> str:
     """``text`` without its labels: what two memories that differ only there (two numbered notes saying the same
     thing) have in common is their whole statement, so neither holds a new value for the other."""
     return _LABEL.sub(" ", text)
+
+
+@dataclass(frozen=True)
+class GateFacts:
+    """What the rules before the pair model read from one text, read once per text (a memory is in several pairs,
+    as the new one and as a neighbour): framed as the past, a question, negated, the content words of its body."""
+
+    past: bool
+    question: bool
+    negated: bool
+    words: frozenset[str]
+
+
+@functools.lru_cache(maxsize=8192)
+def gate_facts(text: str) -> GateFacts:
+    return GateFacts(past_framed(text), "?" in text, negated(text), _content_words(body(text)))
 
 
 def statement(rec: MemoryRecord) -> str:

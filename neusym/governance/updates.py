@@ -40,9 +40,7 @@ from neusym.governance.update_model import (
     SLOTS,
     PairModel,
     Slot,
-    body,
-    content_words,
-    negated,
+    gate_facts,
     pair_features,
     past_framed,
     same_subject,
@@ -336,9 +334,10 @@ class UpdateDetector:
         ``(third_person, via_role)`` for the model."""
         if old.type is MemoryType.REFLECTION or old.id == new.id:
             return None  # a summary holds no value of its own to replace: its sources do
-        if past_framed(old.content) or past_framed(new.content):
+        f_new, f_old = gate_facts(new.content), gate_facts(old.content)
+        if f_old.past or f_new.past:
             return None
-        if "?" in new.content or "?" in old.content:
+        if f_new.question or f_old.question:
             return None  # a question states no value
         if new.created_at == old.created_at and {new.source.origin, old.source.origin} == {"agent", "user"}:
             return None  # one exchange: the assistant's reply restates or answers the user, it updates nothing
@@ -347,9 +346,9 @@ class UpdateDetector:
         if old.valid_from is not None and t_new < t_old and abs(
                 (as_epoch(old.valid_from) or 0.0) - (as_epoch(old.created_at) or 0.0)) > 1.0:
             return None  # an older state told later: the rule path stores dated history
-        if not (content_words(body(new.content)) - content_words(body(old.content))):
+        if not (f_new.words - f_old.words):
             return None  # nothing new (numbered notes that say the same thing differ only in their labels)
-        if negated(old.content) and not says_change(new.content):
+        if f_old.negated and not says_change(new.content):
             return None  # "I don't own a TV" holds no value to replace: an event against it is a contradiction
         same, third, via_role = same_subject(new, old, subject_of(new), subject_of(old))
         return (third, via_role) if same else None
