@@ -33,6 +33,7 @@ import functools
 import math
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 import numpy as np
@@ -392,8 +393,18 @@ def _new_values(t_new: str, t_old: str) -> set[str]:
     """Value spans of ``t_new`` that ``t_old`` does not say, as a value or as words: a name that opens one sentence
     and sits inside the other ("Alice tunes ..." / "Every Sunday, Alice tunes ...") is the same name, and a
     note's number in its label is no value (callers pass :func:`body`)."""
-    said = {_stem(w) for w in words(t_old)}
+    said = _said(t_old)
     return {v for v in _values(t_new) - _values(t_old) if not set(v.split()) <= said}
+
+
+@functools.lru_cache(maxsize=8192)
+def _said(text: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in words(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _event_past(text: str) -> bool:
+    return _EVENT_PAST.search(text) is not None
 
 
 def _names(text: str, name: str) -> bool:
@@ -450,6 +461,7 @@ _LABEL = re.compile(r"^\s*(?:[\w-]+\s+){0,3}[\w-]+:\s+|\s*[(\[][^()\[\]]{0,40}[)
 """A label before a colon ("Local state note 12: ...") and a bracketed note ("(note 1-3)", "[ticket 4]")."""
 
 
+@functools.lru_cache(maxsize=8192)
 def body(text: str) -> str:
     """``text`` without its labels: what two memories that differ only there (two numbered notes saying the same
     thing) have in common is their whole statement, so neither holds a new value for the other."""
@@ -490,6 +502,11 @@ def heads(text: str) -> set[str]:
     """The attribute nouns a memory names after a first-person possessive ("my favourite *colour*", "mi *jefa*",
     "my shoe *size*"): two memories whose heads differ talk about two attributes ("my favourite food" is not an
     update of "my favourite colour")."""
+    return set(_heads(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _heads(text: str) -> frozenset[str]:
     toks = words(text)
     out: set[str] = set()
     for i, w in enumerate(toks):
@@ -504,10 +521,10 @@ def heads(text: str) -> set[str]:
                 break
             out.add(_stem(nxt))
             break
-    return out
+    return frozenset(out)
 
 
-def _heads_differ(a: set[str], b: set[str]) -> bool:
+def _heads_differ(a: AbstractSet[str], b: AbstractSet[str]) -> bool:
     return bool(a and b) and not any(_role_match(x, y) for x in a for y in b)
 
 
@@ -552,10 +569,10 @@ def pair_features(new: MemoryRecord, old: MemoryRecord, sim: float,
     agree = 1.0 if int(np.argmax(a_new)) == int(np.argmax(a_old)) else 0.0
     return np.array([
         sim, slot_same, agree, filler, margin, single, change, 1.0 if ended else 0.0, correction,
-        min(len(w_old), 20) / 20.0, nov_new, nov_old, value_new, 1.0 if _EVENT_PAST.search(t_old) else 0.0,
+        min(len(w_old), 20) / 20.0, nov_new, nov_old, value_new, 1.0 if _event_past(t_old) else 0.0,
         1.0 if third else 0.0, 1.0 if via_role else 0.0, single * change, slot_same * change, slot_same * value_new,
         agree * change, change * value_new, 1.0 if cue_positions(t_new, ADDITIVE) else 0.0,
-        sim - float(np.mean(others)) if len(others) else 0.0, 1.0 if _heads_differ(heads(t_new), heads(t_old)) else 0.0,
+        sim - sum(others) / len(others) if len(others) else 0.0, 1.0 if _heads_differ(_heads(t_new), _heads(t_old)) else 0.0,
     ], dtype=np.float64)
 
 
