@@ -54,8 +54,11 @@ from neusym.governance.update_lexicon import (
 from neusym.record import MemoryRecord
 from neusym.retrieval.lexical import STOPWORDS
 
-__all__ = ["BACKGROUND", "FEATURES", "FITTED_EMBEDDER", "GateFacts", "gate_facts", "SLOTS", "PairModel", "Slot", "Subject", "content_words", "ended_values",
-           "body", "negated", "negation_named", "pair_features", "past_framed", "says_change", "same_subject", "statement", "stem", "subject_of", "value_spans"]
+__all__ = [
+    "BACKGROUND", "FEATURES", "FITTED_EMBEDDER", "SLOTS", "GateFacts", "PairModel", "Slot", "Subject", "body",
+    "content_words", "ended_values", "gate_facts", "negated", "negation_named", "pair_features", "past_framed",
+    "same_subject", "says_change", "statement", "stem", "subject_of", "value_spans",
+]
 
 
 FITTED_EMBEDDER = "all-MiniLM-L6-v2"

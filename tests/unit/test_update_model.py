@@ -12,6 +12,7 @@ from neusym.governance.update_lexicon import ADDITIVE, CHANGE, CORRECTION, ENDIN
 from neusym.governance.update_model import (
     FEATURES,
     PairModel,
+    body,
     content_words,
     ended_values,
     heads,
@@ -19,6 +20,7 @@ from neusym.governance.update_model import (
     subject_of,
     value_spans,
 )
+from neusym.governance.updates import UpdateDetector
 from neusym.record import MemoryRecord, Scope, Source, Triple
 
 
@@ -144,3 +146,18 @@ def test_the_vector_bound_never_prunes_a_pair_the_model_would_accept() -> None:
             x[FEATURES.index("slot_value")] = joint[a] * rng.integers(0, 2)
             x[FEATURES.index("cos_margin")] = rng.uniform(-1.0, 0.85)
             assert det.model.probability(x) <= bound[k] + 1e-9
+
+
+def test_labels_names_and_proper_nouns_are_not_values() -> None:
+    """Found by template corpora: two numbered notes saying the same thing, a name inside a longer one, a place that
+    starts like an ending word."""
+    a = _rec("Trip log 4: the spare key is under the mat.")
+    b = _rec("Trip log 11: the spare key is under the mat.")
+    assert body(a.content).strip() == body(b.content).strip() == "the spare key is under the mat."
+    assert UpdateDetector.pair_gate(b, a) is None  # nothing new beyond the label
+    assert UpdateDetector.pair_gate(_rec("[ticket 7] my desk is B12."), _rec("[ticket 3] my desk is C4.")) is not None
+    hana, ana = _rec("Hana painted the fence on Friday."), _rec("Ana painted the fence on Monday.")
+    assert same_subject(ana, hana, subject_of(ana), subject_of(hana))[0] is False  # "ana" is inside "hana"
+    assert ended_values("Bruno flew to Quito for the trip.", {"trip"}) == set()
+    assert ended_values("Bruno quit the trip.", {"trip"}) == {"trip"}
+
