@@ -30,6 +30,7 @@ from neusym.governance.topics import (
     read_topic,
     role_names,
 )
+from neusym.governance.update_lexicon import mentions
 from neusym.record import MemoryRecord, Scope
 from neusym.retrieval.derived import DerivedIndexes
 from neusym.retrieval.pipeline import query_entity_uids
@@ -215,11 +216,7 @@ def _names(rec: MemoryRecord, known: Iterable[str] = ()) -> set[str]:
             out.add(word)
     if german:  # a German noun an entity extractor took for a name ("Euro", "Konto"): keep only name-like ones
         out = {e for e in out if e in known or e not in _DE_NOUNS}
-    return out | {k for k in known if _mentions(text, k)}
-
-
-def _mentions(text: str, name: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+    return out | {k for k in known if mentions(text, k)}
 
 
 _STEM_END = ("es", "en", "s", "n", "e")
@@ -358,7 +355,7 @@ def find_by_meaning(query: str, scope: Scope, *, store: SymbolicStore, derived: 
         if said is not None:
             hit(rec.id, f"says {said!r}", _S_WORDS)
         for name, role in person.items():
-            if _mentions(rec.content, name):
+            if mentions(rec.content, name):
                 hit(rec.id, f"mentions {name!r} (the {role})", _S_PERSON)
         if said is None and skip:
             for w in skip:  # "my landlord": a memory that says "landlord" is about the landlord
@@ -395,7 +392,7 @@ def find_by_meaning(query: str, scope: Scope, *, store: SymbolicStore, derived: 
                 linked.setdefault(name, rec.id)
     hub = max(8, len(pool) // 3)
     for name, source in linked.items():
-        others = [r for r in pool if r.id != source and _mentions(r.content, name)]
+        others = [r for r in pool if r.id != source and mentions(r.content, name)]
         if not others or len(others) >= hub:
             continue
         for rec in others:

@@ -28,6 +28,11 @@ __all__ = ["ADDITIVE", "CHANGE", "CORRECTION", "ENDING", "FUNCTION_WORDS", "NEGA
 _WORD = re.compile(r"[\w@][\w@.'\-/]*\w|\w", re.UNICODE)
 
 
+def mentions(text: str, name: str) -> bool:
+    """Whether ``text`` names ``name`` as a whole word ("Ana" is not named in "Hana talked ..."); callers fold case."""
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+
+
 def words(text: str) -> list[str]:
     """Lower-cased word tokens (apostrophes kept inside words: "don't"; elisions split: "j'ai" -> "j'", "ai")."""
     return list(_toks(text))

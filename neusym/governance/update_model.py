@@ -48,6 +48,7 @@ from neusym.governance.update_lexicon import (
     NEGATION,
     ROLE_NOUNS,
     cue_positions,
+    mentions,
     words,
     wordset,
 )
@@ -379,10 +380,10 @@ def same_subject(new: MemoryRecord, old: MemoryRecord, s_new: Subject, s_old: Su
         # names as its value: "I work at Spotify" / "Spotify opened an office") is about someone else; a
         # capitalised word that merely opens the new one ("Denver is home now", "First week at the BBC ...") may
         # be a place or a thing said of the speaker: the model weighs it as a third person
-        if new_subj and s_new.lead_only and not any(_names(text_old, n) for n in s_new.names):
+        if new_subj and s_new.lead_only and not any(mentions(text_old, n) for n in s_new.names):
             return True, True, False
         return (False, True, False) if new_subj else (True, False, False)
-    if (any(_names(text_new, n) for n in s_old.names) or any(_names(text_old, n) for n in s_new.names)
+    if (any(mentions(text_new, n) for n in s_old.names) or any(mentions(text_old, n) for n in s_new.names)
             or any(_role_match(r, w) for r in s_old.roles for w in s_new.roles)):
         return True, True, False
     if not new_subj:
@@ -408,11 +409,6 @@ def _said(text: str) -> frozenset[str]:
 @functools.lru_cache(maxsize=8192)
 def _event_past(text: str) -> bool:
     return _EVENT_PAST.search(text) is not None
-
-
-def _names(text: str, name: str) -> bool:
-    """Whether casefolded ``text`` names ``name`` as a whole word ("Ana" is not named in "Hana talked ...")."""
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
 
 
 def _near(positions: Sequence[int], targets: Sequence[int], span: int = 3) -> bool:

@@ -6,7 +6,7 @@ memories, which a hashing embedder cannot show. Sentences are not taken from the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
@@ -20,18 +20,6 @@ pytestmark = pytest.mark.minilm
 
 JAN = datetime(2024, 1, 10, tzinfo=UTC)
 JUN = datetime(2024, 6, 10, tzinfo=UTC)
-
-
-@pytest.fixture(scope="module")
-def minilm() -> Iterator[MiniLMEmbedder]:
-    e = MiniLMEmbedder()
-    e.load()
-    yield e
-
-
-@pytest.fixture
-def sem(make_memory: Callable[..., NeuSymMemory], minilm: MiniLMEmbedder) -> NeuSymMemory:
-    return make_memory(embedder=minilm)
 
 
 def _status(mem: NeuSymMemory, mid: str, uid: str) -> str:
@@ -98,10 +86,10 @@ def test_constraint_broken_by_a_paraphrased_event_is_flagged_not_superseded(sem:
 
 
 def test_a_constraint_written_by_another_engine_on_the_graph_counts(
-        make_memory: Callable[..., NeuSymMemory], minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+        make_memory: Callable[..., NeuSymMemory], minilm_model: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
     # two engines on one graph stand for two processes: the constraint lives in the graph, not in a dict
     monkeypatch.setattr(ContradictionFinder, "refresh_seconds", 0.0)
-    a, b = make_memory(embedder=minilm), make_memory(embedder=minilm)
+    a, b = make_memory(embedder=minilm_model), make_memory(embedder=minilm_model)
     b.add("Went for a long bike ride along the river.", user_id="u9", valid_from=JAN)  # b has read u9 already
     c = a.add("I'm vegan.", user_id="u9", valid_from=JAN)[0]
     res = b.add("Had a big steak with blue cheese for dinner.", user_id="u9", valid_from=JUN)
