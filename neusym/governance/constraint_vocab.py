@@ -16,6 +16,7 @@ consecutive words. Inflection (plurals, German case endings) and German compound
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -23,8 +24,10 @@ from dataclasses import dataclass
 __all__ = ["CATEGORIES", "IDENTITIES", "KINDS", "VERB_CATEGORIES", "Category", "fold", "tokens"]
 
 
+@functools.lru_cache(maxsize=16384)
 def fold(text: str) -> str:
-    """Lower case without accents, apostrophes as spaces: the form every lexicon word above is written in."""
+    """Lower case without accents, apostrophes as spaces: the form every lexicon word above is written in. Cached:
+    the write path folds each new memory once per standing constraint it is checked against."""
     s = unicodedata.normalize("NFKD", text.casefold().replace("ß", "ss").replace("œ", "oe").replace("æ", "ae"))
     s = "".join(ch for ch in s if not unicodedata.combining(ch))
     return re.sub(r"[\u2019'`]", " ", s)
@@ -34,8 +37,13 @@ _TOKEN = re.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)*")
 
 
 def tokens(text: str) -> list[str]:
-    """The folded words of ``text`` ("Haselnuss-Torte" stays one word, "a.m." too)."""
-    return _TOKEN.findall(fold(text))
+    """The folded words of ``text`` ("Haselnuss-Torte" stays one word, "a.m." too); a new list each call."""
+    return list(_tokens(text))
+
+
+@functools.lru_cache(maxsize=16384)
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(_TOKEN.findall(fold(text)))
 
 
 @dataclass(frozen=True)

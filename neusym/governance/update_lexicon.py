@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 __all__ = ["ADDITIVE", "CHANGE", "CORRECTION", "ENDING", "FUNCTION_WORDS", "NEGATION", "ROLE_NOUNS", "Lexicon", "cue_positions",
            "words", "wordset"]
@@ -57,51 +57,37 @@ def _split(text: str) -> tuple[str, ...]:
 class Lexicon:
     """A set of single-word lemmas/stems and multi-word sequences, matched on :func:`words` output.
 
-    Phrases are indexed by their first word (exact words in a dict, stems and ``_`` in a short list), so a text is
-    read once, not once per phrase; results are memoised per token sequence (the write path asks about the same
-    texts for every pair they are in)."""
+    All entries are one compiled pattern over the space-joined words, so a text is read once, in C, not once per
+    word and phrase; results are memoised per token sequence (the write path asks about the same texts for every
+    pair they are in)."""
 
     def __init__(self, entries: Iterable[str]) -> None:
-        self.exact: set[str] = set()
-        stems: list[str] = []
-        self._by_first: dict[str, list[tuple[str, ...]]] = {}
-        self._open_first: list[tuple[str, ...]] = []
-        for e in entries:
-            parts = tuple(e.split())
-            if len(parts) > 1:
-                if parts[0].endswith("*") or parts[0] == "_":
-                    self._open_first.append(parts)
-                else:
-                    self._by_first.setdefault(parts[0], []).append(parts)
-            elif e.endswith("*"):
-                stems.append(e[:-1])
-            else:
-                self.exact.add(e)
-        self.stems = tuple(sorted(stems, key=len, reverse=True))
-
-    @staticmethod
-    def _word(w: str, pattern: str) -> bool:
-        if pattern == "_":  # any single word ("ne _ plus", "kein _ mehr")
-            return True
-        if pattern.endswith("*"):
-            return w.startswith(pattern[:-1])
-        return w == pattern
-
-    def _phrase_at(self, toks: Sequence[str], i: int, ph: tuple[str, ...]) -> bool:
-        return i + len(ph) <= len(toks) and all(self._word(toks[i + k], ph[k]) for k in range(len(ph)))
+        alternatives = sorted({" ".join(_part(p) for p in e.split()) for e in entries}, key=len, reverse=True)
+        # at the start of a word (the text's start or after a space), a whole entry followed by a word's end
+        self._re = re.compile(r"(?<![^ ])(?=(?:" + "|".join(alternatives) + r")(?: |$))")
 
     @functools.lru_cache(maxsize=8192)  # noqa: B019 - lexicons are module constants, never collected
     def positions(self, toks: tuple[str, ...]) -> tuple[int, ...]:
         """Indexes of the words that carry a cue (the first word of a matching phrase)."""
-        out = []
+        if not toks:
+            return ()
+        text = " ".join(toks)
+        starts: dict[int, int] = {}
+        at = 0
         for i, w in enumerate(toks):
-            if w in self.exact or w.startswith(self.stems):
-                out.append(i)
-                continue
-            if any(self._phrase_at(toks, i, ph) for ph in self._by_first.get(w, ())) or any(
-                    self._phrase_at(toks, i, ph) for ph in self._open_first):
-                out.append(i)
-        return tuple(out)
+            starts[at] = i
+            at += len(w) + 1
+        return tuple(starts[m.start()] for m in self._re.finditer(text))
+
+
+def _part(word: str) -> str:
+    """One word of an entry as a pattern over space-joined words: ``_`` is any word, ``x*`` any word starting
+    with ``x``."""
+    if word == "_":
+        return r"\S+"
+    if word.endswith("*"):
+        return re.escape(word[:-1]) + r"\S*"
+    return re.escape(word)
 
 
 def wordset(block: str) -> frozenset[str]:

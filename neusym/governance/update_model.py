@@ -56,9 +56,9 @@ from neusym.record import MemoryRecord
 from neusym.retrieval.lexical import STOPWORDS
 
 __all__ = [
-    "BACKGROUND", "FEATURES", "FITTED_EMBEDDER", "SLOTS", "GateFacts", "PairModel", "Slot", "Subject", "body",
-    "content_words", "ended_values", "gate_facts", "negated", "negation_named", "pair_features", "past_framed",
-    "same_subject", "says_change", "statement", "stem", "subject_of", "value_spans",
+    "BACKGROUND", "FEATURES", "FITTED_EMBEDDER", "SLOTS", "TEXT_FEATURES", "GateFacts", "PairModel", "Slot", "Subject", "body",
+    "content_words", "cos_margin", "ended_values", "gate_facts", "negated", "negation_named", "pair_features", "past_framed",
+    "objects_of", "same_subject", "says_change", "statement", "unprefixed", "stem", "subject_of", "text_features", "value_spans",
 ]
 
 
@@ -236,6 +236,7 @@ def stem(w: str) -> str:
     return _stem(w)
 
 
+@functools.lru_cache(maxsize=65536)
 def _stem(w: str) -> str:
     w = w.strip(".'-/").casefold()
     if w.endswith("'s"):
@@ -419,7 +420,7 @@ _NEGATORS = frozenset(["not", "don't", "never", "didn't", "won't", "can't", "nic
 """An ending word right after one of these ends nothing ("don't quit", "the importance of not quitting")."""
 
 
-def ended_values(text: str, shared: set[str]) -> set[str]:
+def ended_values(text: str, shared: AbstractSet[str]) -> set[str]:
     """The ``shared`` values ``text`` ends or corrects by name: an ending word within three words of it ("left
     Tesco", "Bruno passed away", "ne bois plus de thé") or a negation opening a clause before it ("not piano,
     ukulele", "nicht den Astra"). An ending word under a negation ("don't quit", "not quitting") ends nothing."""
@@ -486,11 +487,19 @@ def gate_facts(text: str) -> GateFacts:
 def statement(rec: MemoryRecord) -> str:
     """The memory's words without a leading "Speaker: " prefix (a conversation turn's, which every turn of that
     speaker shares and which says nothing about the attribute)."""
-    text = rec.content
-    spk = rec.source.speaker
-    if spk and text.startswith(f"{spk}: "):
-        return text[len(spk) + 2:]
+    return unprefixed(rec.content, rec.source.speaker)
+
+
+def unprefixed(text: str, speaker: str | None) -> str:
+    """``text`` without a leading "``speaker``: " (see :func:`statement`)."""
+    if speaker and text.startswith(f"{speaker}: "):
+        return text[len(speaker) + 2:]
     return text
+
+
+def objects_of(rec: MemoryRecord) -> tuple[str, ...]:
+    """The objects of a memory's triples (what :func:`text_features` counts among its values)."""
+    return tuple(t.object for t in rec.triples)
 
 
 _HEAD_SKIP = frozenset(["favourite", "favorite", "fav", "new", "current", "old", "own", "lieblings", "neue", "neuer",
@@ -530,18 +539,24 @@ def _heads_differ(a: AbstractSet[str], b: AbstractSet[str]) -> bool:
 def old_values(old: MemoryRecord, text: str) -> set[str]:
     """Words of the older memory that can be its value: its value-like spans and the objects of its triples (not
     its verbs: "fahre" is shared by "ich fahre einen Golf" and "ich fahre nach Italien" and ends nothing)."""
-    out = {w for span in value_spans(text) for w in span.split()}
-    for t in old.triples:
-        out |= {_stem(w) for w in words(t.object)}
-    return out
+    return set(_old_values(text, objects_of(old)))
+
+
+@functools.lru_cache(maxsize=8192)
+def _old_values(text: str, objects: tuple[str, ...]) -> frozenset[str]:
+    out = {w for span in _value_spans(text) for w in span.split()}
+    for o in objects:
+        out |= {_stem(w) for w in words(o)}
+    return frozenset(out)
 
 
 def pair_features(new: MemoryRecord, old: MemoryRecord, sim: float,
                   slots_new: np.ndarray, slots_old: np.ndarray, *, third: bool, via_role: bool,
-                  others: Sequence[float] = ()) -> np.ndarray:
+                  others: Sequence[float] = (), text: dict[str, float] | None = None) -> np.ndarray:
     """The model's inputs for one pair (order: :data:`FEATURES`). ``slots_*`` are per-slot scores followed by the
     background scores (:meth:`neusym.governance.updates.UpdateDetector.scores`); ``others`` are the new memory's
-    similarities to its other candidate pairs (how much this older memory stands out among them)."""
+    similarities to its other candidate pairs (how much this older memory stands out among them); ``text`` is the
+    pair's :func:`text_features` when the caller has them already."""
     n = len(SLOTS)
     a_new, a_old = slots_new[:n], slots_old[:n]
     joint = np.minimum(a_new, a_old)
@@ -551,28 +566,50 @@ def pair_features(new: MemoryRecord, old: MemoryRecord, sim: float,
     filler = max(bg_new, bg_old) - slot_same
     margin = min(float(a_new[a]) - bg_new, float(a_old[a]) - bg_old)
     single = 1.0 if SLOTS[a].single else 0.0
-    t_new, t_old = statement(new), statement(old)
-    w_new, w_old = content_words(t_new), content_words(t_old)
-    shared = w_new & w_old & old_values(old, t_old)
-    change_new = bool(cue_positions(t_new, CHANGE))
-    change_old = bool(cue_positions(t_old, CHANGE))
-    change = 1.0 if change_new and not change_old else (0.5 if change_new else 0.0)
+    agree = 1.0 if int(np.argmax(a_new)) == int(np.argmax(a_old)) else 0.0
+    tx = text if text is not None else text_features(statement(new), statement(old), objects_of(old))
+    change, value_new = tx["change"], tx["value_new"]
+    return np.array([
+        sim, slot_same, agree, filler, margin, single, change, tx["ending"], tx["correction"],
+        tx["old_len"], tx["novelty_new"], tx["novelty_old"], value_new, tx["event_old"],
+        1.0 if third else 0.0, 1.0 if via_role else 0.0, single * change, slot_same * change, slot_same * value_new,
+        agree * change, change * value_new, tx["additive"], cos_margin(sim, others), tx["head_mismatch"],
+    ], dtype=np.float64)
+
+
+def cos_margin(sim: float, others: Sequence[float]) -> float:
+    """How much the older memory stands out among the new one's other candidates (0 when it has none)."""
+    return sim - sum(others) / len(others) if len(others) else 0.0
+
+
+TEXT_FEATURES = ("change", "ending", "correction", "old_len", "novelty_new", "novelty_old", "value_new", "event_old",
+                 "additive", "head_mismatch")
+"""The features :func:`text_features` reads."""
+
+
+def text_features(t_new: str, t_old: str, old_objects: tuple[str, ...] = ()) -> dict[str, float]:
+    """The features of a pair read from the two memories' words (their :func:`statement`; ``old_objects``: the
+    older one's triple objects): cue words, content words, value spans, heads, each text's reads cached. All but
+    the vectors' and the subject's: the write path bounds a pair with these before it fetches the older record and
+    reads who the two are about, and most pairs of ordinary conversation stop there."""
+    w_new, w_old = _content_words(t_new), _content_words(t_old)
+    shared = w_new & w_old & _old_values(t_old, old_objects)
     # "not judo, karate": a negation opening a clause names a value of the old memory even where it is no proper
     # noun or triple object (an ending word near a common word ends less reliably: "left early", "sold out")
     named = (negation_named(t_new) - negation_named(t_old)) & w_new & w_old
     ended = (ended_values(t_new, shared) - ended_values(t_old, shared)) | named
-    correction = 1.0 if cue_positions(t_new, CORRECTION) else 0.0
-    nov_new = len(w_new - w_old) / max(1, len(w_new))
-    nov_old = len(w_old - w_new) / max(1, len(w_old))
-    value_new = 1.0 if _new_values(body(t_new), body(t_old)) else 0.0
-    agree = 1.0 if int(np.argmax(a_new)) == int(np.argmax(a_old)) else 0.0
-    return np.array([
-        sim, slot_same, agree, filler, margin, single, change, 1.0 if ended else 0.0, correction,
-        min(len(w_old), 20) / 20.0, nov_new, nov_old, value_new, 1.0 if _event_past(t_old) else 0.0,
-        1.0 if third else 0.0, 1.0 if via_role else 0.0, single * change, slot_same * change, slot_same * value_new,
-        agree * change, change * value_new, 1.0 if cue_positions(t_new, ADDITIVE) else 0.0,
-        sim - sum(others) / len(others) if len(others) else 0.0, 1.0 if _heads_differ(_heads(t_new), _heads(t_old)) else 0.0,
-    ], dtype=np.float64)
+    change_new = bool(cue_positions(t_new, CHANGE))
+    change = (0.5 if cue_positions(t_old, CHANGE) else 1.0) if change_new else 0.0
+    return {
+        "change": change, "ending": 1.0 if ended else 0.0,
+        "correction": 1.0 if cue_positions(t_new, CORRECTION) else 0.0,
+        "old_len": min(len(w_old), 20) / 20.0, "novelty_new": len(w_new - w_old) / max(1, len(w_new)),
+        "novelty_old": len(w_old - w_new) / max(1, len(w_old)),
+        "value_new": 1.0 if _new_values(body(t_new), body(t_old)) else 0.0,
+        "event_old": 1.0 if _event_past(t_old) else 0.0,
+        "additive": 1.0 if cue_positions(t_new, ADDITIVE) else 0.0,
+        "head_mismatch": 1.0 if _heads_differ(_heads(t_new), _heads(t_old)) else 0.0,
+    }
 
 
 class PairModel:

@@ -38,19 +38,24 @@ from neusym.governance.update_model import (
     BACKGROUND,
     FEATURES,
     SLOTS,
+    TEXT_FEATURES,
     PairModel,
     Slot,
+    cos_margin,
     gate_facts,
+    objects_of,
     pair_features,
     past_framed,
     same_subject,
     says_change,
     statement,
     subject_of,
+    text_features,
+    unprefixed,
 )
 from neusym.record import MemoryRecord, MemoryStatus, MemoryType, Scope, as_epoch, from_epoch
 from neusym.retrieval.derived import DerivedIndexes
-from neusym.symbolic.governance_store import GovernanceQueries
+from neusym.symbolic.governance_store import GovernanceQueries, Words
 
 __all__ = ["ATTRIBUTES", "Slot", "UpdateDetector", "change_cue", "past_framed"]
 
@@ -70,11 +75,16 @@ def _unit(m: np.ndarray) -> np.ndarray:
 
 _LO = {"cos": -1.0, "cos_margin": -2.0}
 """Lower ends of feature ranges (the rest are in [0, 1])."""
-_PRODUCTS = {"single_change": "single", "slot_change": "slot_same", "agree_change": "slot_agree",
-             "slot_value": "slot_same"}
-"""Features that are a vector feature times a text feature in [0, 1] (the change cue, or a new value)."""
+_PRODUCTS = {"single_change": ("single", "change"), "slot_change": ("slot_same", "change"),
+             "agree_change": ("slot_agree", "change"), "slot_value": ("slot_same", "value_new"),
+             "change_value": ("change", "value_new")}
+"""Features that are the product of two others (their range is the product of the factors' ranges)."""
 
 
+_LIVE = ("active", "pending")
+"""Statuses of the older memories a new one can update."""
+_COL = {name: i for i, name in enumerate(FEATURES)}
+_LOWS = np.asarray([_LO.get(name, 0.0) for name in FEATURES])
 _SINGLE = np.asarray([1.0 if s.single else 0.0 for s in SLOTS])
 
 
@@ -89,6 +99,21 @@ class _Verdict:
     cue: bool
     why: list[str]
     batch: Decision | None = None  # the older memory is an earlier candidate of the same batch
+
+
+@dataclass
+class _Cand:
+    """An older memory a new one may update: its similarity, slot scores, words (its statement and triple objects)
+    and either its position among the write's decisions (an earlier candidate of the same batch) or its FAISS id
+    (a stored memory, whose record is fetched only if the pair can still reach the threshold)."""
+
+    sim: float
+    slots: np.ndarray
+    statement: str
+    objects: tuple[str, ...]
+    batch: int = -1
+    nid: int = -1
+    text: dict[str, float] | None = None  # its text features (:meth:`UpdateDetector._reachable` reads them)
 
 
 class UpdateDetector:
@@ -157,13 +182,19 @@ class UpdateDetector:
         return rows, m[np.argmax(raw, axis=1)]
 
     def _vector_bounds(self, s_new: np.ndarray, s_old: np.ndarray, sim: np.ndarray,
-                       new_cues: np.ndarray | None = None) -> np.ndarray:
-        """The highest probability each pair can reach from its vectors alone (slot scores and similarity), the
-        text features at their most favourable value in their range: an exact test for skipping the graph read
-        and the text work, never an approximation of the model. Rows of ``s_new``/``s_old`` are the two memories'
-        slot scores, ``sim`` their similarities. ``new_cues`` (one row per pair: the new memory has a change cue,
-        a correction cue, an additive cue; 0/1) narrows the range of the features that depend on them: most memories
-        carry no change cue, and then the change features are 0, not "anything up to 1"."""
+                       new_cues: np.ndarray | None = None, *, margin_hi: np.ndarray | None = None,
+                       text: dict[str, np.ndarray] | None = None) -> np.ndarray:
+        """The highest probability each pair can reach from what is known of it, every other feature at its most
+        favourable value in its range: an exact test for skipping the graph read and the text work, never an
+        approximation of the model. Rows of ``s_new``/``s_old`` are the two memories' slot scores, ``sim`` their
+        similarities. What narrows the ranges, when given (one row per pair):
+
+        * ``new_cues``: the new memory has a change cue, a correction cue, an additive cue (0/1). Most memories
+          carry no change cue, and then the change features are 0, not "anything up to 1";
+        * ``margin_hi``: an upper end of ``cos_margin`` (:meth:`_margin_bound`);
+        * ``text``: the exact :data:`~neusym.governance.update_model.TEXT_FEATURES` of each pair (and
+          ``cos_margin``), read from the two statements once they are fetched.
+        """
         m = self.model
         if self._coef is None:
             self._coef = m.weights / m.scale
@@ -179,23 +210,21 @@ class UpdateDetector:
                  "filler": np.maximum(bg_new, bg_old) - same,
                  "slot_margin": np.minimum(s_new[rows, a] - bg_new, s_old[rows, a] - bg_old),
                  "single": _SINGLE[a]}
-        ones = np.ones(len(a))
-        change = ones if new_cues is None else new_cues[:, 0]
-        exact = {} if new_cues is None else {"correction": new_cues[:, 1], "additive": new_cues[:, 2]}
-        z = np.full(len(a), self._offset)
-        for i, name in enumerate(FEATURES):
-            c = float(self._coef[i])
-            if name in known:
-                z += c * known[name]
-            elif name in exact:
-                z += c * exact[name]  # read from the new memory alone: exact
-            elif name in _PRODUCTS:  # factor x change in [0, change], or factor x value_new in [0, 1]
-                k = known[_PRODUCTS[name]] * (change if name != "slot_value" else ones)
-                z += np.maximum(c * np.minimum(0.0, k), c * np.maximum(0.0, k))
-            elif name in ("change", "change_value"):
-                z += np.maximum(0.0, c * change)
-            else:
-                z += max(c * _LO.get(name, 0.0), c * 1.0)
+        lo, hi = np.tile(_LOWS, (len(a), 1)), np.ones((len(a), len(FEATURES)))
+        fixed = dict(known)
+        if new_cues is not None:  # change is 1 or 0.5 with a change cue, else 0
+            lo[:, _COL["change"]], hi[:, _COL["change"]] = 0.5 * new_cues[:, 0], new_cues[:, 0]
+            fixed.update(correction=new_cues[:, 1], additive=new_cues[:, 2])
+        if margin_hi is not None:
+            hi[:, _COL["cos_margin"]] = margin_hi
+        fixed.update(text or {})
+        for name, v in fixed.items():
+            lo[:, _COL[name]] = hi[:, _COL[name]] = v
+        for name, (f1, f2) in _PRODUCTS.items():
+            i, j = _COL[f1], _COL[f2]
+            corners = np.stack([lo[:, i] * lo[:, j], lo[:, i] * hi[:, j], hi[:, i] * lo[:, j], hi[:, i] * hi[:, j]])
+            lo[:, _COL[name]], hi[:, _COL[name]] = corners.min(axis=0), corners.max(axis=0)
+        z = self._offset + np.maximum(lo * self._coef, hi * self._coef).sum(axis=1)
         return np.asarray(1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0))))
 
     # ------------------------------------------------------------------ the write path
@@ -212,7 +241,7 @@ class UpdateDetector:
                             for lex in (CHANGE, CORRECTION, ADDITIVE)] for i in live])
         olds, near = self._neighbours(unit, scores, cues, scope)
         sims = unit @ unit.T  # in-batch: each candidate looks at its few closest earlier candidates
-        t = self.model.threshold
+        plans: list[tuple[int, list[float], list[_Cand]]] = []
         for pos, i in enumerate(live):
             d = decisions[i]
             # the six nearest older memories, stored or earlier in this batch (as the model was fitted)
@@ -227,24 +256,26 @@ class UpdateDetector:
                 d.details["update_check"] = "describes the past: replaces nothing"
                 continue
             seen = [f[0] for f in found]
-            floor = seen[-1]
-            cands: list[tuple[float, MemoryRecord, np.ndarray, Decision | None]] = [
-                (s, r, v, None) for s, r, v, by_slot in olds[pos] if by_slot or s >= floor]
-            batch = [(s, j) for s, j in found if j >= 0
-                     and decisions[live[j]].record.status is not MemoryStatus.SUPERSEDED]
-            if batch:
-                js = [j for _, j in batch]
-                ok = self._vector_bounds(np.repeat(scores[pos:pos + 1], len(js), axis=0), scores[js],
-                                         np.asarray([s for s, _ in batch]),
-                                         np.repeat(cues[pos:pos + 1], len(js), axis=0)) >= t
-                cands += [(s, decisions[live[j]].record, scores[j], decisions[live[j]])
-                          for (s, j), keep in zip(batch, ok.tolist(), strict=True) if keep]
+            cands = [_Cand(s, v, unprefixed(w.content, w.speaker), w.objects, nid=w.nid)
+                     for s, w, v, by_slot in olds[pos] if by_slot or s >= seen[-1]]
+            cands += [_Cand(s, scores[j], statement(decisions[live[j]].record), objects_of(decisions[live[j]].record),
+                            batch=live[j]) for s, j in found if j >= 0]
+            plans.append((pos, seen, cands))
+        reachable = self._reachable([statement(decisions[live[pos]].record) for pos, _, _ in plans],
+                                    [scores[pos] for pos, _, _ in plans], [(seen, c) for _, seen, c in plans])
+        wanted = sorted({c.nid for (_, _, cands), ok in zip(plans, reachable, strict=True)
+                         for c, keep in zip(cands, ok, strict=True) if keep and c.nid >= 0})
+        stored = {r.nid: r for r in self.queries.records_by_nids(wanted, self._tenant(scope))
+                  if r.status.value in _LIVE} if wanted else {}
+        for (pos, seen, cands), ok in zip(plans, reachable, strict=True):
+            d = decisions[live[pos]]
             best: _Verdict | None = None
-            for sim, old, s_old, od in cands:
-                others = list(seen)
-                if sim in others:
-                    others.remove(sim)
-                v = self._judge(d.record, scores[pos], old, s_old, sim, others)
+            for c, keep in zip(cands, ok, strict=True):
+                od = decisions[c.batch] if c.batch >= 0 else None
+                old = od.record if od is not None else stored.get(c.nid)
+                if not keep or old is None or old.status is MemoryStatus.SUPERSEDED:
+                    continue  # cannot reach the threshold, or an earlier update of this batch replaced it
+                v = self._judge(d.record, scores[pos], old, c.slots, c.sim, _others(seen, c.sim), c.text)
                 if v is not None:
                     v.batch = od
                 if v is not None and (best is None or (v.retracts, v.probability, v.similarity)
@@ -252,6 +283,41 @@ class UpdateDetector:
                     best = v
             if best is not None:
                 self._decide(d, best)
+
+    @staticmethod
+    def _tenant(scope: Scope) -> Scope:
+        """Neighbours are looked for across the whole tenant, not only the write's agent or session."""
+        return Scope(user_id=scope.user_id) if scope.user_id else scope
+
+    def _margin_bound(self, sim: float, near: Sequence[float], by_slot: bool) -> float:
+        """An upper end of ``cos_margin`` for a stored neighbour before the batch's own candidates are known. With
+        a full list of stored neighbours, candidates of the batch can only push lower ones out of it, so the mean
+        of the others can only rise; otherwise every other neighbour is at least ``pair_floor``."""
+        if not by_slot and len(near) >= max(2, self.neighbours):
+            return sim - (sum(near) - sim) / (len(near) - 1)
+        return max(sim - self.pair_floor, 0.0)
+
+    def _reachable(self, news: Sequence[str], s_news: Sequence[np.ndarray],
+                   plans: Sequence[tuple[Sequence[float], Sequence[_Cand]]]) -> list[list[bool]]:
+        """For each new memory, which of its candidates can still reach the threshold once the cheap text features
+        (:func:`~neusym.governance.update_model.text_features`, cached per text) and the exact ``cos_margin`` are
+        known: most pairs of ordinary conversation stop here, before the older record is fetched and the subject
+        read. One bound over all pairs of the batch; ``news`` are the new memories' statements."""
+        pairs = [(k, c) for k, (_, cands) in enumerate(plans) for c in cands]
+        if not pairs:
+            return [[] for _ in plans]
+        for k, c in pairs:
+            c.text = text_features(news[k], c.statement, c.objects)
+        text = {f: np.asarray([c.text[f] for _, c in pairs if c.text]) for f in TEXT_FEATURES}
+        text["cos_margin"] = np.asarray([cos_margin(c.sim, _others(plans[k][0], c.sim)) for k, c in pairs])
+        ok = (self._vector_bounds(np.vstack([s_news[k] for k, _ in pairs]), np.vstack([c.slots for _, c in pairs]),
+                                  np.asarray([c.sim for _, c in pairs]), text=text) >= self.model.threshold).tolist()
+        out: list[list[bool]] = []
+        at = 0
+        for _, cands in plans:
+            out.append(ok[at:at + len(cands)])
+            at += len(cands)
+        return out
 
     @staticmethod
     def _eligible(d: Decision) -> bool:
@@ -266,14 +332,16 @@ class UpdateDetector:
         return not (d.supersedes or d.superseded_by or d.conflicts_with or d.contradicts)
 
     def _neighbours(self, unit: np.ndarray, scores: np.ndarray, cues: np.ndarray, scope: Scope
-                    ) -> tuple[list[list[tuple[float, MemoryRecord, np.ndarray, bool]]], list[list[float]]]:
+                    ) -> tuple[list[list[tuple[float, Words, np.ndarray, bool]]], list[list[float]]]:
         """Stored neighbours of each candidate whose vector features can still reach the threshold (the nearest
-        ones, and the ones nearest to its attribute slot: :meth:`slot_queries`, flagged ``True``), and the
-        similarities of the nearest neighbours (the model asks how much one stands out among them)."""
-        out: list[list[tuple[float, MemoryRecord, np.ndarray, bool]]] = [[] for _ in range(len(unit))]
+        ones, and the ones nearest to its attribute slot: :meth:`slot_queries`, flagged ``True``), by their words
+        (:class:`~neusym.symbolic.governance_store.Words`: a light read; only the records of the few pairs that
+        stay reachable are fetched, by :meth:`apply`), and the similarities of the nearest neighbours (the model
+        asks how much one stands out among them)."""
+        out: list[list[tuple[float, Words, np.ndarray, bool]]] = [[] for _ in range(len(unit))]
         near: list[list[float]] = [[] for _ in range(len(unit))]
-        tenant = Scope(user_id=scope.user_id) if scope.user_id else scope
-        _, allow = self.derived.allowed(tenant, ["active", "pending"])
+        tenant = self._tenant(scope)
+        _, allow = self.derived.allowed(tenant, list(_LIVE))
         if allow is not None and len(allow) == 0:
             return out, near
         found = self.derived.faiss.search_many(unit, self.neighbours, allow_ids=allow)
@@ -296,14 +364,15 @@ class UpdateDetector:
         pairs = [(k, n, s, False) for k, h in enumerate(hits) for n, s in h]
         pairs += [(k, n, float(unit[k] @ vecs[row_of[n]]), True) for k, b in enumerate(by_slot) for n in b]
         rows_ = [k for k, _, _, _ in pairs]
+        margin_hi = np.asarray([self._margin_bound(s, near[k], slot) for k, _, s, slot in pairs])
         ok = self._vector_bounds(scores[rows_], np.vstack([nb[n] for _, n, _, _ in pairs]),
-                                 np.asarray([s for _, _, s, _ in pairs]), cues[rows_]) >= self.model.threshold
+                                 np.asarray([s for _, _, s, _ in pairs]), cues[rows_],
+                                 margin_hi=margin_hi) >= self.model.threshold
         kept = [p for p, keep in zip(pairs, ok.tolist(), strict=True) if keep]
         wanted = sorted({n for _, n, _, _ in kept})
         if not wanted:
             return out, near
-        by_nid = {r.nid: r for r in self.queries.records_by_nids(wanted, tenant)
-                  if r.status.value in ("active", "pending")}
+        by_nid = {w.nid: w for w in self.queries.words_by_nids(wanted, tenant, list(_LIVE))}
         for k, n, s, slot in kept:
             if n in by_nid:
                 out[k].append((s, by_nid[n], nb[n], slot))
@@ -354,13 +423,13 @@ class UpdateDetector:
         return (third, via_role) if same else None
 
     def _judge(self, new: MemoryRecord, s_new: np.ndarray, old: MemoryRecord, s_old: np.ndarray,
-               sim: float, others: Sequence[float] = ()) -> _Verdict | None:
+               sim: float, others: Sequence[float] = (), text: dict[str, float] | None = None) -> _Verdict | None:
         gate = self.pair_gate(new, old)
         if gate is None:
             return None
         third, via_role = gate
         m = self.model
-        x = pair_features(new, old, sim, s_new, s_old, third=third, via_role=via_role, others=others)
+        x = pair_features(new, old, sim, s_new, s_old, third=third, via_role=via_role, others=others, text=text)
         p = m.probability(x)
         if p < m.threshold:
             return None
@@ -407,6 +476,14 @@ class UpdateDetector:
         entry["mark_other"] = False
         d.hold_for_conflict(old.id, entry, f"possible update of an older memory ({entry['why']}, "
                                            f"p={v.probability:.2f}): pending review")
+
+
+def _others(seen: Sequence[float], sim: float) -> list[float]:
+    """The similarities of the new memory's other nearest candidates (one occurrence of ``sim`` removed)."""
+    others = list(seen)
+    if sim in others:
+        others.remove(sim)
+    return others
 
 
 def mark_superseded(record: MemoryRecord, valid_to: float) -> MemoryRecord:

@@ -10,7 +10,9 @@ memory it touches.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from neusym.record import MemoryRecord, Scope
@@ -19,7 +21,18 @@ from neusym.symbolic.convert import props_to_record
 from neusym.symbolic.executors.base import Row
 from neusym.symbolic.store import SymbolicStore
 
-__all__ = ["GovernanceQueries"]
+__all__ = ["GovernanceQueries", "Words"]
+
+
+@dataclass(frozen=True)
+class Words:
+    """What a memory says, without the rest of its record: enough to read text features of a pair before deciding
+    whether the whole record is worth fetching (the update detector's neighbours)."""
+
+    nid: int
+    content: str
+    speaker: str | None
+    objects: tuple[str, ...]  # the objects of its triples
 
 _LIFECYCLE_FIELDS = (
     "m.id AS id, m.nid AS nid, m.type AS type, m.status AS status, m.strength AS strength, "
@@ -90,6 +103,11 @@ SCOPE_PAGE = (
 )
 
 RECORDS_BY_NIDS = f"MATCH (m:Memory) WHERE m.nid IN $nids AND {q.SCOPE_FILTER} RETURN {q.RETURN_MEMORY}"
+
+WORDS_BY_NIDS = (
+    f"MATCH (m:Memory) WHERE m.nid IN $nids AND m.status IN $statuses AND {q.SCOPE_FILTER} "
+    "RETURN m.nid AS nid, m.content AS content, m.speaker AS speaker, m.triples_json AS triples_json"
+)
 
 TENANT_EXISTS = "MATCH (m:Memory) WHERE m.user_id = $user_id RETURN m.id AS id LIMIT 1"
 
@@ -200,6 +218,17 @@ class GovernanceQueries:
             return []
         rows = self._read(RECORDS_BY_NIDS, {"nids": [int(n) for n in nids], **scope.as_params()})
         return [props_to_record(r) for r in rows]
+
+    def words_by_nids(self, nids: Sequence[int], scope: Scope, statuses: Sequence[str]) -> list[Words]:
+        """The words of the memories with these FAISS ids and statuses: a light read (four fields, no record built)
+        for the many neighbours a write looks at and mostly dismisses."""
+        if not nids:
+            return []
+        rows = self._read(WORDS_BY_NIDS, {"nids": [int(n) for n in nids], "statuses": list(statuses),
+                                          **scope.as_params()})
+        return [Words(int(r["nid"]), str(r["content"]), r.get("speaker"),
+                      tuple(str(t.get("object", "")) for t in json.loads(r.get("triples_json") or "[]")))
+                for r in rows]
 
     def tenant_exists(self, user_id: str) -> bool:
         return bool(self._read(TENANT_EXISTS, {"user_id": user_id}))

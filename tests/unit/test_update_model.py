@@ -161,3 +161,73 @@ def test_labels_names_and_proper_nouns_are_not_values() -> None:
     assert ended_values("Bruno flew to Quito for the trip.", {"trip"}) == set()
     assert ended_values("Bruno quit the trip.", {"trip"}) == {"trip"}
 
+
+
+_PAIRS_TEXTS = [
+    "I live in Porto.", "Moved to Lisbon last month, Porto is behind me now.", "My manager is Rita.",
+    "Rita left the company, Jonas is my boss now.", "Actually it's Jonas, not Rita.", "I also play the cello.",
+    "We had pasta for dinner and watched a film about sharks.", "used to work at the bakery",
+    "I don't eat meat.", "Ich wohne jetzt in Graz.", "Mi jefa nueva se llama Carla.", "My favourite colour is teal.",
+    "Signed with Acme Corp, starting Monday as a data engineer!", "Sold the Golf, I drive a Tesla now.",
+]
+
+
+def test_the_text_bound_never_prunes_a_pair_the_model_would_accept() -> None:
+    """The write path's second bound knows each pair's text features and its exact ``cos_margin``; only who the
+    pair is about (third person, role link) is left at its most favourable value. For real sentence pairs and any
+    vector features, the bound must stay at or above the model's probability with either subject reading."""
+    from neusym.governance.update_model import (
+        SLOTS,
+        cos_margin,
+        objects_of,
+        pair_features,
+        statement,
+        text_features,
+    )
+
+    det = UpdateDetector.__new__(UpdateDetector)
+    det.model, det._coef, det._offset = PairModel(), None, 0.0
+    rng = np.random.default_rng(5)
+    recs = [_rec(t, triples=[Triple(subject="user", predicate="p", object=t.split()[-1].strip(".!"))])
+            for t in _PAIRS_TEXTS]
+    width = len(SLOTS) + 14
+    checked = 0
+    for new in recs:
+        for old in recs:
+            if new is old:
+                continue
+            tx = text_features(statement(new), statement(old), objects_of(old))
+            s_new, s_old = rng.uniform(-0.1, 0.8, (1, width)), rng.uniform(-0.1, 0.8, (1, width))
+            sim = float(rng.uniform(0.15, 1.0))
+            others = list(rng.uniform(0.15, 1.0, int(rng.integers(0, 6))))
+            text = {k: np.asarray([v]) for k, v in tx.items()}
+            text["cos_margin"] = np.asarray([cos_margin(sim, others)])
+            bound = float(det._vector_bounds(s_new, s_old, np.asarray([sim]), text=text)[0])
+            for third in (False, True):
+                for via_role in (False, True):
+                    x = pair_features(new, old, sim, s_new[0], s_old[0], third=third, via_role=via_role,
+                                      others=others)
+                    assert np.allclose(x, pair_features(new, old, sim, s_new[0], s_old[0], third=third,
+                                                        via_role=via_role, others=others, text=tx))
+                    assert det.model.probability(x) <= bound + 1e-9
+                    checked += 1
+    assert checked == 4 * len(recs) * (len(recs) - 1)
+
+
+def test_the_margin_bound_holds_whatever_the_batch_adds() -> None:
+    """Before a batch's own candidates are known, a stored neighbour's ``cos_margin`` is bounded from the stored
+    neighbours alone: earlier candidates of the batch can enter the nearest six and push lower ones out."""
+    from neusym.governance.update_model import cos_margin
+    from neusym.governance.updates import _others
+
+    det = UpdateDetector.__new__(UpdateDetector)
+    rng = np.random.default_rng(9)
+    for _ in range(2000):
+        near = sorted(rng.uniform(det.pair_floor, 1.0, int(rng.integers(1, det.neighbours + 1))).tolist(),
+                      reverse=True)
+        batch = rng.uniform(det.pair_floor, 1.0, int(rng.integers(0, 4))).tolist()
+        seen = sorted(near + batch, reverse=True)[: det.neighbours]
+        for sim in near:
+            if sim < seen[-1]:
+                continue  # pushed out of the nearest six: not a candidate any more
+            assert cos_margin(sim, _others(seen, sim)) <= det._margin_bound(sim, near, False) + 1e-9
