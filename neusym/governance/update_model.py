@@ -56,9 +56,10 @@ from neusym.record import MemoryRecord
 from neusym.retrieval.lexical import STOPWORDS
 
 __all__ = [
-    "BACKGROUND", "FEATURES", "FITTED_EMBEDDER", "SLOTS", "TEXT_FEATURES", "GateFacts", "PairModel", "Slot", "Subject", "body",
-    "content_words", "cos_margin", "ended_values", "gate_facts", "negated", "negation_named", "pair_features", "past_framed",
-    "objects_of", "same_subject", "says_change", "statement", "unprefixed", "stem", "subject_of", "text_features", "value_spans",
+    "BACKGROUND", "FEATURES", "FITTED_EMBEDDER", "SLOTS", "TEXT_FEATURES", "GateFacts", "PairModel", "Slot",
+    "Subject", "body", "content_words", "cos_margin", "ended_values", "gate_facts", "negated", "negation_named",
+    "objects_of", "pair_features", "past_framed", "same_subject", "says_change", "statement", "stem", "subject_of",
+    "text_features", "unprefixed", "value_spans",
 ]
 
 

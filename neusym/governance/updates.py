@@ -122,8 +122,10 @@ class UpdateDetector:
     The pair model's weights and threshold are fitted by ``python -m benchmarks.governance.fit_updates`` on the
     governance benchmark's train split and LoCoMo dev conversations, where two memories of one speaker about one
     slot are common and false supersessions must stay near zero (``python -m benchmarks.governance.locomo_check``).
-    Cost: one FAISS search per batch, and a pair is read from the graph only if its vector features could still
-    reach the threshold (:meth:`_vector_bounds`).
+    Cost: one FAISS search per batch, one light graph read of the neighbours' words (only those whose vector
+    features could still reach the threshold), and one read of the whole records of the pairs whose text features
+    could still reach it (:meth:`_vector_bounds`, :meth:`_reachable`): a few dozen of ~18,000 pairs when 3,000
+    LoCoMo texts are written.
     """
 
     neighbours = 6
@@ -306,9 +308,10 @@ class UpdateDetector:
         pairs = [(k, c) for k, (_, cands) in enumerate(plans) for c in cands]
         if not pairs:
             return [[] for _ in plans]
-        for k, c in pairs:
-            c.text = text_features(news[k], c.statement, c.objects)
-        text = {f: np.asarray([c.text[f] for _, c in pairs if c.text]) for f in TEXT_FEATURES}
+        tx = [text_features(news[k], c.statement, c.objects) for k, c in pairs]
+        for (_, c), t in zip(pairs, tx, strict=True):
+            c.text = t  # the model reads them again for the pairs that stay reachable
+        text = {f: np.asarray([t[f] for t in tx]) for f in TEXT_FEATURES}
         text["cos_margin"] = np.asarray([cos_margin(c.sim, _others(plans[k][0], c.sim)) for k, c in pairs])
         ok = (self._vector_bounds(np.vstack([s_news[k] for k, _ in pairs]), np.vstack([c.slots for _, c in pairs]),
                                   np.asarray([c.sim for _, c in pairs]), text=text) >= self.model.threshold).tolist()
