@@ -318,6 +318,11 @@ _CEASED = re.compile(r"\b(?:quit|gave\s+up|stopped|cut\s+out|swore\s+off|kicked)
 """A verb of giving something up: what follows has been ruled out since, however long ago it was said."""
 
 
+_IDENTITY_FIRST = frozenset(k.split()[0] for k in IDENTITIES)
+"""Words that open a diet identity ("vegan", "keep" of "keep halal"): the only places :func:`constraint_of` looks
+for one."""
+
+
 def constraint_of(text: str) -> Constraint | None:
     """The constraint a memory states, if any ("I don't eat fish" -> abstention, targets ["eat fish", "fish"])."""
     if len(text) > 240 or "?" in text:
@@ -333,7 +338,9 @@ def constraint_of(text: str) -> Constraint | None:
     targets: list[str] = []
     cats: list[str] = []
     own: set[str] = set()
-    for i, tok in enumerate([] if ceased_only else toks):  # diet identities said of someone: "I'm vegan", "Soy celíaca", "I keep halal"
+    # diet identities said of someone: "I'm vegan", "Soy celíaca", "I keep halal" (only where a word can open one)
+    for i in [] if ceased_only else [i for i, t in enumerate(toks) if t in _IDENTITY_FIRST]:
+        tok = toks[i]
         two = " ".join(toks[i:i + 2])
         ident = two if two in IDENTITIES else tok if tok in IDENTITIES else None
         if ident is None or not (i == 0 or _copula_before(toks, i)):
