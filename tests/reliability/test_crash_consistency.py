@@ -61,11 +61,23 @@ KILL_PLANS: list[tuple[str, dict[str, Any], dict[str, int]]] = [
     ("save", {"stage": "replace"}, {}),  # temp file written, not renamed
     ("save", {"stage": "fsync"}, {}),
 ]
+PLAN_RETRIES = 4
+"""Trials a kill plan gets before a campaign with ``every_plan`` concludes that its kill point is unreachable."""
 
 
-def _spec(trial: int, rng: random.Random, model: Model, config: dict[str, Any], log: Path) -> tuple[str, dict]:
-    point, extra, weights = KILL_PLANS[trial % len(KILL_PLANS)] if trial < len(KILL_PLANS) \
-        else rng.choice(KILL_PLANS)
+def _plan_index(trial: int, rng: random.Random, unkilled: list[int]) -> int:
+    """The first trials cycle through every kill plan; then a plan that has not killed yet is retried first; then
+    plans are drawn at random."""
+    if trial < len(KILL_PLANS):
+        return trial % len(KILL_PLANS)
+    if unkilled:
+        return unkilled[0]
+    return rng.randrange(len(KILL_PLANS))
+
+
+def _spec(plan: int, trial: int, rng: random.Random, model: Model, config: dict[str, Any],
+          log: Path) -> tuple[str, dict]:
+    point, extra, weights = KILL_PLANS[plan]
     kill_spec: dict[str, Any] = {"point": point, **extra}
     if point == "stmt":
         kill_spec.update(n=rng.randint(1, 5) if "op" in extra else rng.randint(1, 40),
@@ -106,16 +118,25 @@ def _retry_inflight(mem: NeuSymMemory, model: Model, inflight: dict[str, Any] | 
 
 
 def run_campaign(fork_server: ForkServer, workdir: Path, config: dict[str, Any], *, kills: int, seed: int,
-                 kill_server: bool = False, max_trials: int | None = None) -> dict[str, Any]:
-    """Run trials until ``kills`` of them died by SIGKILL; every trial is verified after a reopen."""
+                 kill_server: bool = False, max_trials: int | None = None,
+                 every_plan: bool = False) -> dict[str, Any]:
+    """Run trials until ``kills`` of them died by SIGKILL; every trial is verified after a reopen.
+
+    ``every_plan``: also go on until every kill plan has killed at least once (a plan whose trials keep finishing
+    without a kill is retried, at most ``PLAN_RETRIES`` times), and fail if one never does: a kill point that can
+    no longer be reached (an engine method the worker patches was renamed) would otherwise test nothing silently."""
     rng = random.Random(seed + SEED)
     model = Model()
     stats: Counter[str] = Counter()
     trial = 0
     data_dir = Path(config["data_dir"])
-    while stats["kills"] < kills and (max_trials is None or trial < max_trials):
+    unkilled = list(range(len(KILL_PLANS))) if every_plan else []
+    tries: Counter[int] = Counter()
+    while (stats["kills"] < kills or unkilled) and (max_trials is None or trial < max_trials):
         log = workdir / f"trial{trial:03d}.log"
-        point, spec = _spec(trial, rng, model, config, log)
+        plan = _plan_index(trial, rng, unkilled)
+        tries[plan] += 1
+        point, spec = _spec(plan, trial, rng, model, config, log)
         if kill_server:  # the server dies with the client: only the AOF can bring acknowledged writes back
             spec["kill"] = {"point": "none"}
             point = "server+client"
@@ -133,6 +154,11 @@ def run_campaign(fork_server: ForkServer, workdir: Path, config: dict[str, Any],
         if status == -signal.SIGKILL:
             stats["kills"] += 1
             stats[f"kill:{point}:{spec['kill'].get('op') or spec['kill'].get('stage') or ''}"] += 1
+            if plan in unkilled:
+                unkilled.remove(plan)
+        elif plan in unkilled and tries[plan] > PLAN_RETRIES:
+            raise AssertionError(f"kill plan {KILL_PLANS[plan]} ran {tries[plan]} trials without a kill: its kill "
+                                 "point is no longer reached")
         inflight = model.apply_log(log)
         if inflight is not None and status == -signal.SIGKILL:
             stats[f"inflight:{inflight['op']}"] += 1
@@ -176,13 +202,17 @@ def _report(capsys: pytest.CaptureFixture[str], name: str, stats: dict[str, Any]
 
 def test_sigkill_client_embedded_falkordb(fork_server: ForkServer, falkordb_dir: Path, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    """50 kill points in CI (the first trials cycle through every kill plan, the rest draw at random), 150 in the
-    full run; the client is killed, the server survives (by design it outlives its clients)."""
+    """At least 25 kills in CI, 150 in the full run; the first trials cycle through every kill plan, then the
+    campaign goes on until each plan has killed at least once (it fails if one never does) and the count is
+    reached, the rest drawn at random. The client is killed, the server survives (by design it outlives its
+    clients). CI ran 50 kills before; the 25 more drew the same plans again at other statement
+    counts, which the full run (NEUSYM_FULL=1) still does at length."""
     config = {"data_dir": str(falkordb_dir), "graph_name": f"crash_{uuid.uuid4().hex[:8]}",
               "appendfsync": "everysec"}
-    stats = run_campaign(fork_server, tmp_path, config, kills=count(50, 150), seed=8)
+    stats = run_campaign(fork_server, tmp_path, config, kills=count(25, 150), seed=8, every_plan=True)
     _report(capsys, "crash/falkordb", stats)
-    assert stats["kills"] >= 50
+    assert stats["kills"] >= count(25, 150)
+    assert stats["trials"] >= len(KILL_PLANS)
 
 
 def test_sigkill_server_and_client_aof_always(fork_server: ForkServer, tmp_path: Path,

@@ -675,7 +675,10 @@ def cli_env(falkordb_dir: Any) -> dict[str, str | None]:
     return env
 
 
-SEQUENCES = count(40, 1000)
+SEQUENCES = count(25, 1000)
+"""CI runs 25 (it ran 40): with this derandomized budget the 25 still run every operation kind the 40 did (and the
+engine ``update``, which the 40 never drew); what the 15 more added was repeats of those kinds on a bigger graph,
+at about half the test's time. The full run (``NEUSYM_FULL=1``) is unchanged."""
 
 
 # no shrink phase: a failing sequence is printed as generated (shrinking a stateful graph run takes minutes)
@@ -687,7 +690,7 @@ SEQUENCES = count(40, 1000)
        .map(lambda t: t[0] + t[1]))
 def test_no_operation_crosses_scopes(shared_memory: NeuSymMemory, cli_env: dict[str, str | None],
                                      ops: list[tuple[Any, ...]]) -> None:
-    """>= 1,000 sequences in the full run (40 in CI); each starts on fresh tenants of one shared graph, so the
+    """>= 1,000 sequences in the full run (25 in CI); each starts on fresh tenants of one shared graph, so the
     graph also holds every earlier sequence's memories as foreign data that must never surface (the literal
     "default" tenant, which cannot be prefixed, is emptied first)."""
     seq = next(_run)
