@@ -136,6 +136,29 @@ def test_get_respects_the_scope(store: SymbolicStore) -> None:
     assert store.get([], U) == []
 
 
+def test_words_by_nids_is_the_light_read_of_the_records(store: SymbolicStore) -> None:
+    """The update detector reads its neighbours' words, not their records: the same content, speaker and triple
+    objects as the record read, only for the listed statuses and the caller's tenant."""
+    from neusym.governance.update_model import objects_of, statement, unprefixed
+    from neusym.record import Source
+    from neusym.symbolic.governance_store import GovernanceQueries
+
+    q = GovernanceQueries(store)
+    a = _rec("Mia: I moved to Porto.", source=Source(origin="user", speaker="Mia"),
+             triples=[Triple(subject="Mia", predicate="lives_in", object="Porto")])
+    b = _rec("it's \"quoted\" and ünïcödé", status=MemoryStatus.PENDING)
+    c = _rec("old news", status=MemoryStatus.SUPERSEDED)
+    d = _rec("someone else's", V)
+    a, b, c, d = _create(store, [a, b, c, d])
+    got = {w.nid: w for w in q.words_by_nids([a.nid, b.nid, c.nid, d.nid, 999], U, ["active", "pending"])}
+    assert set(got) == {a.nid, b.nid}  # superseded, other tenant and unknown ids are not read
+    for rec in store.get([a.id, b.id], U):
+        w = got[rec.nid]
+        assert (unprefixed(w.content, w.speaker), w.objects) == (statement(rec), objects_of(rec))
+    assert got[a.nid].speaker == "Mia" and got[a.nid].objects == ("Porto",) and got[b.nid].speaker is None
+    assert q.words_by_nids([], U, ["active"]) == []
+
+
 def test_set_props_and_update_bump_the_sequence(store: SymbolicStore) -> None:
     a, b = _create(store, [_rec("first"), _rec("second")])
     before = store.counter()
