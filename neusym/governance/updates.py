@@ -124,7 +124,7 @@ class UpdateDetector:
     slot are common and false supersessions must stay near zero (``python -m benchmarks.governance.locomo_check``).
     Cost: one FAISS search per batch, one light graph read of the neighbours' words (only those whose vector
     features could still reach the threshold), and one read of the whole records of the pairs whose text features
-    could still reach it (:meth:`_vector_bounds`, :meth:`_reachable`): a few dozen of ~18,000 pairs when 3,000
+    could still reach it (:meth:`_upper_bounds`, :meth:`_reachable`): a few dozen of ~18,000 pairs when 3,000
     LoCoMo texts are written.
     """
 
@@ -183,7 +183,7 @@ class UpdateDetector:
         raw[self._owner[None, :] != best[rows][:, None]] = -2.0
         return rows, m[np.argmax(raw, axis=1)]
 
-    def _vector_bounds(self, s_new: np.ndarray, s_old: np.ndarray, sim: np.ndarray,
+    def _upper_bounds(self, s_new: np.ndarray, s_old: np.ndarray, sim: np.ndarray,
                        new_cues: np.ndarray | None = None, *, margin_hi: np.ndarray | None = None,
                        text: dict[str, np.ndarray] | None = None) -> np.ndarray:
         """The highest probability each pair can reach from what is known of it, every other feature at its most
@@ -313,7 +313,7 @@ class UpdateDetector:
             c.text = t  # the model reads them again for the pairs that stay reachable
         text = {f: np.asarray([t[f] for t in tx]) for f in TEXT_FEATURES}
         text["cos_margin"] = np.asarray([cos_margin(c.sim, _others(plans[k][0], c.sim)) for k, c in pairs])
-        ok = (self._vector_bounds(np.vstack([s_news[k] for k, _ in pairs]), np.vstack([c.slots for _, c in pairs]),
+        ok = (self._upper_bounds(np.vstack([s_news[k] for k, _ in pairs]), np.vstack([c.slots for _, c in pairs]),
                                   np.asarray([c.sim for _, c in pairs]), text=text) >= self.model.threshold).tolist()
         out: list[list[bool]] = []
         at = 0
@@ -368,7 +368,7 @@ class UpdateDetector:
         pairs += [(k, n, float(unit[k] @ vecs[row_of[n]]), True) for k, b in enumerate(by_slot) for n in b]
         rows_ = [k for k, _, _, _ in pairs]
         margin_hi = np.asarray([self._margin_bound(s, near[k], slot) for k, _, s, slot in pairs])
-        ok = self._vector_bounds(scores[rows_], np.vstack([nb[n] for _, n, _, _ in pairs]),
+        ok = self._upper_bounds(scores[rows_], np.vstack([nb[n] for _, n, _, _ in pairs]),
                                  np.asarray([s for _, _, s, _ in pairs]), cues[rows_],
                                  margin_hi=margin_hi) >= self.model.threshold
         kept = [p for p, keep in zip(pairs, ok.tolist(), strict=True) if keep]

@@ -121,7 +121,7 @@ def test_the_vector_bound_never_prunes_a_pair_the_model_would_accept() -> None:
     s_new, s_old = rng.uniform(-0.1, 0.7, (200, width)), rng.uniform(-0.1, 0.7, (200, width))
     sim = rng.uniform(0.15, 1.0, 200)
     cues = rng.integers(0, 2, (200, 3)).astype(float)  # change, correction, additive cue of the new memory
-    bound = det._vector_bounds(s_new, s_old, sim, cues)
+    bound = det._upper_bounds(s_new, s_old, sim, cues)
     for k in range(200):
         n = len(SLOTS)
         joint = np.minimum(s_new[k, :n], s_old[k, :n])
@@ -202,7 +202,7 @@ def test_the_text_bound_never_prunes_a_pair_the_model_would_accept() -> None:
             others = list(rng.uniform(0.15, 1.0, int(rng.integers(0, 6))))
             text = {k: np.asarray([v]) for k, v in tx.items()}
             text["cos_margin"] = np.asarray([cos_margin(sim, others)])
-            bound = float(det._vector_bounds(s_new, s_old, np.asarray([sim]), text=text)[0])
+            bound = float(det._upper_bounds(s_new, s_old, np.asarray([sim]), text=text)[0])
             for third in (False, True):
                 for via_role in (False, True):
                     x = pair_features(new, old, sim, s_new[0], s_old[0], third=third, via_role=via_role,
