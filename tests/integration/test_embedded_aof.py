@@ -117,3 +117,21 @@ def test_server_killed_in_the_middle_of_a_rewrite_loses_nothing(tmp_path: Path) 
     mem.close()
     assert sum(p.stat().st_size for p in _aof(data_dir)["i"]) == 0
     _assert_all_back(data_dir, {**expected, **more})
+
+
+def test_a_close_stops_the_server_only_when_it_was_the_last_holder(tmp_path: Path) -> None:
+    """Closing tells "other clients hold the server" from "the watchdog is polling" by a shared lock: with another
+    holder the server keeps running (at once, no retry loop), and the last holder's close stops it."""
+    from neusym.symbolic.executors import watchdog as wd
+
+    data_dir = tmp_path / "fk"
+    first = EmbeddedFalkorDB(data_dir, appendfsync="everysec")
+    first.start()
+    second = EmbeddedFalkorDB(data_dir, appendfsync="everysec")
+    second.start()  # attaches to the running server: a second shared lease
+    try:
+        second.stop()
+        assert wd.responsive(first.socket_path, 5.0)  # the first still holds it: still running
+    finally:
+        first.stop()
+    assert not wd.responsive(first.socket_path, 1.0)  # the last holder's close stopped it

@@ -402,10 +402,18 @@ class EmbeddedFalkorDB:
     def _stop_if_unused(self) -> None:
         probe = wd.Lease(self.data_dir)
         try:
-            # the watchdog takes the lock for an instant every poll: retry briefly before concluding others hold it
+            # The exclusive lock is refused while other clients hold their shared leases, and also for the instant
+            # the watchdog takes it every poll. A shared lock tells the two apart at once: granted, nobody holds it
+            # exclusively, so the refusal was other clients (asked once more, in case the watchdog let go in
+            # between); refused, it is the watchdog (or a stop in progress): retry briefly.
             for _ in range(25):
                 if probe.acquire(exclusive=True, timeout=0):
                     break
+                if probe.acquire(exclusive=False, timeout=0):
+                    probe.release()
+                    if probe.acquire(exclusive=True, timeout=0):
+                        break
+                    return  # others use the server
                 time.sleep(0.01)
             else:
                 return
