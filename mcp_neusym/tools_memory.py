@@ -288,10 +288,16 @@ def register_memory_tools(server: FastMCP[Any], state: ServerState) -> None:
         if content is None and not fields:
             raise InvalidInputError("nothing to update: pass content and/or a field")
         scope = tenant.read_scope(ctx)
+        # new text is screened as the agent's, like ``remember``'s (the engine runs add's governance on it)
         rec = await in_thread(lambda: mem.update(memory_id, content, scope=scope, actor=_ACTOR, reason=reason,
-                                                 **fields))
-        out = UpdateOut(memory=memory_out(rec))
-        return tool_result(out, f"Updated memory {rec.id} (version {rec.version}): {flat(rec.content, 300)}")
+                                                 origin="agent", **fields))
+        if rec.status.value == "quarantined":
+            out = UpdateOut(memory=None, memory_id=rec.id, status=rec.status.value)
+            return tool_result(out, f"Quarantined memory {rec.id} for review: its new text will not be recalled "
+                                    "until a reviewer approves it (the previous text is kept in its history).")
+        out = UpdateOut(memory=memory_out(rec), memory_id=rec.id, status=rec.status.value)
+        note = " Listed for review: withheld from recall until approved." if "suspicious" in rec.flags else ""
+        return tool_result(out, f"Updated memory {rec.id} (version {rec.version}): {flat(rec.content, 300)}{note}")
 
     # ------------------------------------------------------------------ history
     @guarded
