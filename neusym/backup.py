@@ -20,6 +20,11 @@ What a restore guarantees, and why each rule exists:
 * **Exact.** Ids, times, statuses, versions, flags, origin, review state and embeddings come back as they were
   exported: a restore is a backup, not an import. Bringing *new* data in goes through :mod:`neusym.importing`,
   where the caller's scope wins over the file and origin/trust fields are ignored.
+* **Screened.** The one exception to exact: every current (active or pending) memory's text is screened as the
+  write path screens an edit (``Governor.screen``). A file's statuses and flags are not evidence that anyone
+  reviewed its text, so a text ``add`` would quarantine comes back quarantined (without its facts and mentions)
+  and a borderline one flagged ``suspicious``, each with an audit entry; ``RestoreReport.rescreened`` lists them (a
+  reviewer approves them again).
 
 The file format is described in :mod:`neusym.symbolic.transfer`.
 """
@@ -108,6 +113,7 @@ class RestoreReport:
     reembedded: int = 0
     source: dict[str, Any] = field(default_factory=dict)  # the file's header: where and when it was exported
     unknown_fields: list[str] = field(default_factory=list)  # memory properties this version does not know (kept)
+    rescreened: list[str] = field(default_factory=list)  # current memories screening quarantined or flagged
     seconds: float = 0.0
 
     @property
@@ -118,7 +124,8 @@ class RestoreReport:
     def as_dict(self) -> dict[str, Any]:
         return {"file": self.file, "dry_run": self.dry_run,
                 "scope": self.scope if self.scope is not None else "all tenants", "restored": self.counts,
-                "source": dict(self.source), "unknown_fields": list(self.unknown_fields), "seconds": self.seconds}
+                "source": dict(self.source), "unknown_fields": list(self.unknown_fields),
+                "rescreened": list(self.rescreened), "seconds": self.seconds}
 
 
 # ---------------------------------------------------------------------------------------------------- files
@@ -445,15 +452,17 @@ class _Checked:
     need_embedding: set[str] = field(default_factory=set)  # memories that come without an embedding
     dimension: int | None = None
     unknown: set[str] = field(default_factory=set)
+    rescreened: dict[str, Rescreen] = field(default_factory=dict)  # id -> what screening changes on restore
 
 
 class _Validator:
     """Checks lines in order; everything a line refers to must have been seen (the export writes memories, then
     entities, then what links them, then the audit trail, and a file in any other order is refused)."""
 
-    def __init__(self, name: str, target: Scope | None) -> None:
+    def __init__(self, name: str, target: Scope | None, screen: Screen | None = None) -> None:
         self.name = name
         self.target = target
+        self.screen = screen
         self.seen = _Checked()
         self.rank = -1
         self.ended = False
@@ -530,6 +539,9 @@ class _Validator:
         self.seen.namespaces.add(self.seen.memories[mid])
         self.seen.users[mid] = scope.user_id
         self.seen.unknown.update(unknown)
+        change = self.screen(props, scope) if self.screen is not None else None
+        if change is not None:
+            self.seen.rescreened[mid] = change
         obj["props"] = props
 
     def _namespace_ok(self, ns: str) -> bool:
@@ -661,6 +673,47 @@ def _ids(scope: Scope | None) -> str:
     return "{" + ", ".join(f"{k}={v!r}" for k, v in scope.as_params().items() if v is not None) + "}"
 
 
+# ---------------------------------------------------------------------------------------------------- screening
+@dataclass
+class Rescreen:
+    """What governance changes on one restored memory: its new properties and the audit entry saying why."""
+
+    props: dict[str, Any]
+    audit: dict[str, Any]
+
+
+Screen = Callable[[dict[str, Any], Scope], Rescreen | None]
+_CURRENT = (MemoryStatus.ACTIVE.value, MemoryStatus.PENDING.value)
+# a quarantined memory carries no graph facts (see governance.admission): its lookup keys go with them
+_NO_FACTS: dict[str, Any] = {"entity_names": [], "entity_uids": [], "predicates": [], "object_uids": [],
+                             "po_keys": [], "triples_json": "[]"}
+
+
+def _screening(mem: Engine) -> Screen:
+    """Every current memory a restore brings back is screened as an edit of it would be (``Governor.screen``, the
+    first step of the write path's ``admit``): a file's statuses and flags are not evidence that anyone reviewed
+    its text, so a text ``add`` would quarantine comes back quarantined (its facts and mentions left out) and a
+    borderline one flagged ``suspicious``, each with an audit entry. Everything else is restored exactly."""
+
+    def check(props: dict[str, Any], scope: Scope) -> Rescreen | None:
+        if props.get("status", MemoryStatus.ACTIVE.value) not in _CURRENT:
+            return None
+        rec = props_to_record(props)
+        d = mem.governor.screen(rec, scope)
+        after = d.record
+        if after.status is rec.status and set(after.flags) == set(rec.flags):
+            return None
+        new: dict[str, Any] = {"status": after.status.value, "flags": list(after.flags),
+                               "metadata_json": json.dumps(after.metadata, ensure_ascii=False, default=str)}
+        if after.status is MemoryStatus.QUARANTINED:
+            new.update(_NO_FACTS)
+        entry = mem.governor.decision_audits([d], scope, actor="restore")[0]
+        entry["reason"] = f"screened on restore: {d.reason}"
+        return Rescreen(props=new, audit=entry)
+
+    return check
+
+
 # ---------------------------------------------------------------------------------------------------- restore
 def restore(mem: Engine, source: Source, *, scope: Scope | None, skip_existing: bool = False,
             reembed: bool = False, dry_run: bool = False, batch: int = 200,
@@ -675,7 +728,7 @@ def restore(mem: Engine, source: Source, *, scope: Scope | None, skip_existing: 
     _check_tenant(scope, "restore")
     lines = _Lines(source)
     try:
-        checker = _Validator(lines.name, scope)
+        checker = _Validator(lines.name, scope, _screening(mem))
         for n, raw in lines.read():
             checker.line(n, raw)
         seen = checker.finish()
@@ -686,6 +739,7 @@ def restore(mem: Engine, source: Source, *, scope: Scope | None, skip_existing: 
                                                                        "backend")})
         existing = _check_graph(mem, seen, skip_existing=skip_existing, reembed=reembed, name=lines.name)
         report.skipped = len(existing)
+        report.rescreened = sorted(set(seen.rescreened) - existing)
         if dry_run:
             report.memories = len(seen.memories) - len(existing)
             report.entities = seen.kinds.get("entity", 0)
@@ -696,7 +750,8 @@ def restore(mem: Engine, source: Source, *, scope: Scope | None, skip_existing: 
             report.reembedded = len((set(seen.memories) if reembed else seen.need_embedding) - existing)
         else:
             _write(mem, lines, existing, report, reembed=reembed, batch=max(1, int(batch)), progress=progress,
-                   total=len(seen.memories) - len(existing))
+                   total=len(seen.memories) - len(existing),
+                   rescreened={k: v for k, v in seen.rescreened.items() if k not in existing})
     finally:
         lines.close()
     report.seconds = round(time.perf_counter() - started, 3)
@@ -731,12 +786,15 @@ def _clean(props: Any) -> dict[str, Any]:
 
 
 def _write(mem: Engine, lines: _Lines, existing: set[str], report: RestoreReport, *, reembed: bool,
-           batch: int, progress: Progress | None, total: int) -> None:
+           batch: int, progress: Progress | None, total: int, rescreened: dict[str, Rescreen]) -> None:
     """Second pass: stage every line, commit in one statement, then let the derived indexes catch up.
 
     The lines were validated in the first pass; this one reads the same bytes (checked by their hash before the
-    commit, so a file changed in between is never committed) and only shapes them for the graph.
+    commit, so a file changed in between is never committed) and only shapes them for the graph, with what
+    screening changed (``rescreened``: new properties, no mentions or facts for a quarantined memory, and the
+    audit entries).
     """
+    quarantined = {k for k, v in rescreened.items() if v.props["status"] == MemoryStatus.QUARANTINED.value}
     pending: dict[str, list[dict[str, Any]]] = {"memory": [], "entity": [], "audit": [],
                                                 **{rel: [] for rel in LINK_TYPES}}
     staged_memories = 0
@@ -766,18 +824,21 @@ def _write(mem: Engine, lines: _Lines, existing: set[str], report: RestoreReport
             obj = json.loads(raw)
             kind = obj["kind"]
             if kind == "memory":
-                if str(obj["props"]["id"]) in existing:
+                mid = str(obj["props"]["id"])
+                if mid in existing:
                     continue
-                pending["memory"].append({"props": _clean(obj["props"]), "embedding": obj.get("embedding")})
+                change = rescreened.get(mid)
+                props = {**_clean(obj["props"]), **(change.props if change else {})}
+                pending["memory"].append({"props": props, "embedding": obj.get("embedding")})
             elif kind == "entity":
                 pending["entity"].append({"uid": obj["uid"], "props": _clean(obj["props"])})
             elif kind == "mentions":
-                if obj["memory_id"] in existing:  # a kept memory keeps its own links
+                if obj["memory_id"] in existing or obj["memory_id"] in quarantined:  # kept ones keep their own
                     continue
                 kind = "MENTIONS"
                 pending[kind].append({"src": obj["memory_id"], "dst": obj["uid"], "props": _clean(obj.get("props"))})
             elif kind == "relates":
-                if obj["props"].get("memory_id") in existing:
+                if obj["props"].get("memory_id") in existing or obj["props"].get("memory_id") in quarantined:
                     continue
                 kind = "RELATES"
                 pending[kind].append({"src": obj["src"], "dst": obj["dst"], "props": _clean(obj["props"])})
@@ -789,6 +850,7 @@ def _write(mem: Engine, lines: _Lines, existing: set[str], report: RestoreReport
             else:
                 continue
             flush(kind)
+        pending["audit"] += mem.store.audit_rows([v.audit for v in rescreened.values()])
         for kind in pending:
             flush(kind, force=True)
         with mem.mutation(None, persist=True):  # FAISS/BM25 follow the graph, as after any write

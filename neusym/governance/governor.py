@@ -139,6 +139,12 @@ class Governor:
             self.successors.apply(decisions, lambda ids: self.store.get(ids, tenant_scope(scope)), time.time())
         return decisions
 
+    def screen(self, record: MemoryRecord, scope: Scope) -> Decision:
+        """The admission verdict on a stored memory's text, as an edit of it gets (``admit``'s first step, on its
+        own): what a restore asks of each current memory a backup brings back, since a file's statuses and flags
+        are not evidence that anyone reviewed it."""
+        return self.admission.evaluate(record, scope, edit=True)
+
     @staticmethod
     def planned_derivations(decisions: Sequence[Decision]) -> list[dict[str, Any]]:
         """``DERIVED_FROM`` links of the engine-made successors in the plan (created with them, in one statement)."""
