@@ -77,6 +77,7 @@ from neusym import (
     ScopeError,
     SearchResult,
 )
+from neusym.record import validate_label
 
 __all__ = ["NeuSymStore"]
 
@@ -279,6 +280,10 @@ class NeuSymStore(BaseStore):
 
     def _put(self, op: PutOp) -> None:
         namespace, key = tuple(op.namespace), str(op.key)
+        # keys and labels come back to the agent in items and sit in the memory's metadata: one printable line
+        for what, label in (("store key", key), *(("namespace label", x) for x in namespace)):
+            if label:
+                validate_label(label, what, 1024)
         if op.value is not None:
             if not isinstance(op.value, Mapping):
                 raise InvalidInputError(f"a store value must be a dict, got {type(op.value).__name__}")

@@ -11,8 +11,13 @@ What a restore guarantees, and why each rule exists:
 * **Validated before the first write.** The whole file is read and checked first: JSON, line order, counts against
   the ``end`` line, every memory's properties through the record model (``type`` a :class:`MemoryType`, times
   numbers, ``metadata_json`` a JSON object ...), every embedding through the decoder (base64, float32, one
-  dimension, finite, non-zero), every reference resolved. Then the graph is asked (still read-only) which ids
-  exist and whose they are. A bad line is reported with its line number and nothing is written.
+  dimension, finite, non-zero), every reference resolved, every id an id (memory and audit ids: 1-128 of
+  ``A-Z a-z 0-9 _ . : -``; scope ids and audit actors: one printable line), so no id can carry a line break or a
+  delimiter into a prompt. Then the graph is asked (still read-only) which ids exist and whose they are. A bad
+  line is reported with its line number and nothing is written.
+* **Streamed, bounded.** Lines are read at most :data:`MAX_LINE_CHARS` at a time (a longer one is refused without
+  being held whole), at most :data:`MAX_RESTORE_CHARS` in all, and a ``.gz`` file may not expand beyond
+  :data:`MAX_EXPANSION` times its size; a file that is not UTF-8 (or not gzip) is refused with its line number.
 * **All or nothing.** The lines are written staged, invisible to every read, and made visible by one atomic
   statement (:class:`~neusym.symbolic.transfer.StagedRestore`); any failure before it (the embedder, the
   database, a concurrent writer taking a restored id) deletes what was staged, so the store is as it was and a
@@ -41,6 +46,7 @@ import math
 import os
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -50,7 +56,17 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from neusym.errors import InvalidInputError, ScopeError
-from neusym.record import MAX_CONTENT_BYTES, MemoryStatus, MemoryType, PlanState, Scope, Triple, validate_text
+from neusym.record import (
+    MAX_CONTENT_BYTES,
+    MemoryStatus,
+    MemoryType,
+    PlanState,
+    Scope,
+    Triple,
+    validate_id,
+    validate_label,
+    validate_text,
+)
 from neusym.symbolic.convert import encode_embedding, entity_namespace, props_to_record
 from neusym.symbolic.store import RELATIONS
 from neusym.symbolic.transfer import (
@@ -73,6 +89,18 @@ Source = str | os.PathLike[str] | IO[str]
 """A path (``.gz`` is read/written compressed) or an open text stream."""
 Progress = Callable[[int, int], None]
 """``progress(done, total)``: memories written so far out of all of them."""
+
+MAX_LINE_CHARS = 16 * 1024 * 1024
+"""Longest line a restore reads (characters, newline included). The largest valid memory line (1 MB of text,
+its metadata and facts, JSON-escaped, and an embedding) stays well below it; a longer line is refused as soon as
+this much of it was read, never held whole."""
+MAX_RESTORE_CHARS = 64 * 1024**3
+"""Most characters a restore reads from one file (after decompression): far beyond any real backup, a bound on the
+time a crafted file can take."""
+MAX_EXPANSION = 100
+"""A ``.gz`` file may decompress to at most this many times its size (once past ``EXPANSION_FLOOR``): JSON Lines of
+memories and embeddings compress 2-10x, a compression bomb thousands of times."""
+EXPANSION_FLOOR = 256 * 1024 * 1024
 
 _ORDER = {"header": 0, "memory": 1, "entity": 2, "mentions": 3, "relates": 4, "edge": 5, "audit": 6, "end": 7}
 _COUNTED = ("memory", "entity", "mentions", "relates", "edge", "audit")
@@ -186,11 +214,29 @@ class _Lines:
                 self._spool = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def read(self) -> Iterator[tuple[int, str]]:
-        """``(line number, text)`` for every line."""
+        """``(line number, text)`` for every line, streamed: no line longer than :data:`MAX_LINE_CHARS` is held
+        whole, and no more than :data:`MAX_RESTORE_CHARS` (a ``.gz`` file: :data:`MAX_EXPANSION` times its size)
+        is read; either is an :class:`InvalidInputError` naming the limit, raised while validating (before the
+        first write) or, for a file that grew since, before the commit."""
         first = self.digest is None
         sha = hashlib.sha256()
+        packed = (self.path.stat().st_size if self.path is not None and self.path.suffix == ".gz" else None)
+        total = 0
         with self._open(first) as fh:
-            for n, raw in enumerate(fh, 1):
+            n = 0
+            while True:
+                raw = self._line(fh, n + 1)
+                if not raw:
+                    break
+                n += 1
+                total += len(raw)
+                if total > MAX_RESTORE_CHARS:
+                    raise InvalidInputError(f"{self.name}: more than {MAX_RESTORE_CHARS:,} characters (the restore "
+                                            "limit); nothing was restored")
+                if packed is not None and total > max(EXPANSION_FLOOR, MAX_EXPANSION * packed):
+                    raise InvalidInputError(
+                        f"{self.name}: decompresses to more than {MAX_EXPANSION} times its size ({packed:,} bytes; "
+                        "a compression bomb?); nothing was restored")
                 sha.update(raw.encode("utf-8", "surrogatepass"))
                 if first and self._spool is not None:
                     self._spool.write(raw)
@@ -199,6 +245,19 @@ class _Lines:
             self.digest = sha.hexdigest()
         elif sha.hexdigest() != self.digest:
             raise InvalidInputError(f"{self.name} changed while it was being restored; nothing was restored")
+
+    def _line(self, fh: IO[str], n: int) -> str:
+        """The next line, at most :data:`MAX_LINE_CHARS` read of it; a file that is not UTF-8 text (or not gzip
+        data, or a truncated one) is a typed error with the line number."""
+        try:
+            raw = fh.readline(MAX_LINE_CHARS + 1)
+        except (UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as err:
+            raise InvalidInputError(f"{self.name}:{n}: cannot be read ({type(err).__name__}: {str(err)[:160]}); "
+                                    "nothing was restored") from err
+        if len(raw) > MAX_LINE_CHARS:
+            raise InvalidInputError(f"{self.name}:{n}: a line longer than {MAX_LINE_CHARS:,} characters (the "
+                                    "restore's line limit); nothing was restored")
+        return raw
 
     @contextmanager
     def _open(self, first: bool) -> Iterator[IO[str]]:
@@ -280,6 +339,14 @@ def _text(value: Any, where: str, what: str, *, max_bytes: int = MAX_CONTENT_BYT
     return value
 
 
+def _checked(check: Callable[[Any, str], str], value: Any, where: str, what: str) -> str:
+    """``check(value, what)`` (an id or label rule of :mod:`neusym.record`) with the line's place in the error."""
+    try:
+        return check(value, what)
+    except InvalidInputError as err:
+        raise _fail(where, str(err)) from err
+
+
 def _number(value: Any, where: str, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise _fail(where, f"{what} must be a finite number, got {value!r}"[:300])
@@ -357,12 +424,14 @@ def check_memory_props(props: Any, where: str) -> tuple[dict[str, Any], Scope, l
             raise _fail(where, f"property {key!r} is reserved")
         if key in ("id", "content") and (not isinstance(value, str) or not value):
             raise _fail(where, f"memory {key} must be a non-empty string")
-        if key == "content":
+        if key == "id":
+            _checked(validate_id, value, where, "memory id")
+        elif key == "content":
             try:
                 value = validate_text(value, field="content")
             except InvalidInputError as err:
                 raise _fail(where, str(err)) from err
-        elif key in _MEMORY_STR or key == "id":
+        elif key in _MEMORY_STR:
             _text(value, where, key, max_bytes=64_000)
         elif key in _MEMORY_TIME:
             _number(value, where, key)
@@ -397,6 +466,9 @@ def check_memory_props(props: Any, where: str) -> tuple[dict[str, Any], Scope, l
     for key in ("id", "content", "created_at"):
         if key not in out:
             raise _fail(where, f"memory without {key}")
+    for key in ("user_id", "agent_id", "session_id"):
+        if out.get(key) is not None:
+            _checked(validate_label, out[key], where, key)
     try:
         scope = Scope(user_id=out.get("user_id"), agent_id=out.get("agent_id"), session_id=out.get("session_id"))
     except ValueError as err:
@@ -623,17 +695,20 @@ class _Validator:
 
     def _audit(self, obj: dict[str, Any], where: str) -> None:
         props = self._props(obj, where, "audit")
-        aid = _text(props.get("id"), where, "audit id", max_bytes=4096)
+        aid = _checked(validate_id, props.get("id"), where, "audit id")
         if aid in self.seen.audit_ids:
             raise _fail(where, f"audit entry {aid} appears twice")
-        _text(props.get("action"), where, "audit action", max_bytes=4096)
+        _checked(validate_id, props.get("action"), where, "audit action")
         _number(props.get("at"), where, "audit at")
+        for key in ("actor", "user_id", "agent_id", "session_id"):  # shown by history and its tools
+            if props.get(key) is not None:
+                _checked(validate_label, props[key], where, f"audit {key}")
         if "details_json" in props:
             _json_field(props["details_json"], where, "audit details_json", dict)
         user = props.get("user_id")
         mid = props.get("memory_id")
         if mid is not None:
-            mid = _text(mid, where, "audit memory_id", max_bytes=4096)
+            mid = _checked(validate_id, mid, where, "audit memory_id")
         if mid is not None and mid in self.seen.memories:
             if user != self.seen.users[mid]:
                 raise _fail(where, f"audit entry {aid} names tenant {user!r}, not the tenant of its memory")

@@ -29,6 +29,7 @@ from neusym.record import (
     Source,
     as_epoch,
     content_hash,
+    validate_id,
     validate_text,
 )
 from neusym.symbolic.convert import entity_namespace, entity_uid
@@ -97,11 +98,12 @@ def check_offset(offset: Any) -> int:
 
 
 def check_ids(memory_ids: Any) -> list[str]:
-    """One id or a collection of ids, each a non-empty string."""
+    """One id or a collection of ids, each an id (:func:`neusym.record.validate_id`: no caller-supplied id can
+    carry a line break or a delimiter into an answer that echoes it)."""
     wanted: list[Any] = list(memory_ids) if isinstance(memory_ids, list | tuple | set | frozenset) else [memory_ids]
     if not all(isinstance(i, str) and i for i in wanted):
         raise InvalidInputError("memory ids must be non-empty strings")
-    return wanted
+    return [validate_id(i) for i in wanted]
 
 
 def finite(value: Any, name: str) -> float:

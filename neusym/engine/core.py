@@ -37,6 +37,7 @@ from neusym.record import (
     Source,
     as_epoch,
     utcnow,
+    validate_id,
     validate_text,
 )
 from neusym.reembed import ReembedReport, ensure_embedder, reembed_store
@@ -429,6 +430,7 @@ class Engine:
         self.check_open()
         if not isinstance(memory_id, str) or not memory_id:
             raise InvalidInputError("memory_id must be a non-empty string")
+        validate_id(memory_id)
         sc = self.scope(scope, all_tenants=all_tenants, what="get", admin=True)
         found = self.store.get([memory_id], sc)
         if not found:
