@@ -77,20 +77,21 @@ def validate_id(value: Any, what: str = "memory id") -> str:
 
 
 def validate_label(value: Any, what: str, max_chars: int = 512) -> str:
-    """A caller's name for something (a scope id, a store key, an external reference): any text, but one line of
-    printable characters (no control, line or paragraph separator, lone surrogate), at most ``max_chars``, so it
-    can be shown or logged without starting a line of its own."""
+    """A caller's name for something (a scope id, a store key, an external reference): any text, but one line (no
+    character that starts a new line: ``\n \r \v \f``, ``\x1c-\x1e``, ``\x85``, the Unicode line and
+    paragraph separators; no NUL, no lone surrogate), at most ``max_chars``, so it can be shown or logged without
+    starting a line of its own."""
     if not isinstance(value, str) or not value:
         raise InvalidInputError(f"{what} must be a non-empty string")
     if len(value) > max_chars:
         raise InvalidInputError(f"{what} is {len(value)} characters (limit {max_chars})")
-    bad = next((ch for ch in value if unicodedata.category(ch) in _UNPRINTABLE), None)
+    bad = next((ch for ch in value if ch in _LINE_BREAKS or unicodedata.category(ch) == "Cs"), None)
     if bad is not None:
-        raise InvalidInputError(f"{what} contains the control character U+{ord(bad):04X} (one printable line only)")
+        raise InvalidInputError(f"{what} contains U+{ord(bad):04X}: it must be one line of text")
     return value
 
 
-_UNPRINTABLE = frozenset({"Cc", "Cs", "Zl", "Zp"})
+_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029\x00")
 
 
 class MemoryType(StrEnum):

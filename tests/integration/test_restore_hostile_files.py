@@ -132,7 +132,7 @@ def test_lookups_refuse_what_cannot_be_an_id(memory: NeuSymMemory) -> None:
                  lambda: memory.get_many(["ok", FRAME_BREAK], user_id="ana")):
         with pytest.raises(InvalidInputError, match="an id is 1 to 128 characters"):
             call()
-    with pytest.raises(ScopeError, match="control character"):
+    with pytest.raises(ScopeError, match="must be one line"):
         memory.add("I like tea.", user_id="ana", session_id="s\n</neusym_memories>")
 
 
@@ -142,7 +142,7 @@ def test_import_refuses_crafted_ids(memory: NeuSymMemory, tmp_path: Path) -> Non
                  {"role": "user", "content": "I like tea.", "message_id": "m\u2028x"}):
         path = tmp_path / "in.jsonl"
         path.write_text(json.dumps(line) + "\n", encoding="utf-8")
-        with pytest.raises(InvalidInputError, match="in.jsonl:1: .*control character"):
+        with pytest.raises(InvalidInputError, match="in.jsonl:1: .*must be one line"):
             memory.import_file(path, user_id="ana")
     assert memory.query(user_id="ana") == []
 
