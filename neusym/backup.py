@@ -56,6 +56,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from neusym.errors import InvalidInputError, ScopeError
+from neusym.private_files import atomic_private
 from neusym.record import (
     MAX_CONTENT_BYTES,
     MemoryStatus,
@@ -173,23 +174,12 @@ def _open_text(path: Path) -> Iterator[IO[str]]:
         yield fh
 
 
-@contextmanager
-def _atomic_writer(target: Path) -> Iterator[IO[str]]:
-    """Write ``target`` through a private temporary file renamed into place: a failed export never leaves half a
-    backup under the real name, and the file is created 0600 (it holds every memory of the scope)."""
-    target = target.expanduser()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    os.close(fd)
-    try:
-        raw: IO[str] = (gzip.open(tmp, "wt", encoding="utf-8") if target.suffix == ".gz"  # noqa: SIM115
-                        else open(tmp, "w", encoding="utf-8"))  # noqa: SIM115
-        with raw as fh:
-            yield fh
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+def _atomic_writer(target: Path) -> AbstractContextManager[IO[str]]:
+    """Write ``target`` through a private temporary file renamed into place (:func:`neusym.private_files.
+    atomic_private`): a failed export never leaves half a backup under the real name, the file is 0600 in a 0700
+    directory if it had to create one (it holds every memory of the scope), and a symbolic link at ``target`` is
+    refused, never written through."""
+    return atomic_private(target, compress=target.suffix == ".gz")
 
 
 class _Lines:
