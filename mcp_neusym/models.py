@@ -136,7 +136,9 @@ class ForgetOut(BaseModel):
 
 
 class UpdateOut(BaseModel):
-    memory: MemoryOut
+    memory: MemoryOut | None = Field(description="The edited memory; omitted when its new text was quarantined.")
+    memory_id: str
+    status: str = Field(description="active, pending, quarantined (withheld until a reviewer approves it) ...")
 
 
 class AuditEntryOut(BaseModel):

@@ -27,6 +27,7 @@ from mcp_neusym.render import DATA_NOTE, flat
 from mcp_neusym.runtime import Progress, guarded, in_thread
 from mcp_neusym.state import ServerState
 from mcp_neusym.tools_memory import AgentArg, Ctx, SessionArg, tool_result
+from neusym.prompting import shown_id
 from neusym.record import MemoryRecord
 
 __all__ = ["MAX_IMPORT_CHARS", "register_admin_tools"]
@@ -57,7 +58,7 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
         if not out.items:
             return tool_result(out, "The review queue is empty.")
         lines = [f"{out.count} items waiting for review ({DATA_NOTE}):"]
-        lines += [f"- [{i.memory_id}] {i.kind}: {flat(i.memory.content, 300)} (why: {flat(i.reason, 200)})"
+        lines += [f"- [{shown_id(i.memory_id)}] {i.kind}: {flat(i.memory.content, 300)} (why: {flat(i.reason, 200)})"
                   for i in out.items]
         return tool_result(out, "\n".join(lines))
 
@@ -72,7 +73,7 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
         out = ReviewDecisionOut(memory_id=memory_id, decision=verb, purged=rec is None,
                                 memory=memory_out(rec) if rec is not None else None)
         now = "purged" if rec is None else f"now {rec.status.value}"
-        return tool_result(out, f"{verb.capitalize()} {memory_id}: {now}.")
+        return tool_result(out, f"{verb.capitalize()} {shown_id(memory_id)}: {now}.")
 
     @guarded
     async def review_approve(
@@ -108,7 +109,7 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
                                                       fallback=True), label="reflecting")
         out = ReflectOut(stored=done.stored, id=done.id, summary=done.summary, source_ids=done.source_ids,
                          reinforced=list(done.reinforced), cooled=list(done.cooled))
-        state_text = f"stored as {done.id}" if done.stored else "not stored"
+        state_text = f"stored as {shown_id(done.id or '')}" if done.stored else "not stored"
         return tool_result(out, f"Reflection over {len(out.source_ids)} memories ({state_text}): "
                                 f"{flat(done.summary, 1500)}")
 
