@@ -30,6 +30,7 @@ import unicodedata
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
+from neusym.language import regex as rx
 from neusym.record import MemoryRecord, MemoryStatus, SearchResult
 
 __all__ = [
@@ -64,10 +65,10 @@ _SUSPICIOUS_FLAGS = frozenset({"suspicious", "injection"})
 _NEVER = frozenset({MemoryStatus.QUARANTINED, MemoryStatus.DELETED})
 
 # invisible or direction-changing characters: they can hide text from a human reviewer while the model reads it
-_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
-_ROLE = re.compile(r"\b(system|assistant|user|human|ai|developer)\s*:", re.IGNORECASE)
-_HEADING = re.compile(r"(^|\s)#{1,6}(?=\s|$)")
-_TAG_NAME = re.compile(r"neusym[\s_-]*memories", re.IGNORECASE)
+_INVISIBLE = rx.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
+_ROLE = rx.compile(r"\b(system|assistant|user|human|ai|developer)\s*:", re.IGNORECASE)
+_HEADING = rx.compile(r"(^|\s)#{1,6}(?=\s|$)")
+_TAG_NAME = rx.compile(r"neusym[\s_-]*memories", re.IGNORECASE)
 
 
 def neutralize(text: str) -> str:
