@@ -103,7 +103,9 @@ RULES: tuple[Rule, ...] = (
     # ---------------------------------------------------------------- role / system impersonation
     Rule("chat_template_tokens", "impersonation",
          _r(r"<\|(?:im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id)\|>|\[/?INST\]|"
-            r"<</?SYS>>|###\s*(?:instruction|system)\s*:?"), 0.9, True),
+            r"<</?SYS>>|###\s*(?:instruction|system)\s*:?|"
+            # our own frame's delimiter (screening reads the visible form: fullwidth and look-alikes fold to it)
+            r"</?\s*neusym[\s_-]*memories\s*>"), 0.9, True),
     Rule("role_header_directive", "impersonation",
          _r(r"^\s*[\[(<#*]*\s*(?:system|assistant|admin|administrator|developer|root|operator)\s*[\])>:]+"
             r"[^\n]{0,200}\b(?:you|must|always|never|ignore|override|instruction|policy|verified|authori[sz]ed|"

@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -27,6 +26,7 @@ from neusym.errors import ExtractionError
 from neusym.governance import asks, combiner, directives, intents
 from neusym.governance.injection_rules import RULES
 from neusym.language import regex as rx
+from neusym.language.normal import visible_form
 from neusym.llm import ChatModel, complete_json
 from neusym.regex_gate import RuleGate
 
@@ -56,7 +56,6 @@ _ZERO_WIDTH = rx.compile("[\u200b\u200c\u2060-\u2064\ufeff]")
 _ZWJ_OUTSIDE_EMOJI = rx.compile(r"(?<=[A-Za-z0-9])\u200d|\u200d(?=[A-Za-z0-9])")
 # Which words each rule needs before its regex can match (see neusym.regex_gate): most memories skip most rules.
 _GATE = RuleGate(rule.pattern for rule in RULES)
-_ALL_HIDDEN = rx.compile("[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060-\u2064\ufeff]")
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
 _LEET_L = str.maketrans({"1": "l", "|": "l"})
@@ -321,7 +320,7 @@ class Screener:
         line: the verdict is the same, most memories are spared three more pattern searches."""
         user_channel = origin in ("user", "system")
         signals = self._signals(text, user_id=user_id, depth=0, self_ref=user_channel, shape=origin != "agent")
-        visible = intents.Folded(unicodedata.normalize("NFKC", _ALL_HIDDEN.sub("", text)))
+        visible = intents.Folded(visible_form(text))
         signals.extend(_intent_signals(visible, origin))
         risk = _noisy_or([s.weight for s in signals])
         directed = any(s.directed for s in signals)
@@ -361,7 +360,7 @@ class Screener:
         with imperatives all the time ("Try restarting the router")."""
         out: list[Signal] = []
         out.extend(self._hidden_chars(text))
-        visible = unicodedata.normalize("NFKC", _ALL_HIDDEN.sub("", text))
+        visible = visible_form(text)
         variants = [visible]
         # Markup is replaced by line breaks so hidden comments/spans are read as their own "turns", spaced-out
         # letters are re-joined ("i g n o r e") and leetspeak folded ("1gn0re") before the rules run again.
