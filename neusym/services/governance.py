@@ -316,7 +316,7 @@ class Governance:
         """Correct an item (text and/or fields, versioned and audited), then approve it unless told not to."""
         rec, sc = self._target(memory_id, scope, "review_edit")
         with self.engine.mutation(sc) as m:
-            edited = self.engine.update(rec.id, content, scope=sc, actor=actor, reason=reason, **fields)
+            edited = self.engine.reviewed_update(rec.id, content, scope=sc, actor=actor, reason=reason, **fields)
             if approve_after:
                 return self.decisions.approve(m, edited, sc, actor, reason)
             return edited
