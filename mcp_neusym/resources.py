@@ -14,11 +14,12 @@ from mcp.server.fastmcp.prompts.base import Message, UserMessage
 from pydantic import Field
 
 from mcp_neusym.models import memory_out
-from mcp_neusym.render import DATA_NOTE, context_block, marks
+from mcp_neusym.render import DATA_NOTE, context_block, flat, marks
 from mcp_neusym.runtime import in_thread, tool_error
 from mcp_neusym.state import ServerState
 from mcp_neusym.tools_memory import Ctx
 from neusym.errors import InvalidInputError
+from neusym.prompting import withheld_reason
 
 __all__ = ["PROFILE_URI", "RECENT_URI", "register_resources"]
 
@@ -33,12 +34,17 @@ def register_resources(server: FastMCP[Any], state: ServerState) -> None:
     tenant = state.tenant
 
     def _listing(types: list[str] | None, order: str, limit: int, what: str) -> str:
+        """A resource is read into a model's context like the ``memory_context`` prompt, so it shows what that
+        shows (nothing awaiting review; the count of what was withheld) and each text as :mod:`neusym.prompting`
+        does: one neutralised line (no line breaks, role labels, delimiters or invisible characters)."""
         scope = tenant.read_scope(server.get_context())
-        recs = mem.query(scope=scope, types=types, order=order, limit=limit)
+        found_recs = mem.query(scope=scope, types=types, order=order, limit=limit)
+        recs = [r for r in found_recs if withheld_reason(r) is None]
         found = marks(mem, recs, scope)
+        shown = [memory_out(r, found[r.id]).model_copy(update={"content": flat(r.content)}) for r in recs]
         return json.dumps({"about": f"{what} ({DATA_NOTE})", "count": len(recs),
-                           "memories": [memory_out(r, found[r.id]).model_dump(mode="json") for r in recs]},
-                          ensure_ascii=False, indent=1)
+                           "withheld_until_reviewed": len(found_recs) - len(recs),
+                           "memories": [m.model_dump(mode="json") for m in shown]}, ensure_ascii=False, indent=1)
 
     async def _safe(fn: Any) -> str:
         try:
