@@ -189,6 +189,8 @@ class ReflectOut(BaseModel):
     source_ids: list[str]
     reinforced: list[str] = Field(default_factory=list)
     cooled: list[str] = Field(default_factory=list)
+    marks: list[str] = Field(default_factory=list, description="How carefully to use the reflection (inherited "
+                                                                "from its sources: low confidence, conflicting).")
 
 
 class CurateOut(BaseModel):

@@ -23,12 +23,12 @@ from mcp_neusym.models import (
     ReviewListOut,
     memory_out,
 )
-from mcp_neusym.render import flat
+from mcp_neusym.render import flat, framed, marks
 from mcp_neusym.runtime import Progress, guarded, in_thread
 from mcp_neusym.state import ServerState
 from mcp_neusym.tools_memory import AgentArg, Ctx, SessionArg, tool_result
 from neusym.prompting import render_texts, shown_id
-from neusym.record import MemoryRecord
+from neusym.record import MemoryRecord, MemoryType
 
 __all__ = ["MAX_IMPORT_CHARS", "register_admin_tools"]
 
@@ -106,12 +106,15 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
         done = await progress.run(lambda: mem.reflect(scope=scope, entity=entity, goal=goal,
                                                       only_unreflected=session_id is None and entity is None,
                                                       fallback=True), label="reflecting")
+        shown = done.memory or MemoryRecord(content=done.summary, type=MemoryType.REFLECTION, scope=done.scope)
+        found = await in_thread(lambda: marks(mem, [shown], scope))
         out = ReflectOut(stored=done.stored, id=done.id, summary=done.summary, source_ids=done.source_ids,
-                         reinforced=list(done.reinforced), cooled=list(done.cooled))
+                         reinforced=list(done.reinforced), cooled=list(done.cooled), marks=found[shown.id])
         state_text = f"stored as {shown_id(done.id or '')}" if done.stored else "not stored"
-        # a summary of stored memories is memory text too: framed and quoted like them
-        return tool_result(out, f"Reflection over {len(out.source_ids)} memories ({state_text}):\n"
-                                + render_texts([(done.id, done.summary)], heading="Reflection"))
+        # the summary is memory text: framed and quoted like every other memory a tool shows
+        text = await in_thread(lambda: framed(mem, [shown], scope, title=f"Reflection over {len(out.source_ids)} "
+                                              f"memories ({state_text})", empty="The reflection is withheld."))
+        return tool_result(out, text)
 
     # ------------------------------------------------------------------ curate
     @guarded

@@ -255,9 +255,10 @@ async def test_every_text_that_shows_memories_is_framed(memory: NeuSymMemory) ->
         reflection = await s.call_tool("reflect", {})
         if ok(reflection)["summary"]:
             framed_once(reflection.content[0].text)  # type: ignore[union-attr]
-        pending = memory.add("Ana's locker code might be 9999.", user_id="ana", infer=False)[0]
+        pending = memory.add("Ana's locker code might be 9999.", user_id="ana", type="fact", infer=False)[0]
         memory.update(pending.id, status="pending", user_id="ana")
+        profile = json.loads((await s.read_resource("neusym://profile")).contents[0].text)  # type: ignore[union-attr]
+        assert profile["withheld_until_reviewed"] >= 1 and pending.id not in {m["id"] for m in profile["memories"]}
         recent = json.loads((await s.read_resource("neusym://memories/recent")).contents[0].text)  # type: ignore[union-attr]
-        assert recent["withheld_until_reviewed"] >= 1 and pending.id not in {m["id"] for m in recent["memories"]}
         porto = [m["content"] for m in recent["memories"] if "Porto trip" in m["content"]]
         assert porto and all("\n" not in c and "</neusym_memories>" not in c for c in porto), porto
