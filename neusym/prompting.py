@@ -51,6 +51,7 @@ __all__ = [
     "memory_line",
     "neutralize",
     "render_memories",
+    "render_texts",
     "shown_id",
     "withheld_reason",
 ]
@@ -228,3 +229,27 @@ def render_memories(memories: Iterable[MemoryRecord | SearchResult], *, header: 
     lines = [memory_line(s.record, m, reflection=s.record.type.value == "reflection", show_id=show_ids,
                          score=s.score if show_ids else None) for s, m in zip(shown, marks, strict=True)]
     return frame([(heading, lines)], header=header, marks=[x for m in marks for x in m], withheld=withheld)
+
+
+Text = str | tuple[str | None, str] | tuple[str | None, str, str]
+"""What :func:`render_texts` lists: a text, ``(id, text)`` or ``(id, text, note)`` (``id`` may be ``None``)."""
+
+
+def render_texts(items: Iterable[Text], *, header: str = "", heading: str = "Stored records") -> str:
+    """Memory text that is not a record at hand (a LangGraph store item's value, a reflection's summary, an item
+    of a forget preview or the review queue, a retriever's ``Document``) in the same frame as
+    :func:`render_memories`: one ``- `` line each, ``[id]`` first when given, the text quoted and neutralised, a
+    ``note`` (the caller's own words: a kind, a reason) after it. ``""`` when there is nothing to show."""
+    lines = []
+    for item in items:
+        mid: str | None
+        match item:
+            case str():
+                mid, text, note = None, item, ""
+            case (mid, text):
+                note = ""
+            case (mid, text, note):
+                pass
+        lead = f"- [{shown_id(mid)}] " if mid is not None else "- "
+        lines.append(lead + _quoted(text) + (f" ({_flat_header(note)})" if note else ""))
+    return frame([(heading, lines)], header=header)
