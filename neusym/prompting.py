@@ -32,8 +32,14 @@ import unicodedata
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
+<<<<<<< HEAD
 from neusym.errors import InvalidInputError
 from neusym.record import MemoryRecord, MemoryStatus, SearchResult, validate_id
+=======
+from neusym.language import regex as rx
+from neusym.language.normal import visible_form
+from neusym.record import MemoryRecord, MemoryStatus, SearchResult
+>>>>>>> 5511d79
 
 __all__ = [
     "CLOSE",
@@ -68,16 +74,16 @@ _REVIEW_FLAGS = frozenset({"suspicious", "injection", "dedup_review"})
 _SUSPICIOUS_FLAGS = frozenset({"suspicious", "injection"})
 _NEVER = frozenset({MemoryStatus.QUARANTINED, MemoryStatus.DELETED})
 
-# invisible or direction-changing characters: they can hide text from a human reviewer while the model reads it
-_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
-_ROLE = re.compile(r"\b(system|assistant|user|human|ai|developer)\s*:", re.IGNORECASE)
-_HEADING = re.compile(r"(^|\s)#{1,6}(?=\s|$)")
-_TAG_NAME = re.compile(r"neusym[\s_-]*memories", re.IGNORECASE)
+_ROLE = rx.compile(r"\b(system|assistant|user|human|ai|developer)\s*:", re.IGNORECASE)
+_HEADING = rx.compile(r"(^|\s)#{1,6}(?=\s|$)")
+_TAG_NAME = rx.compile(r"neusym[\s_-]*memories", re.IGNORECASE)
 
 
 def neutralize(text: str) -> str:
     """``text`` as one line that cannot pose as prompt structure (see the module docstring)."""
-    cleaned = "".join(ch for ch in _INVISIBLE.sub("", text)
+    # the rules below are ASCII; they read the form a model sees (fullwidth "＜／…＞", "ｓｙｓｔｅｍ：", look-alike
+    # letters, invisible characters between letters: neusym.language.normal)
+    cleaned = "".join(ch for ch in visible_form(text)
                       if ch in "\t\n\r" or unicodedata.category(ch) not in ("Cc", "Cs", "Co", "Cn"))
     flat = " ".join(cleaned.split())  # every kind of line break and space, \u2028 included
     flat = _TAG_NAME.sub("[delimiter removed]", flat)
