@@ -43,12 +43,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from neusym.errors import InvalidInputError, ScopeError
-<<<<<<< HEAD
-from neusym.record import Scope, validate_label, validate_text
-=======
 from neusym.language import regex as rx
-from neusym.record import Scope, validate_text
->>>>>>> 5511d79
+from neusym.record import Scope, validate_label, validate_text
 
 if TYPE_CHECKING:
     from neusym.engine import Engine

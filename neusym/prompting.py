@@ -32,14 +32,10 @@ import unicodedata
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-<<<<<<< HEAD
 from neusym.errors import InvalidInputError
-from neusym.record import MemoryRecord, MemoryStatus, SearchResult, validate_id
-=======
 from neusym.language import regex as rx
 from neusym.language.normal import visible_form
-from neusym.record import MemoryRecord, MemoryStatus, SearchResult
->>>>>>> 5511d79
+from neusym.record import MemoryRecord, MemoryStatus, SearchResult, validate_id
 
 __all__ = [
     "CLOSE",
