@@ -8,7 +8,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -19,7 +19,9 @@ from neusym.cli._app import app, review_app
 from neusym.cli._base import Opts, command, emit, err_console, jsonable, parse_time, progress_bar
 from neusym.cli._render import kv_table, print_records, record_json
 from neusym.errors import InvalidInputError
-from neusym.record import MemoryRecord
+
+if TYPE_CHECKING:
+    from neusym.record import MemoryRecord
 
 __all__: list[str] = []
 

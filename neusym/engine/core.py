@@ -17,6 +17,7 @@ import numpy as np
 
 from neusym.config import NeuSymConfig
 from neusym.embeddings import Embedder
+from neusym.embeddings.tables import table_embedder
 from neusym.engine import candidates as cand
 from neusym.engine.mutation import Events, Mutation, MutationPath
 from neusym.engine.scope import resolve_scope
@@ -144,7 +145,8 @@ class Engine:
         if applied:
             self.derived.save()
         self.governor = Governor(self.store, self.derived, policy=governance, llm=llm, embed=embedder.embed_documents,
-                                 facts=self._facts, embed_model=self.embedder_identity.model)
+                                 facts=self._facts, embed_model=self.embedder_identity.model,
+                                 embed_table=table_embedder(embedder, what="the attribute-slot descriptions"))
 
     # ------------------------------------------------------------------ lifecycle
     @property

@@ -135,10 +135,14 @@ class UpdateDetector:
     slot_clear = 0.0  # how far its best slot must score above every background text for that search
 
     def __init__(self, derived: DerivedIndexes, queries: GovernanceQueries, embed: Embed | None,
-                 *, min_trust: Callable[[str], bool] | None = None, model: PairModel | None = None) -> None:
+                 *, min_trust: Callable[[str], bool] | None = None, model: PairModel | None = None,
+                 embed_table: Embed | None = None) -> None:
         self.derived = derived
         self.queries = queries
         self.embed = embed
+        # the slot descriptions are the same texts on every start: embedded through a disk cache when the engine
+        # gives one (neusym.embeddings.tables), else by ``embed``
+        self.embed_table = embed_table
         self.model = model or PairModel()
         self.trusted = min_trust or (lambda origin: True)
         self._slots: np.ndarray | None = None
@@ -152,7 +156,7 @@ class UpdateDetector:
         if self._slots is None and self.embed is not None:
             texts = [d for s in SLOTS for d in s.descriptions] + list(BACKGROUND)
             self._owner = np.asarray([k for k, s in enumerate(SLOTS) for _ in s.descriptions], dtype=np.int64)
-            self._slots = _unit(np.asarray(self.embed(texts), dtype=np.float32))
+            self._slots = _unit(np.asarray((self.embed_table or self.embed)(texts), dtype=np.float32))
         return self._slots
 
     def scores(self, unit: np.ndarray) -> np.ndarray:

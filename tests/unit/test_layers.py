@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS: list[set[str]] = [
     {"errors", "record", "config", "_version", "private_files", "llm", "ingest", "regex_gate", "prompting",
-     "knowledge"},
+     "knowledge", "loading", "cache_files"},
     {"embeddings", "neural"},
     {"extraction"},
     {"symbolic"},
