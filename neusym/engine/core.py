@@ -214,6 +214,10 @@ class Engine:
                 if turn_origin is None:
                     refused.append(self._refused(turn, sc, now, cand.SYSTEM_REASON))
                     continue
+                chat = cand.small_talk_of(turn) if message and self.governor.policy.small_talk == "skip" else None
+                if chat is not None:  # "hi", "ok thanks": nothing to remember in a conversation's small talk
+                    refused.append(self._refused(turn, sc, now, f"not memorable: small talk ({chat.kind})"))
+                    continue
                 who = turn.speaker or speaker or ("assistant" if turn.role == "assistant" else None)
                 for ext in cand.extract(self.extractor, turn.content, who, now, infer):
                     candidates.append(cand.record_from(

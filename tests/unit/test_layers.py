@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS: list[set[str]] = [
     {"errors", "record", "config", "_version", "private_files", "llm", "ingest", "regex_gate", "prompting",
-     "knowledge", "loading", "cache_files"},
+     "knowledge", "loading", "cache_files", "language"},
     {"embeddings", "neural"},
     {"extraction"},
     {"symbolic"},
