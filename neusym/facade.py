@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -383,18 +383,27 @@ class NeuSymMemory:
         limit: int = 50,
         offset: int = 0,
         all_tenants: bool = False,
+        include_expired: bool = False,
     ) -> list[MemoryRecord]:
         """Symbolic retrieval without any vector step, e.g. open plans involving "Li Si" due in two weeks::
 
             mem.query(entity="Li Si", types=["plan"], plan_states=["open"], due_within=timedelta(days=14))
 
         ``limit`` is at most 1000 and ``offset`` at most 100,000 (page deeper sets with an export instead).
+        ``include_expired`` also lists memories whose TTL ran out (the janitor has not archived them yet).
         """
         return self.engine.query(
             scope=_sc(scope, user_id, agent_id, session_id), entity=entity, predicate=predicate, object=object,
             types=types, tags=tags, plan_states=plan_states, statuses=statuses, valid_at=valid_at,
             time_from=time_from, time_to=time_to, due_within=due_within, order=order, limit=limit, offset=offset,
-            all_tenants=all_tenants)
+            all_tenants=all_tenants, include_expired=include_expired)
+
+    def refresh_expiry(self, expires_at: Mapping[str, datetime | float], *, scope: ScopeArg = None,
+                       user_id: str | None = None, agent_id: str | None = None,
+                       session_id: str | None = None) -> int:
+        """Move the expiry of memories that have a TTL ({id: new expiry}) in one unaudited statement, e.g. a
+        read-refreshed TTL; returns how many moved (others of the scope, gone, or without a TTL are skipped)."""
+        return self.engine.refresh_expiry(expires_at, scope=_sc(scope, user_id, agent_id, session_id))
 
     def get(self, memory_id: str, *, scope: ScopeArg = None, user_id: str | None = None,
             agent_id: str | None = None, session_id: str | None = None, all_tenants: bool = False) -> MemoryRecord:

@@ -18,6 +18,7 @@ __all__ = [
     "LINK",
     "RETURN_MEMORY",
     "SCOPE_FILTER",
+    "SET_EXPIRY",
     "SET_PROPS",
     "TOMBSTONES_SINCE",
     "TOUCH",
@@ -166,6 +167,16 @@ UPDATE_PROPS = (
 TOUCH = (
     "UNWIND $nids AS nid MATCH (m:Memory {nid: nid}) "
     "SET m.last_accessed_at = $now, m.access_count = coalesce(m.access_count, 0) + 1"
+)
+
+# A read-refreshed TTL (LangGraph's refresh_on_read): only the expiry moves, in one statement for a whole result
+# list. No seq bump, no updated_at: the derived indexes hold no expiry (reads filter it in the graph), and a read
+# is not an edit of the memory.
+SET_EXPIRY = (
+    "UNWIND $rows AS r "
+    f"MATCH (m:Memory {{id: r.id}}) WHERE {SCOPE_FILTER} AND m.expires_at IS NOT NULL "
+    "SET m.expires_at = r.expires_at "
+    "RETURN count(m) AS n"
 )
 
 # Hard delete leaves only a content-free tombstone so other processes drop the vector on catch-up.
