@@ -55,6 +55,11 @@ __all__ = ["AddResult", "NeuSymMemory"]
 ScopeArg = Scope | dict[str, Any] | None
 
 
+def _item_id(item: str | ReviewItem) -> str:
+    """A review call's memory id: the id itself, or a :class:`ReviewItem` from ``review_queue``."""
+    return item.memory_id if isinstance(item, ReviewItem) else item
+
+
 def _sc(scope: ScopeArg, user_id: str | None = None, agent_id: str | None = None,
         session_id: str | None = None) -> Scope:
     """A call's scope ids folded into one scope (explicit ids win); the engine resolves and checks it."""
@@ -568,28 +573,28 @@ class NeuSymMemory:
         return self.governance.review_queue(kind, scope=_sc(scope, user_id, agent_id, session_id), limit=limit,
                                             all_tenants=all_tenants)
 
-    def review_approve(self, memory_id: str, *, scope: ScopeArg = None, user_id: str | None = None,
+    def review_approve(self, memory_id: str | ReviewItem, *, scope: ScopeArg = None, user_id: str | None = None,
                        agent_id: str | None = None, session_id: str | None = None, actor: str = "reviewer",
                        reason: str = "approved") -> MemoryRecord:
         """Accept an item: release from quarantine, make a conflicting value current, confirm a merge, or
         acknowledge that a flagged contradiction is fine."""
-        return self.governance.review_approve(memory_id, scope=_sc(scope, user_id, agent_id, session_id),
+        return self.governance.review_approve(_item_id(memory_id), scope=_sc(scope, user_id, agent_id, session_id),
                                               actor=actor, reason=reason)
 
-    def review_reject(self, memory_id: str, *, scope: ScopeArg = None, user_id: str | None = None,
+    def review_reject(self, memory_id: str | ReviewItem, *, scope: ScopeArg = None, user_id: str | None = None,
                       agent_id: str | None = None, session_id: str | None = None, actor: str = "reviewer",
                       reason: str = "rejected") -> MemoryRecord | None:
         """Refuse an item: purge a quarantined one, let the other value of a conflict win, keep a suspected
         duplicate as its own memory, or archive the wrong side of a contradiction."""
-        return self.governance.review_reject(memory_id, scope=_sc(scope, user_id, agent_id, session_id),
+        return self.governance.review_reject(_item_id(memory_id), scope=_sc(scope, user_id, agent_id, session_id),
                                              actor=actor, reason=reason)
 
-    def review_edit(self, memory_id: str, content: str | None = None, *, approve_after: bool = True,
+    def review_edit(self, memory_id: str | ReviewItem, content: str | None = None, *, approve_after: bool = True,
                     scope: ScopeArg = None, user_id: str | None = None, agent_id: str | None = None,
                     session_id: str | None = None, actor: str = "reviewer", reason: str = "edited in review",
                     **fields: Any) -> MemoryRecord:
         """Correct an item (text and/or fields, versioned and audited), then approve it unless told not to."""
-        return self.governance.review_edit(memory_id, content, approve_after=approve_after,
+        return self.governance.review_edit(_item_id(memory_id), content, approve_after=approve_after,
                                            scope=_sc(scope, user_id, agent_id, session_id), actor=actor,
                                            reason=reason, **fields)
 

@@ -55,11 +55,19 @@ def loading(what: str, *, after: float | None = None) -> Iterator[None]:
 def show_on_stderr() -> None:
     """Print this logger's lines on stderr as plain text (idempotent): what the CLI and the MCP server call at
     start. The lines do not propagate to the root logger, so a configured root handler does not print them twice."""
-    if any(getattr(h, "_neusym_loading", False) for h in log.handlers):
+    if any(isinstance(h, _Stderr) for h in log.handlers):
         return
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _Stderr()
     handler.setFormatter(logging.Formatter("%(message)s"))
-    handler._neusym_loading = True  # type: ignore[attr-defined]
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
+
+
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a line is logged (a test runner swaps it; a handler that kept the
+    stream it was created with would write to a closed one)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)

@@ -369,7 +369,8 @@ def _setup_logging(verbose: bool) -> None:
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("neusym").setLevel(logging.INFO if verbose else logging.WARNING)
-    show_on_stderr()  # "loading the embedding model ..." when a load makes the command wait (> 0.5 s)
+    if sys.stderr.isatty() and not verbose:  # --verbose shows them with every other INFO line
+        show_on_stderr()  # "loading the embedding model ..." when a load makes someone wait (> 0.5 s)
 
 
 # ---------------------------------------------------------------------------------------------------- decorator
