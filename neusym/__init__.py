@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         EmbedderMismatchError,
         EmbeddingError,
         ExtractionError,
+        GraphIntegrityError,
         IndexCorruptionError,
         IndexPersistenceError,
         InvalidInputError,
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
     from neusym.retrieval.config import RetrievalConfig
 
 _ERRORS = ("BackendError", "BackendUnavailableError", "ClosedError", "DimensionMismatchError",
-           "EmbedderMismatchError", "EmbeddingError", "ExtractionError", "IndexCorruptionError",
+           "EmbedderMismatchError", "EmbeddingError", "ExtractionError", "GraphIntegrityError", "IndexCorruptionError",
            "IndexPersistenceError", "InvalidInputError", "ModelIntegrityError", "NeuSymError",
            "PolicyViolationError", "RecordNotFoundError", "ScopeError", "UnsafeQueryError")
 _RECORDS = ("MemoryRecord", "MemoryStatus", "MemoryType", "PlanState", "Scope", "ScoreExplanation", "SearchResult",
@@ -97,6 +98,7 @@ __all__ = [  # a literal, so type checkers see the re-exports; every name must b
     "ExtractionError",
     "ForgetPreview",
     "ForgetReport",
+    "GraphIntegrityError",
     "ImportReport",
     "IndexCorruptionError",
     "IndexPersistenceError",

@@ -298,14 +298,18 @@ class NeuSymMemory:
 
     def update(self, memory_id: str, content: str | None = None, *, scope: ScopeArg = None,
                user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
-               actor: str = "user", reason: str = "manual edit", **fields: Any) -> MemoryRecord:
+               actor: str = "user", reason: str = "manual edit", origin: str | None = None,
+               **fields: Any) -> MemoryRecord:
         """Edit a memory in place (version +1, audited with the previous values for rollback).
 
+        New text passes the same governance as ``add`` (screened as written by ``origin``, default the memory's
+        own: a text ``add`` would quarantine is stored quarantined, withheld from reads until a reviewer approves;
+        a TTL it states applies; it may supersede an older value); the decision is in the audit.
         ``fields`` may set: type, importance, confidence, strength, tags, metadata, plan_state, valid_from,
         valid_to, expires_at, status.
         """
         return self.engine.update(memory_id, content, scope=_sc(scope, user_id, agent_id, session_id), actor=actor,
-                                  reason=reason, **fields)
+                                  reason=reason, origin=origin, **fields)
 
     def delete(self, memory_ids: str | Sequence[str], *, scope: ScopeArg = None, user_id: str | None = None,
                agent_id: str | None = None, session_id: str | None = None, actor: str = "user",
