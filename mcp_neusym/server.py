@@ -155,8 +155,8 @@ def run(open_memory: Callable[[], AbstractContextManager[NeuSymMemory]], setting
     (:mod:`mcp_neusym.opening`), then close it.
 
     SIGTERM is an orderly stop on both transports, and the process exits normally: on stdio it ends serving like
-    Ctrl-C; over HTTP uvicorn shuts down gracefully and then re-raises the signal it caught, which lands here and
-    is only recorded. Either way the memory is closed right after (indexes saved, the embedded graph released at
+    Ctrl-C; over HTTP uvicorn shuts down gracefully and then re-raises the signal it caught, which lands here as
+    the same orderly stop (it used to kill the process: rc -15, the memory never closed). Either way the memory is closed right after (indexes saved, the embedded graph released at
     once rather than by its watchdog). A second SIGTERM arriving while the memory closes (an MCP client's shutdown
     sequence sends one when the server takes a moment) is held off until the close is done."""
     settings.check_transport(http)  # a bad combination fails before the memory is opened
@@ -170,9 +170,10 @@ def run(open_memory: Callable[[], AbstractContextManager[NeuSymMemory]], setting
     terminated: list[int] = []
 
     def interrupt(signum: int, frame: Any) -> None:
+        # stdio: nothing else stops the SDK's blocking read of stdin; HTTP: a SIGTERM before uvicorn took over the
+        # signals stops the start, and the one uvicorn re-raises after its graceful shutdown ends serve() here
         terminated.append(signum)
-        if http is None:  # stdio: nothing else stops the SDK's blocking read of stdin
-            raise KeyboardInterrupt
+        raise KeyboardInterrupt
 
     with contextlib.suppress(ValueError):  # not the main thread: signals stay the host's
         previous = signal.signal(signal.SIGTERM, interrupt)
