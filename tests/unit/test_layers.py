@@ -3,7 +3,8 @@ down or sideways within its layer, never up, and the packages form no import cyc
 
     adapters, cli  ->  neusym.facade  ->  services (+ backup, importing)  ->  engine
     ->  governance / reflection components  ->  retrieval  ->  symbolic  ->  extraction  ->  embeddings/neural
-    ->  record, errors, config, knowledge (WordNet is-a data; imports nothing of ours)
+    ->  record, errors, config, knowledge (WordNet is-a data; imports nothing of ours), language (the one door
+        for patterns over text; imports nothing above it)
 
 Pure: reads the source with ``ast``, imports nothing of ours.
 """
