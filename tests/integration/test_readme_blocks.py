@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from neo4j_server.fixtures import neo4j_server  # noqa: F401 - the Neo4j block's server
@@ -61,6 +62,16 @@ def _claims(block: str) -> list[str]:
     return [m.group(1).strip() for m in re.finditer(r"^[ \t]*print\(.*\)[ \t]*#[ \t]*(.+)$", block, re.M)]
 
 
+def _wipe(conn: Any) -> None:
+    from neusym.symbolic.executors.neo4j import Neo4jExecutor
+
+    executor = Neo4jExecutor(url=conn.uri, username=conn.username, password=conn.password, database=conn.database)
+    try:
+        executor.run("MATCH (n) DETACH DELETE n")
+    finally:
+        executor.close()
+
+
 def _params() -> list[object]:
     out: list[object] = []
     for i, block in enumerate(BLOCKS):
@@ -82,11 +93,8 @@ def test_block_runs_as_written(index: int, tmp_path: Path, request: pytest.Fixtu
     env.update(NEUSYM_DATA_DIR=str(tmp_path / "data"), PYTHONPATH=str(ROOT), NEUSYM_CACHE_DIR=str(tmp_path / "cache"))
     if "NEO4J_URI" in block:
         conn = request.getfixturevalue("neo4j_server")
-        from neusym.symbolic.executors.neo4j import Neo4jExecutor
-
-        wipe = Neo4jExecutor(url=conn.uri, username=conn.username, password=conn.password, database=conn.database)
-        wipe.run("MATCH (n) DETACH DELETE n")
-        wipe.close()
+        _wipe(conn)  # the shared test server: start from an empty database, and leave one (finalizer)
+        request.addfinalizer(lambda: _wipe(conn))
         env.update(NEO4J_URI=conn.uri, NEO4J_USERNAME=conn.username, NEO4J_PASSWORD=conn.password,
                    NEO4J_DATABASE=conn.database)
     script = tmp_path / "block.py"
