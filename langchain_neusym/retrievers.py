@@ -79,13 +79,13 @@ class NeuSymRetriever(BaseRetriever, ScopedModel):
     async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
                                        k: int | None = None, **kwargs: Any) -> list[Document]:
         scope, call = self._call_args(k, kwargs)
-        results = await self.memory.asearch(query, scope=scope, **call)
+        results = await self.memory.aio.search(query, scope=scope, **call)
         return [result_to_document(r) for r in results]
 
     def _get_ls_params(self, **kwargs: Any) -> LangSmithRetrieverParams:
         params = super()._get_ls_params(**kwargs)
         params["ls_vector_store_provider"] = "NeuSym"
-        params["ls_embedding_model"] = getattr(self.memory.embedder, "name", None)
+        params["ls_embedding_model"] = getattr(self.memory.admin.embedder, "name", None)
         return params
 
     # ------------------------------------------------------------------ helpers

@@ -113,7 +113,7 @@ class NeuSymRetrievalRunnable(_ScopedRunnable):
         if self.output == "context":
             return await abuild_context(self.memory, query, scope, max_tokens=self.max_tokens, k=self.k,
                                         encoding=self.encoding, header=self.header)
-        return self._shape(await self.memory.asearch(query, scope=scope, k=self.k, **self.search_kwargs)
+        return self._shape(await self.memory.aio.search(query, scope=scope, k=self.k, **self.search_kwargs)
                            if query else [])
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
@@ -154,7 +154,7 @@ class NeuSymSaveRunnable(_ScopedRunnable):
         return value
 
     async def _arun(self, value: Any, config: RunnableConfig) -> Any:
-        await self.memory.aadd(self._turns(value), scope=self._resolve(config), infer=self.infer)
+        await self.memory.aio.add(self._turns(value), scope=self._resolve(config), infer=self.infer)
         return value
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
@@ -192,10 +192,11 @@ class NeuSymReflectionRunnable(_ScopedRunnable):
         return report.as_dict() if self.output == "dict" else report
 
     def _run(self, value: Any, config: RunnableConfig) -> Any:
-        return self._shape(self.memory.reflect(scope=self._resolve(config), **self._kwargs(value)))
+        return self._shape(self.memory.reflection.reflect(scope=self._resolve(config), **self._kwargs(value)))
 
     async def _arun(self, value: Any, config: RunnableConfig) -> Any:
-        return self._shape(await self.memory.areflect(scope=self._resolve(config), **self._kwargs(value)))
+        return self._shape(await self.memory.aio.reflection.reflect(scope=self._resolve(config),
+                                                                    **self._kwargs(value)))
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
         return self._call_with_config(self._run, input, config, **kwargs)

@@ -104,7 +104,7 @@ class NeuSymRememberTool(_ScopedTool):
                     config: RunnableConfig, run_manager: AsyncCallbackManagerForToolRun | None = None) -> str:
         scope = self._write_scope(config)
         try:
-            res = await self.memory.aadd(content, scope=scope, type=type, origin=self.origin)
+            res = await self.memory.aio.add(content, scope=scope, type=type, origin=self.origin)
         except NeuSymError as err:
             raise _fail(err) from err
         return _remember_answer(res.decisions)
@@ -149,7 +149,7 @@ class NeuSymRecallTool(_ScopedTool):
                     run_manager: AsyncCallbackManagerForToolRun | None = None) -> tuple[str, list[Document]]:
         scope = self._read_scope(config)
         try:
-            results = await self.memory.asearch(query, scope=scope, k=k, **self.search_kwargs)
+            results = await self.memory.aio.search(query, scope=scope, k=k, **self.search_kwargs)
         except NeuSymError as err:
             raise _fail(err) from err
         return _recall_answer(results)
@@ -189,7 +189,8 @@ class NeuSymForgetTool(_ScopedTool):
                     config: RunnableConfig, run_manager: AsyncCallbackManagerForToolRun | None = None) -> str:
         scope = self._read_scope(config)
         try:
-            report = await self.memory.aforget(memory_id, scope=scope, hard=self.hard, reason=reason, actor="agent")
+            report = await self.memory.aio.forget(memory_id, scope=scope, hard=self.hard, reason=reason,
+                                                  actor="agent")
         except NeuSymError as err:
             raise _fail(err) from err
         return f"Forgot memory {memory_id}." if report.count else f"No memory {memory_id} to forget."
@@ -221,8 +222,8 @@ class NeuSymUpdateTool(_ScopedTool):
                     run_manager: AsyncCallbackManagerForToolRun | None = None) -> str:
         scope = self._read_scope(config)
         try:
-            rec = await self.memory.aupdate(memory_id, content, scope=scope, actor="agent",
-                                            reason="agent correction")
+            rec = await self.memory.aio.update(memory_id, content, scope=scope, actor="agent",
+                                               reason="agent correction")
         except NeuSymError as err:
             raise _fail(err) from err
         return f"Updated memory {rec.id} (version {rec.version}): {neutralize(rec.content)}"

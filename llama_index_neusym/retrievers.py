@@ -116,6 +116,6 @@ class NeuSymRetriever(BaseRetriever):
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if not query_bundle.query_str.strip():
             return []
-        hits = await self._memory.asearch(query_bundle.query_str, scope=self._scope, k=self._top_k,
-                                          **self._search_kwargs)
+        hits = await self._memory.aio.search(query_bundle.query_str, scope=self._scope, k=self._top_k,
+                                             **self._search_kwargs)
         return [result_to_node(h) for h in hits]

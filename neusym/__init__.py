@@ -28,7 +28,8 @@ from neusym.errors import (
     ScopeError,
     UnsafeQueryError,
 )
-from neusym.facade import AddResult, NeuSymMemory
+from neusym.facade import AddResult, AsyncNeuSymMemory, NeuSymMemory
+from neusym.filters import SearchFilters
 from neusym.governance.decisions import Decision
 from neusym.governance.forgetting import ForgetPreview, ForgetReport
 from neusym.governance.review import ReviewItem
@@ -49,6 +50,7 @@ from neusym.retrieval.config import RetrievalConfig
 
 __all__ = [
     "AddResult",
+    "AsyncNeuSymMemory",
     "BackendError",
     "BackendUnavailableError",
     "ClosedError",
@@ -80,6 +82,7 @@ __all__ = [
     "Scope",
     "ScopeError",
     "ScoreExplanation",
+    "SearchFilters",
     "SearchResult",
     "Source",
     "Triple",

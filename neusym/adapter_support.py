@@ -47,7 +47,7 @@ ReadScope = Literal["user", "agent", "session"]
 """How far an adapter that writes turns reads back: the whole tenant (default), its agent, or only this session."""
 
 SCOPE_KEYS: tuple[str, ...] = ("user_id", "agent_id", "session_id")
-SEARCH_KEYS = frozenset({"types", "tags", "entities", "plan_states", "statuses", "valid_at", "time_from",
+SEARCH_KEYS = frozenset({"filters", "types", "tags", "entities", "plan_states", "statuses", "valid_at", "time_from",
                          "time_to", "min_score", "recipe", "reranker", "touch", "rewrite_query"})
 """``NeuSymMemory.search`` keywords an adapter may pass through: filters and ranking options, never the scope."""
 
@@ -93,7 +93,7 @@ def resolve_scope(memory: NeuSymMemory, bound: Mapping[str, str], *sources: Mapp
             if key in bound and bound[key] != value:
                 raise ScopeError(f"this adapter is bound to {key}={bound[key]!r}; a call asked for {value!r}")
             ids.setdefault(key, value)
-    return memory.scope_for(Scope.coerce(ids)) if ids else memory.default_scope
+    return memory.scope_for(Scope.coerce(ids)) if ids else memory.admin.default_scope
 
 
 def check_read_mode(mode: Any) -> ReadScope:
@@ -183,7 +183,7 @@ def build_context(memory: NeuSymMemory, query: str, scope: Scope, *, max_tokens:
     ``max_tokens`` counted with tiktoken ``encoding``. "" for an empty query or when nothing is found."""
     if not query.strip() or max_tokens <= 0:
         return ""
-    built = memory.build_context(query, scope=scope, budget_tokens=max_tokens, builder=_builder(k, encoding, header))
+    built = memory.reflection.build_context(query, scope=scope, budget_tokens=max_tokens, builder=_builder(k, encoding, header))
     return built.text
 
 
@@ -192,8 +192,8 @@ async def abuild_context(memory: NeuSymMemory, query: str, scope: Scope, *, max_
     """:func:`build_context` without blocking the event loop."""
     if not query.strip() or max_tokens <= 0:
         return ""
-    built = await memory.abuild_context(query, scope=scope, budget_tokens=max_tokens,
-                                        builder=_builder(k, encoding, header))
+    built = await memory.aio.reflection.build_context(query, scope=scope, budget_tokens=max_tokens,
+                                                       builder=_builder(k, encoding, header))
     return built.text
 
 

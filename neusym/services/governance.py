@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from neusym.engine import Engine, Mutation
 from neusym.engine.candidates import check_ids, check_k
@@ -35,8 +35,9 @@ from neusym.governance.forgetting import (
 from neusym.governance.lifecycle import JanitorReport, run_janitor
 from neusym.governance.policy import GovernancePolicy
 from neusym.governance.review import REVIEW_KINDS, ReviewItem, list_review
-from neusym.record import MemoryRecord, MemoryStatus, Scope, as_epoch
+from neusym.record import SCOPE_KEYS, MemoryRecord, MemoryStatus, Scope, ScopeIds, as_epoch
 from neusym.services.review import ReviewDecisions
+from neusym.symbolic.store import RELATIONS
 
 __all__ = ["Governance"]
 
@@ -95,13 +96,13 @@ class Governance:
         return self._purger(m).purge(ids, scope, extra_texts=extra_texts, rewrite=rewrite)
 
     def forget_preview(self, query: str, *, scope: ScopeArg = None, limit: int | None = None,
-                       statuses: Sequence[str] = ALL_STATUSES) -> ForgetPreview:
+                       statuses: Sequence[str] = ALL_STATUSES, **scope_ids: Unpack[ScopeIds]) -> ForgetPreview:
         """What ``forget(query=...)`` would remove: topic (predicate), entity and semantic matches, every status."""
         e = self.engine
         e.check_open()
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("query must be a non-empty string")
-        sc = e.scope(scope, what="forget_preview")
+        sc = e.scope(scope, what="forget_preview", **scope_ids)
         e.sync()
         qvec, descriptions, dvecs, wvecs = topic_vectors(e.embedder, forget_topic(query))
         return find_by_meaning(query, sc, store=e.store, derived=e.derived, queries=e.governor.queries,
@@ -111,11 +112,19 @@ class Governance:
     def forget(self, ids: str | Sequence[str] | None = None, *, query: str | None = None,
                preview: ForgetPreview | None = None, scope: ScopeArg = None, everything: bool = False,
                hard: bool = False, confirm: bool | None = None, reason: str = "forgotten on request",
-               actor: str = "user", now: datetime | float | None = None) -> ForgetReport:
-        """See :meth:`neusym.NeuSymMemory.forget`."""
+               actor: str = "user", now: datetime | float | None = None,
+               **scope_ids: Unpack[ScopeIds]) -> ForgetReport:
+        """Forget memories by id, by meaning (``query``, or a ``preview`` from :meth:`forget_preview`) or a whole
+        scope (``everything=True``).
+
+        Soft (default) archives: invisible to default reads, kept for audit, purged by the janitor after the
+        retention period. ``hard=True`` purges now from the graph (node, MENTIONS/RELATES, orphaned entities,
+        fulltext), FAISS, the BM25 index, the embedding cache and the content of audit entries.
+        A ``query`` returns only a preview unless ``confirm=True``: forgetting by meaning should be looked at first.
+        """
         e = self.engine
         e.check_open()
-        sc = e.scope(scope, what="forget")
+        sc = e.scope(scope, what="forget", **scope_ids)
         given = [x is not None for x in (ids, query, preview)] + [everything]
         if sum(given) != 1:
             raise InvalidInputError("pass exactly one of ids, query, preview or everything=True")
@@ -208,15 +217,15 @@ class Governance:
 
     # ------------------------------------------------------------------ lifecycle
     def run_janitor(self, *, now: datetime | float | None = None, scope: ScopeArg = None, all_tenants: bool = False,
-                    dry_run: bool = False) -> JanitorReport:
+                    dry_run: bool = False, **scope_ids: Unpack[ScopeIds]) -> JanitorReport:
         """One janitor pass (TTL expiry, decay, archive, purge) over a tenant's scope, or every tenant with
         ``all_tenants=True``."""
         e = self.engine
         e.check_open()
-        if all_tenants and scope is not None and not Scope.coerce(
-                dict(scope) if isinstance(scope, Mapping) else scope).is_empty:
+        given = Scope.coerce(dict(scope) if isinstance(scope, Mapping) else scope, **scope_ids)
+        if all_tenants and not given.is_empty:
             raise ScopeError("pass either a scope or all_tenants=True, not both")
-        sc = e.scope(scope, all_tenants=all_tenants, what="run_janitor", admin=True)
+        sc = e.scope(given, all_tenants=all_tenants, what="run_janitor", admin=True)
         with e.mutation(sc) as m:
             # one log rewrite for the whole pass, not one per tenant and page of purges
             report = run_janitor(e.store, e.governor.queries, e.governor.policy, scope=sc, now=_epoch(now),
@@ -235,11 +244,13 @@ class Governance:
                     m.persist()
         return report
 
-    def start_janitor(self, interval: float = 3600.0, *, scope: ScopeArg = None, all_tenants: bool = False) -> None:
-        """Run the janitor every ``interval`` seconds in a daemon thread (stopped by ``stop_janitor``/``close``)."""
+    def start_janitor(self, interval: float = 3600.0, *, scope: ScopeArg = None, all_tenants: bool = False,
+                      **scope_ids: Unpack[ScopeIds]) -> None:
+        """Run the janitor every ``interval`` seconds in a daemon thread (stopped by ``stop_janitor``/``close``),
+        over a tenant or, with ``all_tenants=True``, every tenant."""
         if isinstance(interval, bool) or not isinstance(interval, int | float) or interval <= 0:
             raise InvalidInputError("interval must be a positive number of seconds")
-        sc = self.engine.scope(scope, all_tenants=all_tenants, what="start_janitor", admin=True)
+        sc = self.engine.scope(scope, all_tenants=all_tenants, what="start_janitor", admin=True, **scope_ids)
         self.stop_janitor()
         stop = threading.Event()
 
@@ -270,19 +281,19 @@ class Governance:
 
     # ------------------------------------------------------------------ review
     def review_queue(self, kind: str | None = None, *, scope: ScopeArg = None, limit: int = 100,
-                     all_tenants: bool = False) -> list[ReviewItem]:
+                     all_tenants: bool = False, **scope_ids: Unpack[ScopeIds]) -> list[ReviewItem]:
         """Items waiting for a decision: ``quarantine``, ``conflict``, ``dedup``, ``contradiction``, ``suspicious``."""
         if kind is not None and kind not in REVIEW_KINDS:
             raise InvalidInputError(f"unknown review kind {kind!r}; use one of {', '.join(REVIEW_KINDS)}")
         e = self.engine
         e.check_open()
-        sc = e.scope(scope, all_tenants=all_tenants, what="review_queue", admin=True)
+        sc = e.scope(scope, all_tenants=all_tenants, what="review_queue", admin=True, **scope_ids)
         return list_review(e.governor.queries, sc, kind, check_k(limit, "limit"))
 
-    def _target(self, memory_id: str, scope: ScopeArg, what: str) -> tuple[MemoryRecord, Scope]:
+    def _target(self, memory_id: str, scope: ScopeArg, what: str, ids: Mapping[str, Any]) -> tuple[MemoryRecord, Scope]:
         e = self.engine
         e.check_open()
-        sc = e.scope(scope, what=what)
+        sc = e.scope(scope, what=what, **ids)
         found = e.store.get(check_ids(memory_id)[:1], sc)
         if not found:
             raise RecordNotFoundError(f"no memory {memory_id!r} in scope {sc.as_params()}")
@@ -290,26 +301,28 @@ class Governance:
         return found[0], Scope(user_id=found[0].scope.user_id or sc.user_id)
 
     def review_approve(self, memory_id: str, *, scope: ScopeArg = None, actor: str = "reviewer",
-                       reason: str = "approved") -> MemoryRecord:
+                       reason: str = "approved", **scope_ids: Unpack[ScopeIds]) -> MemoryRecord:
         """Accept an item: release from quarantine, make a conflicting value current, confirm a merge, or
         acknowledge that a flagged contradiction is fine."""
-        rec, sc = self._target(memory_id, scope, "review_approve")
+        rec, sc = self._target(memory_id, scope, "review_approve", scope_ids)
         with self.engine.mutation(sc) as m:
             return self.decisions.approve(m, self._current(rec, sc), sc, actor, reason)
 
     def review_reject(self, memory_id: str, *, scope: ScopeArg = None, actor: str = "reviewer",
-                      reason: str = "rejected") -> MemoryRecord | None:
+                      reason: str = "rejected", **scope_ids: Unpack[ScopeIds]) -> MemoryRecord | None:
         """Refuse an item: purge a quarantined one, let the other value of a conflict win, keep a suspected
         duplicate as its own memory, or archive the wrong side of a contradiction."""
-        rec, sc = self._target(memory_id, scope, "review_reject")
+        rec, sc = self._target(memory_id, scope, "review_reject", scope_ids)
         with self.engine.mutation(sc) as m:
             return self.decisions.reject(m, self._current(rec, sc), sc, actor, reason)
 
-    def review_edit(self, memory_id: str, content: str | None = None, *, approve_after: bool = True,
+    def review_edit(self, /, memory_id: str, content: str | None = None, *, approve_after: bool = True,
                     scope: ScopeArg = None, actor: str = "reviewer", reason: str = "edited in review",
                     **fields: Any) -> MemoryRecord:
-        """Correct an item (text and/or fields, versioned and audited), then approve it unless told not to."""
-        rec, sc = self._target(memory_id, scope, "review_edit")
+        """Correct an item (text and/or fields, versioned and audited), then approve it unless told not to.
+        ``fields`` are :meth:`NeuSymMemory.update <neusym.NeuSymMemory.update>`'s (scope ids may be among them)."""
+        ids = {k: fields.pop(k) for k in SCOPE_KEYS if k in fields}
+        rec, sc = self._target(memory_id, scope, "review_edit", ids)
         with self.engine.mutation(sc) as m:
             edited = self.engine.update(rec.id, content, scope=sc, actor=actor, reason=reason, **fields)
             if approve_after:
@@ -317,10 +330,11 @@ class Governance:
             return edited
 
     def rollback(self, memory_id: str, *, audit_id: str | None = None, scope: ScopeArg = None,
-                 actor: str = "user", reason: str = "rollback") -> MemoryRecord:
+                 actor: str = "user", reason: str = "rollback", **scope_ids: Unpack[ScopeIds]) -> MemoryRecord:
         """Undo the latest (or the given) reversible change: an edit, a supersession, an archive/soft forget, or
-        a conflict mark. The rollback itself is audited and can be rolled back like an edit."""
-        rec, sc = self._target(memory_id, scope, "rollback")
+        a conflict mark. The rollback itself is audited and can be rolled back like an edit. Undoing a
+        supersession leaves exactly one current value: the newer memory becomes the history."""
+        rec, sc = self._target(memory_id, scope, "rollback", scope_ids)
         with self.engine.mutation(sc) as m:
             return self.decisions.rollback(m, rec.id, sc, audit_id, actor, reason)
 
@@ -332,11 +346,12 @@ class Governance:
         return found[0]
 
     # ------------------------------------------------------------------ history
-    def history(self, memory_id: str, *, scope: ScopeArg = None) -> list[dict[str, Any]]:
-        """One memory's audit trail, oldest first, on the caller's full scope."""
+    def history(self, memory_id: str, *, scope: ScopeArg = None, **scope_ids: Unpack[ScopeIds]) -> list[dict[str, Any]]:
+        """One memory's audit trail, oldest first, on the caller's full scope (another agent's or session's memory
+        shows nothing)."""
         e = self.engine
         e.check_open()
-        sc = e.scope(scope, what="history")
+        sc = e.scope(scope, what="history", **scope_ids)
         return e.store.audit_for(check_ids(memory_id)[0], sc)
 
     def predicate_for(self, attribute: str) -> str:
@@ -349,29 +364,43 @@ class Governance:
         return self._attributes.resolve(attribute)[0]
 
     def fact_history(self, predicate: str, *, subject: str | None = None, scope: ScopeArg = None,
-                     limit: int = 100) -> list[MemoryRecord]:
+                     limit: int = 100, **scope_ids: Unpack[ScopeIds]) -> list[MemoryRecord]:
         """Every value an attribute had, oldest first (current and superseded): ``fact_history("lives_in")`` or in
-        words, ``fact_history("where do I live")`` (see :meth:`predicate_for`)."""
-        return self.engine.query(scope=self.engine.scope(scope, what="fact_history"),
+        words, ``fact_history("where do I live")`` (see :meth:`predicate_for`). Predicates: ``lives_in``,
+        ``works_at``, ``job_title``, ``reports_to``, ``married_to``, ``studies_at``, ``phone``, ``email``, ``age``,
+        ``birthday``, ``diet``, ``favourite_<thing>``, ``has_pet``, ``likes``, ``plays``, ``speaks`` ... (the full
+        list: :data:`neusym.extraction.vocabulary.PREDICATES`)."""
+        return self.engine.query(scope=self.engine.scope(scope, what="fact_history", **scope_ids),
                                  predicate=self.predicate_for(predicate), entity=subject, statuses=_HISTORY,
                                  order="oldest", limit=limit)
 
     def facts_at(self, at: datetime | float, *, predicate: str | None = None, subject: str | None = None,
-                 scope: ScopeArg = None, limit: int = 50) -> list[MemoryRecord]:
+                 scope: ScopeArg = None, limit: int = 50, **scope_ids: Unpack[ScopeIds]) -> list[MemoryRecord]:
         """What was true at ``at`` ("where did the user live in March?" -> ``facts_at(march, predicate="lives_in")``
         or ``predicate="where do I live"``)."""
-        return self.engine.query(scope=self.engine.scope(scope, what="facts_at"),
+        return self.engine.query(scope=self.engine.scope(scope, what="facts_at", **scope_ids),
                                  predicate=None if predicate is None else self.predicate_for(predicate),
                                  entity=subject, valid_at=at, limit=limit)
 
     def audit_log(self, *, scope: ScopeArg = None, actions: Sequence[str] | None = None,
-                  since: datetime | float | None = None, limit: int = 100,
-                  all_tenants: bool = False) -> list[dict[str, Any]]:
-        """Recent audit entries of a scope (newest first), or of every tenant with ``all_tenants=True``."""
+                  since: datetime | float | None = None, limit: int = 100, all_tenants: bool = False,
+                  **scope_ids: Unpack[ScopeIds]) -> list[dict[str, Any]]:
+        """Recent audit entries of a scope (newest first), or of every tenant with ``all_tenants=True``;
+        :meth:`history` gives one memory's trail."""
         e = self.engine
         e.check_open()
-        sc = e.scope(scope, all_tenants=all_tenants, what="audit_log", admin=True)
+        sc = e.scope(scope, all_tenants=all_tenants, what="audit_log", admin=True, **scope_ids)
         rows = e.governor.queries.audit_log(sc, actions, as_epoch(since), check_k(limit, "limit"))
         for r in rows:
             r["details"] = json.loads(r.pop("details_json") or "{}")
         return rows
+
+    def links(self, memory_ids: str | Sequence[str], kinds: Sequence[str] | None = None, *, scope: ScopeArg = None,
+              **scope_ids: Unpack[ScopeIds]) -> list[tuple[str, str, str]]:
+        """``(from_id, RELATION, to_id)`` links touching ``memory_ids``, both ends in the scope's tenant:
+        ``SUPERSEDES``, ``CONFLICTS_WITH``, ``DERIVED_FROM``, ``DUPLICATE_OF``, ``NEXT`` (or only ``kinds``). What
+        the careful-use marks are made of: a result another one supersedes, or one in a conflict."""
+        e = self.engine
+        e.check_open()
+        sc = e.scope(scope, what="links", **scope_ids)
+        return e.store.relations_among(check_ids(memory_ids), RELATIONS if kinds is None else kinds, sc)
