@@ -23,7 +23,7 @@ from neusym.errors import InvalidInputError, ScopeError
 from neusym.facade import NeuSymMemory
 from neusym.prompting import CLOSE, OPEN, PREAMBLE
 from neusym.record import Scope, SearchResult
-from neusym.reflection.context import ContextBuilder
+from neusym.reflection.context import BuiltContext, ContextBuilder
 from neusym.reflection.tokens import get_token_counter
 
 __all__ = [
@@ -192,8 +192,8 @@ async def abuild_context(memory: NeuSymMemory, query: str, scope: Scope, *, max_
     """:func:`build_context` without blocking the event loop."""
     if not query.strip() or max_tokens <= 0:
         return ""
-    built = await memory.aio.reflection.build_context(query, scope=scope, budget_tokens=max_tokens,
-                                                       builder=_builder(k, encoding, header))
+    built: BuiltContext = await memory.aio.reflection.build_context(
+        query, scope=scope, budget_tokens=max_tokens, builder=_builder(k, encoding, header))
     return built.text
 
 

@@ -44,7 +44,7 @@ from neusym.retrieval.pipeline import Reranker
 from neusym.retrieval.recipes import HYBRID_GRAPH, get_recipe
 from neusym.retrieval.rerank import as_reranker
 from neusym.services import Admin, Governance, ReflectionService
-from neusym.services.aio import AsyncAdmin, AsyncGovernance, AsyncReflection, AsyncView, threaded
+from neusym.services.aio import AsyncDoor, AsyncView, threaded
 from neusym.symbolic.executors.base import Executor
 
 __all__ = ["DEPRECATED", "AddResult", "AsyncNeuSymMemory", "NeuSymMemory", "SearchFilters"]
@@ -408,9 +408,9 @@ class AsyncNeuSymMemory(AsyncView[NeuSymMemory]):
             hits = await amem.search("where do I live?")
     """
 
-    governance: AsyncGovernance
-    reflection: AsyncReflection
-    admin: AsyncAdmin
+    governance: AsyncDoor[Governance]
+    reflection: AsyncDoor[ReflectionService]
+    admin: AsyncDoor[Admin]
 
     add = threaded(NeuSymMemory.add)
     add_batch = threaded(NeuSymMemory.add_batch)
@@ -426,9 +426,9 @@ class AsyncNeuSymMemory(AsyncView[NeuSymMemory]):
 
     def __init__(self, memory: NeuSymMemory) -> None:
         super().__init__(memory)
-        self.governance = AsyncGovernance(memory.governance)
-        self.reflection = AsyncReflection(memory.reflection)
-        self.admin = AsyncAdmin(memory.admin)
+        self.governance = AsyncDoor(memory.governance)
+        self.reflection = AsyncDoor(memory.reflection)
+        self.admin = AsyncDoor(memory.admin)
 
     @classmethod
     async def open(cls, *args: Any, **kwargs: Any) -> AsyncNeuSymMemory:

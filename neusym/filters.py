@@ -62,23 +62,8 @@ class SearchFilters:
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(SearchFilters))
-QUERY_FIELDS = _FIELDS - {"entities", "min_score", "include_unreviewed"}
-"""The filter fields ``query()`` shares with ``search()`` (it names entities with ``entity=``, and has no score)."""
-
-
-class SearchKeywords(ScopeIds, total=False):
-    """``search``'s keywords beyond its own parameters: the scope ids and the :class:`SearchFilters` fields."""
-
-    types: Sequence[MemoryType | str] | None
-    tags: Sequence[str] | None
-    entities: Sequence[str] | None
-    plan_states: Sequence[PlanState | str] | None
-    statuses: Sequence[MemoryStatus | str] | None
-    valid_at: Times
-    time_from: Times
-    time_to: Times
-    min_score: float | None
-    include_unreviewed: bool
+QUERY_FIELDS = _FIELDS - {"min_score", "include_unreviewed"}
+"""The filter fields ``query()`` shares with ``search()`` (it has no score; ``entities`` is its ``entity``)."""
 
 
 class QueryKeywords(ScopeIds, total=False):
@@ -91,6 +76,14 @@ class QueryKeywords(ScopeIds, total=False):
     valid_at: Times
     time_from: Times
     time_to: Times
+
+
+class SearchKeywords(QueryKeywords, total=False):
+    """``search``'s keywords beyond its own parameters: the scope ids and every :class:`SearchFilters` field."""
+
+    entities: Sequence[str] | None
+    min_score: float | None
+    include_unreviewed: bool
 
 
 def split_keywords(call: str, keywords: Mapping[str, Any], filters: SearchFilters | None,

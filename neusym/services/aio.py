@@ -1,27 +1,36 @@
-"""Async twins without copies: :class:`threaded` turns a sync method into an awaitable one that runs it in a
-worker thread, with the sync method's own signature and docstring (typed through ``ParamSpec``), so an async view
-is one line per method and cannot drift from the method it runs.
+"""Async twins without copies. The graph clients and the embedder are synchronous, so an async call is the sync
+method run in a worker thread (the event loop stays free while the database or the model works); nothing here
+writes a method twice.
 
-The graph clients and the embedder are synchronous: a thread per call keeps an application's event loop free
-while the database or the model works. ``AsyncNeuSymMemory`` (:mod:`neusym.facade`) is built on the same pieces.
+* :class:`threaded` turns one sync method into an awaitable one with the sync method's own signature and docstring
+  (typed through ``ParamSpec``): ``add = threaded(NeuSymMemory.add)``, one line per memory verb.
+* :class:`AsyncDoor` is the async face of a whole door (``mem.governance``, ``mem.reflection``, ``mem.admin``):
+  every public method of the door, looked up when called, so a method added to a service is awaitable at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
-from neusym.services.admin import Admin
-from neusym.services.governance import Governance
-from neusym.services.reflection import ReflectionService
-
-__all__ = ["AsyncAdmin", "AsyncGovernance", "AsyncReflection", "AsyncView", "threaded"]
+__all__ = ["AsyncDoor", "AsyncView", "threaded"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 S = TypeVar("S")
+
+
+def _in_thread(method: Callable[..., R], *bound: Any) -> Callable[..., Coroutine[Any, Any, R]]:
+    """``method`` (with ``bound`` leading arguments) as a coroutine function that runs it in a worker thread."""
+
+    @functools.wraps(method)
+    async def call(*args: Any, **kwargs: Any) -> R:
+        return await asyncio.to_thread(method, *bound, *args, **kwargs)
+
+    return call
 
 
 class AsyncView(Generic[S]):
@@ -46,51 +55,24 @@ class threaded(Generic[S, P, R]):  # noqa: N801 - used like a decorator: ``add =
     def __get__(self, obj: AsyncView[S] | None, owner: type) -> Any:
         if obj is None:
             return self
-        method, target = self._method, obj._target
-
-        @functools.wraps(method)
-        async def call(*args: P.args, **kwargs: P.kwargs) -> R:
-            return await asyncio.to_thread(method, target, *args, **kwargs)
-
-        return call
+        return _in_thread(self._method, obj._target)
 
 
-class AsyncGovernance(AsyncView[Governance]):
-    """``mem.governance`` for asyncio (``await amem.governance.review_queue(user_id="ana")``)."""
+class AsyncDoor(Generic[S]):
+    """One door for asyncio: ``await amem.governance.review_queue(user_id="ana")`` runs
+    ``mem.governance.review_queue`` in a worker thread. Only the door's public methods are offered; its values
+    (``policy``, ``retrieval`` ...) are read on the sync door."""
 
-    forget_preview = threaded(Governance.forget_preview)
-    forget = threaded(Governance.forget)
-    forget_tenant = threaded(Governance.forget_tenant)
-    run_janitor = threaded(Governance.run_janitor)
-    review_queue = threaded(Governance.review_queue)
-    review_approve = threaded(Governance.review_approve)
-    review_reject = threaded(Governance.review_reject)
-    review_edit = threaded(Governance.review_edit)
-    rollback = threaded(Governance.rollback)
-    history = threaded(Governance.history)
-    fact_history = threaded(Governance.fact_history)
-    facts_at = threaded(Governance.facts_at)
-    audit_log = threaded(Governance.audit_log)
-    links = threaded(Governance.links)
+    def __init__(self, door: S) -> None:
+        self._door = door
 
+    def __getattr__(self, name: str) -> Callable[..., Coroutine[Any, Any, Any]]:
+        kind = type(self._door).__name__
+        found = None if name.startswith("_") else inspect.getattr_static(self._door, name, None)
+        if not inspect.isfunction(found):
+            raise AttributeError(f"{kind} has no method {name!r} to await (values are read on the sync door)")
+        return _in_thread(getattr(self._door, name))  # bound now: a method patched on the door is honoured
 
-class AsyncReflection(AsyncView[ReflectionService]):
-    """``mem.reflection`` for asyncio."""
-
-    reflect = threaded(ReflectionService.reflect)
-    session_end = threaded(ReflectionService.session_end)
-    build_context = threaded(ReflectionService.build_context)
-    rewrite_query = threaded(ReflectionService.rewrite_query)
-
-
-class AsyncAdmin(AsyncView[Admin]):
-    """``mem.admin`` for asyncio."""
-
-    stats = threaded(Admin.stats)
-    cypher = threaded(Admin.cypher)
-    graph = threaded(Admin.graph)
-    reindex = threaded(Admin.reindex)
-    reembed = threaded(Admin.reembed)
-    export = threaded(Admin.export)
-    restore = threaded(Admin.restore)
-    import_file = threaded(Admin.import_file)
+    def __dir__(self) -> list[str]:
+        door = type(self._door)
+        return sorted(n for n in dir(door) if not n.startswith("_") and inspect.isfunction(getattr(door, n)))

@@ -37,7 +37,7 @@ def test_every_old_name_resolves_to_its_new_path_with_a_warning(memory: NeuSymMe
             expected = _resolve(memory, new)
         if new.startswith("aio."):  # a fresh coroutine function per access: the same sync method underneath
             assert inspect.iscoroutinefunction(value)
-            assert value.__wrapped__ is expected.__wrapped__  # type: ignore[attr-defined]
+            assert value.__wrapped__ == expected.__wrapped__  # type: ignore[attr-defined]
         else:
             assert value == expected, old
 
@@ -121,6 +121,9 @@ async def test_one_async_twin_runs_the_sync_methods(memory: NeuSymMemory) -> Non
     context = await amem.reflection.build_context("cello", user_id="ana")
     assert "cello" in context.text
     assert inspect.iscoroutinefunction(amem.add) and amem.add.__doc__ == NeuSymMemory.add.__doc__
+    assert "review_queue" in dir(amem.governance) and "policy" not in dir(amem.governance)
+    with pytest.raises(AttributeError, match="no method 'policy' to await"):
+        amem.governance.policy  # noqa: B018 - a value is read on the sync door: mem.governance.policy
 
 
 async def test_async_open_and_close(falkordb_dir: Path, graph_name: str) -> None:
