@@ -167,7 +167,7 @@ class NeuSymSaveRunnable(_ScopedRunnable):
 class NeuSymReflectionRunnable(_ScopedRunnable):
     """NeuSym's reflection step (consolidating the scope's memories into a ``reflection`` memory) as a Runnable.
 
-    Input: ``None`` or a dict of :meth:`neusym.NeuSymMemory.reflect` options (``ids``, ``entity``, ``goal``,
+    Input: ``None`` or a dict of ``mem.reflection.reflect`` options (``ids``, ``entity``, ``goal``,
     ``extractive``, ``cool``, ...; never scope ids, which come from the runnable and the config). Output: the
     report as a JSON-friendly dict (``output="dict"``, default: what traces and chains handle well) or the
     :class:`neusym.reflection.api.Reflection` object (``output="reflection"``).

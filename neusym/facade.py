@@ -13,7 +13,7 @@ with); the engine checks it, in one place, on every path.
 Sync methods are the core (the graph clients are synchronous); ``mem.aio`` (an :class:`AsyncNeuSymMemory`) runs
 the same methods in a worker thread, so async applications never block their event loop.
 
-Names of the wider API before 0.x (``mem.stats()``, ``mem.review_queue()``, ``mem.aadd()``, ``mem.store`` ...)
+Names of the wider API before this one (``mem.stats()``, ``mem.review_queue()``, ``mem.aadd()``, ``mem.store`` ...)
 still resolve for one release, with a :class:`DeprecationWarning`, through the one table :data:`DEPRECATED`.
 """
 

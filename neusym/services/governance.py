@@ -1,7 +1,8 @@
 """The governance service: forgetting, the janitor, review, rollback, history and the policy, on the Engine.
 
-``mem.governance`` is this object; ``NeuSymMemory``'s governance methods delegate to it. Every method resolves its
-scope through :meth:`Engine.scope <neusym.engine.Engine.scope>` (a tenant, the configured default user, or
+``mem.governance`` is this object, one of the memory's three doors (``mem.forget`` and ``mem.history`` run here
+too). Every method takes a ``scope`` or its ids as keywords (``user_id="ana"``) and resolves it
+through :meth:`Engine.scope <neusym.engine.Engine.scope>` (a tenant, the configured default user, or
 ``all_tenants=True`` where an operator path allows it) and writes through one :meth:`Engine.mutation
 <neusym.engine.Engine.mutation>`. Every method that moves time-dependent state takes ``now`` (epoch seconds or a
 datetime) so tests and replays can run on a simulated clock.
