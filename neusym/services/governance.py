@@ -62,21 +62,21 @@ class Governance:
     """See the module docstring."""
 
     def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.decisions = ReviewDecisions(engine, self._purge)
+        self._engine = engine
+        self._decisions = ReviewDecisions(engine, self._purge)
         self._janitor: tuple[threading.Thread, threading.Event] | None = None
         self._attributes: AttributeResolver | None = None
 
     # ------------------------------------------------------------------ policy
     @property
     def policy(self) -> GovernancePolicy:
-        return self.engine.governor.policy
+        return self._engine.governor.policy
 
     def configure(self, policy: GovernancePolicy | None = None, *, llm: Any = None,
                   **changes: Any) -> GovernancePolicy:
         """Replace the policy and/or change fields of it (``configure(conflict_strategy="ask")``); ``llm`` sets
         the model used by the judge and arbiter when the policy enables them."""
-        gov = self.engine.governor
+        gov = self._engine.governor
         if llm is not None:
             gov.set_llm(llm)
         base = policy or gov.policy
@@ -88,7 +88,7 @@ class Governance:
 
     # ------------------------------------------------------------------ forgetting
     def _purger(self, m: Mutation) -> Purger:
-        e = self.engine
+        e = self._engine
         return Purger(e.store, e.derived, e.governor.queries, e.embedder, e.governor.policy, sync=m.sync)
 
     def _purge(self, m: Mutation, ids: Sequence[str], scope: Scope, extra_texts: Sequence[str] = (),
@@ -99,7 +99,7 @@ class Governance:
     def forget_preview(self, query: str, *, scope: ScopeArg = None, limit: int | None = None,
                        statuses: Sequence[str] = ALL_STATUSES, **scope_ids: Unpack[ScopeIds]) -> ForgetPreview:
         """What ``forget(query=...)`` would remove: topic (predicate), entity and semantic matches, every status."""
-        e = self.engine
+        e = self._engine
         e.check_open()
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("query must be a non-empty string")
@@ -123,7 +123,7 @@ class Governance:
         fulltext), FAISS, the BM25 index, the embedding cache and the content of audit entries.
         A ``query`` returns only a preview unless ``confirm=True``: forgetting by meaning should be looked at first.
         """
-        e = self.engine
+        e = self._engine
         e.check_open()
         sc = e.scope(scope, what="forget", **scope_ids)
         given = [x is not None for x in (ids, query, preview)] + [everything]
@@ -173,14 +173,14 @@ class Governance:
         out: list[str] = []
         after = 0
         while True:
-            rows = self.engine.governor.queries.scope_page(sc, after, _PAGE)
+            rows = self._engine.governor.queries.scope_page(sc, after, _PAGE)
             out.extend(str(r["id"]) for r in rows)
             if len(rows) < _PAGE:
                 return out
             after = int(rows[-1]["nid"])
 
     def _archive(self, ids: Sequence[str], sc: Scope, at: float, flag: str) -> dict[str, dict[str, Any]]:
-        store = self.engine.store
+        store = self._engine.store
         found = [r for r in store.get(list(dict.fromkeys(ids)), sc) if r.status is not MemoryStatus.ARCHIVED]
         store.set_props([(r.id, {"status": MemoryStatus.ARCHIVED.value, "archived_at": at,
                                  "flags": list(dict.fromkeys([*r.flags, flag]))}) for r in found], sc)
@@ -191,7 +191,7 @@ class Governance:
                       now: datetime | float | None = None) -> ForgetReport:
         """Right to be forgotten: hard-delete every memory, entity and cached vector of a tenant and strip the
         content from its audit trail (the events and ids stay, as the audit must)."""
-        e = self.engine
+        e = self._engine
         e.check_open()
         if not isinstance(user_id, str) or not user_id:
             raise ScopeError("forget_tenant needs a user_id")
@@ -221,7 +221,7 @@ class Governance:
                     dry_run: bool = False, **scope_ids: Unpack[ScopeIds]) -> JanitorReport:
         """One janitor pass (TTL expiry, decay, archive, purge) over a tenant's scope, or every tenant with
         ``all_tenants=True``."""
-        e = self.engine
+        e = self._engine
         e.check_open()
         given = Scope.coerce(dict(scope) if isinstance(scope, Mapping) else scope, **scope_ids)
         if all_tenants and not given.is_empty:
@@ -251,13 +251,13 @@ class Governance:
         over a tenant or, with ``all_tenants=True``, every tenant."""
         if isinstance(interval, bool) or not isinstance(interval, int | float) or interval <= 0:
             raise InvalidInputError("interval must be a positive number of seconds")
-        sc = self.engine.scope(scope, all_tenants=all_tenants, what="start_janitor", admin=True, **scope_ids)
+        sc = self._engine.scope(scope, all_tenants=all_tenants, what="start_janitor", admin=True, **scope_ids)
         self.stop_janitor()
         stop = threading.Event()
 
         def loop() -> None:
             while not stop.wait(interval):
-                if self.engine.closed:
+                if self._engine.closed:
                     return
                 try:
                     self.run_janitor(scope=None if all_tenants else sc, all_tenants=all_tenants)
@@ -286,13 +286,13 @@ class Governance:
         """Items waiting for a decision: ``quarantine``, ``conflict``, ``dedup``, ``contradiction``, ``suspicious``."""
         if kind is not None and kind not in REVIEW_KINDS:
             raise InvalidInputError(f"unknown review kind {kind!r}; use one of {', '.join(REVIEW_KINDS)}")
-        e = self.engine
+        e = self._engine
         e.check_open()
         sc = e.scope(scope, all_tenants=all_tenants, what="review_queue", admin=True, **scope_ids)
         return list_review(e.governor.queries, sc, kind, check_k(limit, "limit"))
 
     def _target(self, memory_id: str, scope: ScopeArg, what: str, ids: Mapping[str, Any]) -> tuple[MemoryRecord, Scope]:
-        e = self.engine
+        e = self._engine
         e.check_open()
         sc = e.scope(scope, what=what, **ids)
         found = e.store.get(check_ids(memory_id)[:1], sc)
@@ -306,16 +306,16 @@ class Governance:
         """Accept an item: release from quarantine, make a conflicting value current, confirm a merge, or
         acknowledge that a flagged contradiction is fine."""
         rec, sc = self._target(memory_id, scope, "review_approve", scope_ids)
-        with self.engine.mutation(sc) as m:
-            return self.decisions.approve(m, self._current(rec, sc), sc, actor, reason)
+        with self._engine.mutation(sc) as m:
+            return self._decisions.approve(m, self._current(rec, sc), sc, actor, reason)
 
     def review_reject(self, memory_id: str, *, scope: ScopeArg = None, actor: str = "reviewer",
                       reason: str = "rejected", **scope_ids: Unpack[ScopeIds]) -> MemoryRecord | None:
         """Refuse an item: purge a quarantined one, let the other value of a conflict win, keep a suspected
         duplicate as its own memory, or archive the wrong side of a contradiction."""
         rec, sc = self._target(memory_id, scope, "review_reject", scope_ids)
-        with self.engine.mutation(sc) as m:
-            return self.decisions.reject(m, self._current(rec, sc), sc, actor, reason)
+        with self._engine.mutation(sc) as m:
+            return self._decisions.reject(m, self._current(rec, sc), sc, actor, reason)
 
     def review_edit(self, /, memory_id: str, content: str | None = None, *, approve_after: bool = True,
                     scope: ScopeArg = None, actor: str = "reviewer", reason: str = "edited in review",
@@ -324,10 +324,10 @@ class Governance:
         ``fields`` are :meth:`NeuSymMemory.update <neusym.NeuSymMemory.update>`'s (scope ids may be among them)."""
         ids = {k: fields.pop(k) for k in SCOPE_KEYS if k in fields}
         rec, sc = self._target(memory_id, scope, "review_edit", ids)
-        with self.engine.mutation(sc) as m:
-            edited = self.engine.update(rec.id, content, scope=sc, actor=actor, reason=reason, **fields)
+        with self._engine.mutation(sc) as m:
+            edited = self._engine.update(rec.id, content, scope=sc, actor=actor, reason=reason, **fields)
             if approve_after:
-                return self.decisions.approve(m, edited, sc, actor, reason)
+                return self._decisions.approve(m, edited, sc, actor, reason)
             return edited
 
     def rollback(self, memory_id: str, *, audit_id: str | None = None, scope: ScopeArg = None,
@@ -336,12 +336,12 @@ class Governance:
         a conflict mark. The rollback itself is audited and can be rolled back like an edit. Undoing a
         supersession leaves exactly one current value: the newer memory becomes the history."""
         rec, sc = self._target(memory_id, scope, "rollback", scope_ids)
-        with self.engine.mutation(sc) as m:
-            return self.decisions.rollback(m, rec.id, sc, audit_id, actor, reason)
+        with self._engine.mutation(sc) as m:
+            return self._decisions.rollback(m, rec.id, sc, audit_id, actor, reason)
 
     def _current(self, rec: MemoryRecord, sc: Scope) -> MemoryRecord:
         """The item as it is now that the lock is held (another writer may have decided it meanwhile)."""
-        found = self.engine.store.get([rec.id], sc)
+        found = self._engine.store.get([rec.id], sc)
         if not found:
             raise RecordNotFoundError(f"no memory {rec.id!r} in scope {sc.as_params()}")
         return found[0]
@@ -350,7 +350,7 @@ class Governance:
     def history(self, memory_id: str, *, scope: ScopeArg = None, **scope_ids: Unpack[ScopeIds]) -> list[dict[str, Any]]:
         """One memory's audit trail, oldest first, on the caller's full scope (another agent's or session's memory
         shows nothing)."""
-        e = self.engine
+        e = self._engine
         e.check_open()
         sc = e.scope(scope, what="history", **scope_ids)
         return e.store.audit_for(check_ids(memory_id)[0], sc)
@@ -360,7 +360,7 @@ class Governance:
         -> ``reports_to``); a predicate name is returned as it is (see :mod:`neusym.governance.attributes` for the
         names and how the mapping works)."""
         if self._attributes is None:
-            emb = self.engine.embedder
+            emb = self._engine.embedder
             self._attributes = AttributeResolver(emb.embed_documents, emb.embed_query)
         return self._attributes.resolve(attribute)[0]
 
@@ -371,7 +371,7 @@ class Governance:
         ``works_at``, ``job_title``, ``reports_to``, ``married_to``, ``studies_at``, ``phone``, ``email``, ``age``,
         ``birthday``, ``diet``, ``favourite_<thing>``, ``has_pet``, ``likes``, ``plays``, ``speaks`` ... (the full
         list: :data:`neusym.extraction.vocabulary.PREDICATES`)."""
-        return self.engine.query(scope=self.engine.scope(scope, what="fact_history", **scope_ids),
+        return self._engine.query(scope=self._engine.scope(scope, what="fact_history", **scope_ids),
                                  predicate=self.predicate_for(predicate), entity=subject, statuses=_HISTORY,
                                  order="oldest", limit=limit)
 
@@ -379,7 +379,7 @@ class Governance:
                  scope: ScopeArg = None, limit: int = 50, **scope_ids: Unpack[ScopeIds]) -> list[MemoryRecord]:
         """What was true at ``at`` ("where did the user live in March?" -> ``facts_at(march, predicate="lives_in")``
         or ``predicate="where do I live"``)."""
-        return self.engine.query(scope=self.engine.scope(scope, what="facts_at", **scope_ids),
+        return self._engine.query(scope=self._engine.scope(scope, what="facts_at", **scope_ids),
                                  predicate=None if predicate is None else self.predicate_for(predicate),
                                  entity=subject, valid_at=at, limit=limit)
 
@@ -388,7 +388,7 @@ class Governance:
                   **scope_ids: Unpack[ScopeIds]) -> list[dict[str, Any]]:
         """Recent audit entries of a scope (newest first), or of every tenant with ``all_tenants=True``;
         :meth:`history` gives one memory's trail."""
-        e = self.engine
+        e = self._engine
         e.check_open()
         sc = e.scope(scope, all_tenants=all_tenants, what="audit_log", admin=True, **scope_ids)
         rows = e.governor.queries.audit_log(sc, actions, as_epoch(since), check_k(limit, "limit"))
@@ -401,7 +401,7 @@ class Governance:
         """``(from_id, RELATION, to_id)`` links touching ``memory_ids``, both ends in the scope's tenant:
         ``SUPERSEDES``, ``CONFLICTS_WITH``, ``DERIVED_FROM``, ``DUPLICATE_OF``, ``NEXT`` (or only ``kinds``). What
         the careful-use marks are made of: a result another one supersedes, or one in a conflict."""
-        e = self.engine
+        e = self._engine
         e.check_open()
         sc = e.scope(scope, what="links", **scope_ids)
         return e.store.relations_among(check_ids(memory_ids), RELATIONS if kinds is None else kinds, sc)
