@@ -17,7 +17,7 @@ How namespaces map to NeuSym (one memory per item)::
 
 Why the key is a session: each item then has its own scope, so ``get``/``put`` find an item with one scoped
 lookup, and governance's duplicate merge (which works inside a scope) never folds two keys into one memory.
-Admission (screening, conflicts) still runs on every new item; a refused put raises
+Admission (screening, conflicts) runs on every put, a new item or an existing key's new value; a refused put raises
 :class:`neusym.PolicyViolationError`, a quarantined one is stored but never served. An item that governance marks
 superseded by a newer contradicting fact keeps its value for the store's reads (get, listing, search) while the
 engine's own recall prefers the newer fact; an item forgotten through governance (archived) is gone from the store.
@@ -77,6 +77,7 @@ from neusym import (
     ScopeError,
     SearchResult,
 )
+from neusym.record import validate_label
 
 __all__ = ["NeuSymStore"]
 
@@ -279,6 +280,10 @@ class NeuSymStore(BaseStore):
 
     def _put(self, op: PutOp) -> None:
         namespace, key = tuple(op.namespace), str(op.key)
+        # keys and labels come back to the agent in items and sit in the memory's metadata: one printable line
+        for what, label in (("store key", key), *(("namespace label", x) for x in namespace)):
+            if label:
+                validate_label(label, what, 1024)
         if op.value is not None:
             if not isinstance(op.value, Mapping):
                 raise InvalidInputError(f"a store value must be a dict, got {type(op.value).__name__}")
@@ -326,8 +331,10 @@ class NeuSymStore(BaseStore):
         raise PolicyViolationError(f"governance did not store {namespace}/{key}: {reason}")
 
     def _overwrite(self, rec: MemoryRecord, text: str, scope: Scope, fields: dict[str, Any]) -> None:
+        """A put on an existing key edits its memory: the engine's update runs add's governance on new text, as
+        written by the store's ``origin`` (a text a new put would quarantine is quarantined, never served)."""
         self.memory.update(rec.id, text if text != rec.content else None, scope=scope, actor=_ACTOR,
-                           reason="store put", **fields)
+                           reason="store put", origin=self.origin, **fields)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)

@@ -136,7 +136,9 @@ class ForgetOut(BaseModel):
 
 
 class UpdateOut(BaseModel):
-    memory: MemoryOut
+    memory: MemoryOut | None = Field(description="The edited memory; omitted when its new text was quarantined.")
+    memory_id: str
+    status: str = Field(description="active, pending, quarantined (withheld until a reviewer approves it) ...")
 
 
 class AuditEntryOut(BaseModel):
@@ -187,6 +189,8 @@ class ReflectOut(BaseModel):
     source_ids: list[str]
     reinforced: list[str] = Field(default_factory=list)
     cooled: list[str] = Field(default_factory=list)
+    marks: list[str] = Field(default_factory=list, description="How carefully to use the reflection (inherited "
+                                                                "from its sources: low confidence, conflicting).")
 
 
 class CurateOut(BaseModel):

@@ -279,15 +279,18 @@ class NeuSymMemory:
         return self._engine.add_batch(items, vectors=vectors, **common)
 
     def update(self, /, memory_id: str, content: str | None = None, *, scope: ScopeArg = None, actor: str = "user",
-               reason: str = "manual edit", **fields: Any) -> MemoryRecord:
+               reason: str = "manual edit", origin: str | None = None, **fields: Any) -> MemoryRecord:
         """Edit a memory in place (version +1, audited with the previous values for rollback).
 
+        New text passes the same governance as ``add`` (screened as written by ``origin``, default the memory's
+        own: a text ``add`` would quarantine is stored quarantined, withheld from reads until a reviewer approves;
+        a TTL it states applies; it may supersede an older value); the decision is in the audit.
         ``fields`` may set: type, importance, confidence, strength, tags, metadata, plan_state, valid_from,
         valid_to, expires_at, status; and carry the scope ids (``user_id=...``).
         """
         ids = {k: fields.pop(k) for k in SCOPE_KEYS if k in fields}
         return self._engine.update(memory_id, content, scope=Scope.coerce(scope, **ids), actor=actor,
-                                   reason=reason, **fields)
+                                   reason=reason, origin=origin, **fields)
 
     def delete(self, memory_ids: str | Sequence[str], *, scope: ScopeArg = None, actor: str = "user",
                reason: str = "deleted on request", **scope_ids: Unpack[ScopeIds]) -> int:

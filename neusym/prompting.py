@@ -16,6 +16,8 @@ through this module, and what they show the model is always:
   tokens like ``<|im_start|>``) become ``‹ ›``, our tag's name is removed and invisible characters (zero-width,
   bidi overrides, controls) are dropped; a fake "## Recent conversation / user: ... / assistant: ..." block thus
   stays one quoted record;
+* **ids as ids**: a record's id (shown where callers act on ids) is printed as it is only when it is a well-formed
+  id (letters, digits, ``_ . : -``); anything else is quoted and neutralised like the text (:func:`shown_id`);
 * **marked**: low confidence, superseded (history), conflicting, and, when shown at all, unreviewed or suspicious;
 * **filtered**: records nobody has reviewed yet (status ``pending``; flagged ``suspicious``/``injection`` by
   screening; a possible duplicate) are withheld unless the caller opts in with ``include_unreviewed=True``, and then
@@ -30,7 +32,8 @@ import unicodedata
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from neusym.record import MemoryRecord, MemoryStatus, SearchResult
+from neusym.errors import InvalidInputError
+from neusym.record import MemoryRecord, MemoryStatus, SearchResult, validate_id
 
 __all__ = [
     "CLOSE",
@@ -42,6 +45,7 @@ __all__ = [
     "memory_line",
     "neutralize",
     "render_memories",
+    "shown_id",
     "withheld_reason",
 ]
 
@@ -133,6 +137,17 @@ def withheld_reason(record: MemoryRecord, *, include_unreviewed: bool = False) -
     return None
 
 
+def shown_id(value: str) -> str:
+    """An id as a prompt or a tool's answer shows it: as it is when it is a well-formed id (every id NeuSym makes,
+    every id a restore or a caller may bring in: :func:`neusym.record.validate_id`), otherwise quoted and
+    neutralised like a record's text, so an id stored before that rule existed cannot close the frame or start a
+    line (``</neusym_memories>`` / a newline inside it)."""
+    try:
+        return validate_id(value)
+    except InvalidInputError:
+        return json.dumps(neutralize(str(value))[:80], ensure_ascii=False)
+
+
 def _quoted(text: str) -> str:
     return json.dumps(neutralize(text), ensure_ascii=False)
 
@@ -148,7 +163,7 @@ def memory_line(record: MemoryRecord, marks: Sequence[str] = (), *, reflection: 
     meta = f"{when}, {record.type.value}" if show_id else when
     if score is not None:
         meta += f", score {score:.2f}"
-    lead = f"- [{record.id}] ({meta})" if show_id else f"- ({meta})"
+    lead = f"- [{shown_id(record.id)}] ({meta})" if show_id else f"- ({meta})"
     mark = f" [{'; '.join(marks)}]" if marks else ""
     return f"{lead} {_quoted(text)}{mark}"
 

@@ -28,6 +28,8 @@ from neusym.record import (
     Scope,
     Source,
     as_epoch,
+    content_hash,
+    validate_id,
     validate_text,
 )
 from neusym.symbolic.convert import entity_namespace, entity_uid
@@ -42,6 +44,7 @@ __all__ = [
     "check_offset",
     "check_norms",
     "check_vectors",
+    "edited",
     "extract",
     "field_errors",
     "finite",
@@ -95,11 +98,12 @@ def check_offset(offset: Any) -> int:
 
 
 def check_ids(memory_ids: Any) -> list[str]:
-    """One id or a collection of ids, each a non-empty string."""
+    """One id or a collection of ids, each an id (:func:`neusym.record.validate_id`: no caller-supplied id can
+    carry a line break or a delimiter into an answer that echoes it)."""
     wanted: list[Any] = list(memory_ids) if isinstance(memory_ids, list | tuple | set | frozenset) else [memory_ids]
     if not all(isinstance(i, str) and i for i in wanted):
         raise InvalidInputError("memory ids must be non-empty strings")
-    return wanted
+    return [validate_id(i) for i in wanted]
 
 
 def finite(value: Any, name: str) -> float:
@@ -215,6 +219,30 @@ def record_from(ext: Extraction, sc: Scope, *, now: datetime, mtype: MemoryType 
         metadata=dict(metadata or {}),
         intent=list(ext.intent_signals),
     )
+
+
+def edited(before: MemoryRecord, content: str | None, fields: dict[str, Any], extractor: Extractor,
+           now: datetime) -> MemoryRecord:
+    """The candidate an update proposes: ``before`` with ``fields`` set and, with new ``content``, the new text read
+    the way an add reads it: its entities and facts extracted (unless given) and a TTL stated in it ("for two
+    hours", "until Friday") setting ``expires_at`` (unless given; a text that states none keeps the expiry it had).
+    Governance then plans it like a new memory (``Governor.admit(..., edit=True)``)."""
+    data = before.model_dump()
+    data.update(fields)
+    if content is not None:
+        data["content"] = content
+        data["content_hash"] = content_hash(content)
+        exts = list(extractor.extract(content, speaker=before.source.speaker, now=now))
+        if "entities" not in fields and "triples" not in fields:
+            data["entities"] = sorted({e for x in exts for e in x.entities if len(e) <= MAX_ENTITY_CHARS})
+            data["triples"] = [t for x in exts for t in x.triples
+                               if max(len(t.subject), len(t.object)) <= MAX_ENTITY_CHARS]
+        if "expires_at" not in fields:
+            stated = ttl_of_memory(content, content, now) or next((x.expires_in for x in exts if x.expires_in), None)
+            if stated:
+                data["expires_at"] = now + timedelta(seconds=stated)
+    with field_errors("invalid update"):
+        return MemoryRecord.model_validate(data)
 
 
 def check_vectors(vectors: Any, count: int, dim: int) -> np.ndarray:

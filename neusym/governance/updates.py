@@ -241,7 +241,9 @@ class UpdateDetector:
         scores = self.scores(unit)
         cues = np.asarray([[float(bool(cue_positions(statement(decisions[i].record), lex)))
                             for lex in (CHANGE, CORRECTION, ADDITIVE)] for i in live])
-        olds, near = self._neighbours(unit, scores, cues, scope)
+        # an edited memory (an update) is in the index under its old text: it is never its own neighbour
+        own = {int(d.record.nid) for d in decisions if d.record.nid is not None}
+        olds, near = self._neighbours(unit, scores, cues, scope, own)
         sims = unit @ unit.T  # in-batch: each candidate looks at its few closest earlier candidates
         plans: list[tuple[int, list[float], list[_Cand]]] = []
         for pos, i in enumerate(live):
@@ -334,7 +336,8 @@ class UpdateDetector:
             return False  # already waiting for a reviewer for another reason
         return not (d.supersedes or d.superseded_by or d.conflicts_with or d.contradicts)
 
-    def _neighbours(self, unit: np.ndarray, scores: np.ndarray, cues: np.ndarray, scope: Scope
+    def _neighbours(self, unit: np.ndarray, scores: np.ndarray, cues: np.ndarray, scope: Scope,
+                    own: set[int] | frozenset[int] = frozenset()
                     ) -> tuple[list[list[tuple[float, Words, np.ndarray, bool]]], list[list[float]]]:
         """Stored neighbours of each candidate whose vector features can still reach the threshold (the nearest
         ones, and the ones nearest to its attribute slot: :meth:`slot_queries`, flagged ``True``), by their words
@@ -347,16 +350,17 @@ class UpdateDetector:
         _, allow = self.derived.allowed(tenant, list(_LIVE))
         if allow is not None and len(allow) == 0:
             return out, near
-        found = self.derived.faiss.search_many(unit, self.neighbours, allow_ids=allow)
+        found = self.derived.faiss.search_many(unit, self.neighbours + len(own), allow_ids=allow)
         hits = [[(int(n), float(s)) for n, s in zip(ids.tolist(), scores_.tolist(), strict=False)
-                 if s >= self.pair_floor and n >= 0] for ids, scores_ in found]
+                 if s >= self.pair_floor and n >= 0 and int(n) not in own][: self.neighbours]
+                for ids, scores_ in found]
         near = [[s for _, s in h] for h in hits]
         by_slot: list[list[int]] = [[] for _ in range(len(unit))]
         rows, queries = self.slot_queries(unit, scores) if self.slot_neighbours else ([], None)
         if rows and queries is not None:
             for k, (ids, _) in zip(rows, self.derived.faiss.search_many(queries, self.slot_neighbours,
                                                                          allow_ids=allow), strict=True):
-                seen = {n for n, _ in hits[k]}
+                seen = {n for n, _ in hits[k]} | own
                 by_slot[k] = [int(n) for n in ids.tolist() if n >= 0 and int(n) not in seen]
         nids = sorted({n for h in hits for n, _ in h} | {n for b in by_slot for n in b})
         if not nids:

@@ -30,6 +30,7 @@ from neusym.governance.forgetting import (
     Purger,
     compact_lexical,
     find_by_meaning,
+    forget_staged,
     forget_topic,
     topic_vectors,
 )
@@ -206,7 +207,9 @@ class Governance:
                     break
                 texts.update(str(r["content"]) for r in rows)
                 texts.update(purger.earlier_versions([str(r["id"]) for r in rows]))
-                gone.extend(e.store.delete_hard([str(r["id"]) for r in rows], sc))
+                # (the graph's invariants are checked once, after the tenant's entities: delete_tenant_entities)
+                gone.extend(e.store.delete_hard([str(r["id"]) for r in rows], sc, check=False))
+            forget_staged(e.executor, user_id=user_id)  # copies a restore staged (or a killed one left) go too
             e.governor.queries.delete_tenant_entities(user_id)
             m.sync()  # the vectors and postings go before the compaction in finish()
             purger.finish(texts, tenant=user_id)  # ... and rewrites the graph's log
@@ -228,6 +231,8 @@ class Governance:
             raise ScopeError("pass either a scope or all_tenants=True, not both")
         sc = e.scope(given, all_tenants=all_tenants, what="run_janitor", admin=True)
         with e.mutation(sc) as m:
+            if not dry_run:  # writes an interrupted process left half done (a purge, an edit, a restore's staging)
+                e.store.recover()
             # one log rewrite for the whole pass, not one per tenant and page of purges
             report = run_janitor(e.store, e.governor.queries, e.governor.policy, scope=sc, now=_epoch(now),
                                  purge=lambda i, s: self._purge(m, i, s, rewrite=False), dry_run=dry_run)
@@ -325,7 +330,7 @@ class Governance:
         ids = {k: fields.pop(k) for k in SCOPE_KEYS if k in fields}
         rec, sc = self._target(memory_id, scope, "review_edit", ids)
         with self._engine.mutation(sc) as m:
-            edited = self._engine.update(rec.id, content, scope=sc, actor=actor, reason=reason, **fields)
+            edited = self._engine.reviewed_update(rec.id, content, scope=sc, actor=actor, reason=reason, **fields)
             if approve_after:
                 return self._decisions.approve(m, edited, sc, actor, reason)
             return edited

@@ -42,6 +42,7 @@ from neusym.symbolic.executors import watchdog as wd
 from neusym.symbolic.executors.base import Row
 from neusym.symbolic.executors.embedded import EmbeddedFalkorDB
 from neusym.symbolic.guard import CheckedQuery
+from neusym.symbolic.write_rules import check_write
 
 __all__ = ["FalkorDBExecutor", "build_query"]
 
@@ -353,6 +354,8 @@ class FalkorDBExecutor:
         validation pass walked it once already) and decodes every returned cell through several calls; for
         stage 2 (50 candidates, ~50 columns per row) and batch creates that was a large share of the latency.
         """
+        if write:
+            check_write(cypher)  # never delete and create in one statement (see neusym.symbolic.write_rules)
         query = build_query(cypher, params)
         if write:
             args: tuple[Any, ...] = (_QUERY, self.graph_name, query, "--compact")

@@ -43,6 +43,7 @@ from neusym.errors import (
 from neusym.symbolic.dialects import Dialect
 from neusym.symbolic.executors.base import Row
 from neusym.symbolic.guard import ALLOWED_PROCEDURES, CheckedQuery, procedure_name
+from neusym.symbolic.write_rules import check_write
 
 if TYPE_CHECKING:
     from neo4j import BookmarkManager, Driver, ManagedTransaction
@@ -295,6 +296,8 @@ class Neo4jExecutor:
 
     def run(self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = True) -> list[Row]:
         self._check_open()
+        if write:
+            check_write(cypher)  # one rule for both backends (see neusym.symbolic.write_rules)
         import neo4j
 
         clean: dict[str, Any] = _clean(dict(params or {}))

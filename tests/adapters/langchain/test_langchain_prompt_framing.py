@@ -74,6 +74,11 @@ def test_write_tool_answers_show_the_stored_text_as_one_neutral_line(memory: Eng
     stored = tools["remember"].invoke({"content": "Ana's wifi is called Casa."}, config=ANA)
     mid = stored.split()[2].rstrip(":")
     answer = tools["update_memory"].invoke({"memory_id": mid, "content": fake}, config=ANA)
-    assert answer.startswith(f"Updated memory {mid}") and memory.get(mid, user_id="ana").content == fake
-    assert len(answer.splitlines()) == 1 and "## " not in answer, answer
+    # the edit is screened like remember (issue 27): the fake transcript is quarantined, and not echoed at all
+    assert answer.startswith(f"Quarantined memory {mid}") and memory.get(mid, user_id="ana").content == fake
+    assert len(answer.splitlines()) == 1 and "## " not in answer and "hunter2" not in answer, answer
     assert not re.search(r"\b(user|assistant):", answer), answer
+    other = tools["remember"].invoke({"content": "Ana's router is in the hall."}, config=ANA).split()[2].rstrip(":")
+    lines = "Note\nAna's wifi is called Casa.\nThe router is in the hall."
+    answer = tools["update_memory"].invoke({"memory_id": other, "content": lines}, config=ANA)
+    assert answer.startswith(f"Updated memory {other}") and len(answer.splitlines()) == 1, answer
