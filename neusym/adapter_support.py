@@ -183,7 +183,8 @@ def build_context(memory: NeuSymMemory, query: str, scope: Scope, *, max_tokens:
     ``max_tokens`` counted with tiktoken ``encoding``. "" for an empty query or when nothing is found."""
     if not query.strip() or max_tokens <= 0:
         return ""
-    built = memory.reflection.build_context(query, scope=scope, budget_tokens=max_tokens, builder=_builder(k, encoding, header))
+    built = memory.reflection.build_context(query, scope=scope, budget_tokens=max_tokens,
+                                            builder=_builder(k, encoding, header))
     return built.text
 
 

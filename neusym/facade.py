@@ -127,7 +127,8 @@ class NeuSymMemory:
             ``progress(done, total)`` callback. See :mod:`neusym.reembed`; the report is ``admin.last_reembed``.
 
     Attributes:
-        governance: forgetting, janitor, review, rollback, fact history, audit (:class:`~neusym.services.Governance`).
+        governance: forgetting, janitor, review, rollback, fact history, audit
+            (:class:`~neusym.services.Governance`).
         reflection: reflection, context building, query rewriting (:class:`~neusym.services.ReflectionService`).
         admin: stats, raw Cypher, indexes, backups, imports, the graph picture (:class:`~neusym.services.Admin`).
     """
@@ -263,7 +264,8 @@ class NeuSymMemory:
                                 importance=importance, confidence=confidence, origin=origin, speaker=speaker,
                                 ttl=ttl, valid_from=valid_from, tags=tags, infer=infer, ref=ref)
 
-    def add_batch(self, /, items: Sequence[dict[str, Any] | str], *, vectors: Any = None, **common: Any) -> AddResult:
+    def add_batch(self, /, items: Sequence[dict[str, Any] | str], *, vectors: Any = None,
+                  **common: Any) -> AddResult:
         """Add many statements at once: one embedding batch and one graph statement per ``max_batch`` memories.
 
         Each item is a string or a dict of :meth:`add` keyword arguments with ``content``; ``common`` applies to

@@ -43,7 +43,8 @@ def curate_cmd(
     with opts.memory() as mem:
         sc = opts.scope(mem)
         while True:
-            report = mem.governance.run_janitor(scope=None if opts.all_tenants else sc, all_tenants=opts.all_tenants,
+            report = mem.governance.run_janitor(scope=None if opts.all_tenants else sc,
+                                                all_tenants=opts.all_tenants,
                                                 now=parse_time(now, "--now") if now else None, dry_run=dry_run)
             _janitor_report(opts, report, dry_run, one_line=every is not None)
             if every is None or stop.wait(every):
@@ -85,12 +86,13 @@ def reflect_cmd(
         if session_end:
             if not opts.session:
                 raise InvalidInputError("--session-end needs --session")
-            out = mem.reflection.session_end(session_id=opts.session, user_id=opts.user, agent_id=opts.agent, wait=True)
+            out = mem.reflection.session_end(session_id=opts.session, user_id=opts.user, agent_id=opts.agent,
+                                             wait=True)
             if out is None:
                 raise InvalidInputError(f"session {opts.session!r} has nothing to reflect")
         else:
-            out = mem.reflection.reflect(scope=opts.scope(mem), ids=memory_id, entity=entity, goal=goal, cool=cool,
-                                         only_unreflected=only_unreflected)
+            out = mem.reflection.reflect(scope=opts.scope(mem), ids=memory_id, entity=entity, goal=goal,
+                                         cool=cool, only_unreflected=only_unreflected)
     data = out.as_dict()
 
     def human(c: Console) -> None:
@@ -113,7 +115,8 @@ def review_list_cmd(
 ) -> None:
     """Items waiting for a decision."""
     with opts.memory() as mem:
-        items = mem.governance.review_queue(kind, scope=opts.scope(mem), limit=limit, all_tenants=opts.all_tenants)
+        items = mem.governance.review_queue(kind, scope=opts.scope(mem), limit=limit,
+                                            all_tenants=opts.all_tenants)
     data = {"count": len(items), "items": [{"memory_id": i.memory_id, "kind": i.kind, "reason": i.reason,
                                             "related": i.related, "memory": record_json(i.record)} for i in items]}
 
@@ -183,7 +186,8 @@ def rollback_cmd(
 ) -> None:
     """Undo the latest (or the given) reversible change: an edit, a supersession, an archive or a soft forget."""
     with opts.memory() as mem:
-        rec = mem.governance.rollback(memory_id, audit_id=audit_id, scope=opts.scope(mem), actor="cli", reason=reason)
+        rec = mem.governance.rollback(memory_id, audit_id=audit_id, scope=opts.scope(mem), actor="cli",
+                                      reason=reason)
     emit(opts, {"memory": record_json(rec)}, lambda c: print_records(c, [rec], title="after rollback"))
 
 
@@ -199,7 +203,7 @@ def stats_cmd(opts: Opts) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------- export / restore
-# The work is the library's (mem.admin.export / mem.admin.restore, neusym.backup); these commands parse options and print.
+# The work is the library's (mem.admin.export / restore, neusym.backup); these commands parse options and print.
 def _ids(opts: Opts) -> dict[str, Any]:
     return {"all_tenants": True} if opts.all_tenants else dict(opts.ids)
 
@@ -217,7 +221,8 @@ def export_cmd(
     opts.check_scope()
     to_stdout = str(out) == "-"
     with opts.memory() as mem, progress_bar(opts, "exporting", enabled=progress and not to_stdout) as bar:
-        report = mem.admin.export(sys.stdout if to_stdout else out, embeddings=embeddings, progress=bar, **_ids(opts))
+        report = mem.admin.export(sys.stdout if to_stdout else out, embeddings=embeddings, progress=bar,
+                                  **_ids(opts))
     counts = report.counts
     if to_stdout:  # the data went to stdout: the summary goes to stderr
         err_console().print(f"exported {counts}")

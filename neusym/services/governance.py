@@ -296,7 +296,8 @@ class Governance:
         sc = e.scope(scope, all_tenants=all_tenants, what="review_queue", admin=True, **scope_ids)
         return list_review(e.governor.queries, sc, kind, check_k(limit, "limit"))
 
-    def _target(self, memory_id: str, scope: ScopeArg, what: str, ids: Mapping[str, Any]) -> tuple[MemoryRecord, Scope]:
+    def _target(self, memory_id: str, scope: ScopeArg, what: str,
+                ids: Mapping[str, Any]) -> tuple[MemoryRecord, Scope]:
         e = self._engine
         e.check_open()
         sc = e.scope(scope, what=what, **ids)
@@ -352,7 +353,8 @@ class Governance:
         return found[0]
 
     # ------------------------------------------------------------------ history
-    def history(self, memory_id: str, *, scope: ScopeArg = None, **scope_ids: Unpack[ScopeIds]) -> list[dict[str, Any]]:
+    def history(self, memory_id: str, *, scope: ScopeArg = None,
+                **scope_ids: Unpack[ScopeIds]) -> list[dict[str, Any]]:
         """One memory's audit trail, oldest first, on the caller's full scope (another agent's or session's memory
         shows nothing)."""
         e = self._engine

@@ -221,7 +221,8 @@ class ReflectionService:
         self.engine.check_open()
         if not isinstance(session_id, str) or not session_id:
             raise InvalidInputError("session_end needs a session_id")
-        sc = self.engine.scope(scope, user_id=user_id, agent_id=agent_id, session_id=session_id, what="session_end")
+        sc = self.engine.scope(scope, user_id=user_id, agent_id=agent_id, session_id=session_id,
+                               what="session_end")
         sched = self._scheduler
         if sched is not None and sched.running and sched.policy.on_session_end and not wait:
             sched.submit("session_end", sc, goal=goal)
