@@ -23,11 +23,11 @@ from mcp_neusym.models import (
     ReviewListOut,
     memory_out,
 )
-from mcp_neusym.render import DATA_NOTE, flat, framed, marks
+from mcp_neusym.render import flat, framed, marks
 from mcp_neusym.runtime import Progress, guarded, in_thread
 from mcp_neusym.state import ServerState
 from mcp_neusym.tools_memory import AgentArg, Ctx, SessionArg, tool_result
-from neusym.prompting import shown_id
+from neusym.prompting import render_texts, shown_id
 from neusym.record import MemoryRecord, MemoryType
 
 __all__ = ["MAX_IMPORT_CHARS", "register_admin_tools"]
@@ -57,10 +57,9 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
                                    for i in items], count=len(items))
         if not out.items:
             return tool_result(out, "The review queue is empty.")
-        lines = [f"{out.count} items waiting for review ({DATA_NOTE}):"]
-        lines += [f"- [{shown_id(i.memory_id)}] {i.kind}: {flat(i.memory.content, 300)} (why: {flat(i.reason, 200)})"
-                  for i in out.items]
-        return tool_result(out, "\n".join(lines))
+        block = render_texts([(i.memory_id, i.memory.content, f"{i.kind}; why: {flat(i.reason, 200)}")
+                              for i in out.items], heading="Waiting for review")
+        return tool_result(out, f"{out.count} items waiting for review:\n{block}")
 
     async def _decide(ctx: Ctx, memory_id: str, reason: str, approve: bool) -> CallToolResult:
         scope = tenant.tenant_scope(ctx)

@@ -48,7 +48,7 @@ from neusym.symbolic.dialects import (
     vector_similarity_expr,
 )
 from neusym.symbolic.executors.base import Executor, ReadOnlyRunner, Row
-from neusym.symbolic.guard import check_read_only
+from neusym.symbolic.guard import cap_rows, check_read_only
 
 __all__ = ["GUARDED_TIMEOUT", "PURGE_CHUNK", "RELATIONS", "SymbolicStore", "chain_key"]
 
@@ -689,8 +689,9 @@ class SymbolicStore:
             if isinstance(self.executor, ReadOnlyRunner):
                 rows = self.executor.run_read_only(checked, dict(params or {}), timeout=float(timeout),
                                                    max_rows=limit)
-            else:  # a custom executor: its read-only path is all we can ask for
-                rows = self.executor.run(cypher, dict(params or {}), write=False)
+            else:  # a custom executor: its read-only path is all we can ask for (with the cap in the statement)
+                rows = self.executor.run(cap_rows(checked, limit, dict(params or {})).text, dict(params or {}),
+                                         write=False)
         except BackendError as err:
             msg = str(err).lower()
             # FalkorDB: "... executed only on read-only queries"; Neo4j: "[Neo.ClientError.Statement.AccessMode]

@@ -51,6 +51,10 @@ def _fill_audit(mem: NeuSymMemory, n: int) -> None:
                          for _ in range(min(5000, n - start))])
 
 
+def read_count(mem: NeuSymMemory, cypher: str) -> int:
+    return int(mem.cypher(cypher, all_tenants=True)[0]["n"])
+
+
 def _count(mem: NeuSymMemory, where: str, params: dict[str, object] | None = None) -> int:
     return int(mem.cypher(f"MATCH (m:Memory) WHERE {where} RETURN count(m) AS n", params, all_tenants=True)[0]["n"])
 
@@ -65,6 +69,10 @@ def _check_whole(mem: NeuSymMemory, *, forgotten: list[str], kept_user: str, kep
     assert read("MATCH (a:Audit) WHERE size(labels(a)) <> 1 RETURN count(a) AS n", all_tenants=True)[0]["n"] == 0
     assert _count(mem, "m.id IN $ids", {"ids": forgotten}) == 0
     assert _count(mem, "m.user_id = 'a'") == 0
+    assert read("MATCH (e:Entity) WHERE e.uid IS NULL OR size(labels(e)) <> 1 "
+                "RETURN count(e) AS n", all_tenants=True)[0]["n"] == 0
+    assert read("MATCH ()-[r:RELATES]->() WHERE r.memory_id IN $ids RETURN count(r) AS n", {"ids": forgotten},
+                all_tenants=True)[0]["n"] == 0
     # what failed with "Attempted to access undefined attribute" on the corrupted graph
     mine = _count(mem, "m.user_id = $u", {"u": kept_user})
     assert mine >= kept
@@ -90,6 +98,8 @@ def test_hard_forget_of_1000_memories_past_16384_nodes_keeps_the_graph_whole(tmp
     try:
         kept = 600
         mem.add_batch([f"note {i} about topic {i % 97}" for i in range(kept)], vectors=_vectors(kept, 1), user_id="b")
+        # plain notes, the case (a statement deleting only nodes without edges kept their label entries;
+        # with edges in the same graph writes FalkorDB happened to merge the label matrix first)
         res = mem.add_batch([f"private note {i} about topic {i % 89}" for i in range(FORGET)],
                             vectors=_vectors(FORGET, 2), user_id="a")
         forgotten = [r.id for r in res]
@@ -97,10 +107,21 @@ def test_hard_forget_of_1000_memories_past_16384_nodes_keeps_the_graph_whole(tmp
         # the tombstones of the forget take the graph over the boundary, or filler nodes already did
         target = BOUNDARY - FORGET // 2 if crossing == "during_purge" else BOUNDARY + 2_000
         _fill_audit(mem, target - _nodes(mem))
-        assert (_nodes(mem) < BOUNDARY) == (crossing == "during_purge")
+        before = _nodes(mem)
+        assert (before < BOUNDARY) == (crossing == "during_purge")
+        # the forget's 1,000 tombstones are written before anything is deleted: the graph passes the boundary
+        assert before + FORGET > BOUNDARY
         report = mem.forget(forgotten, user_id="a", hard=True)
         assert sorted(report.ids) == sorted(forgotten)
-        assert _nodes(mem) > BOUNDARY  # the purge did run past the boundary
+        assert read_count(mem, "MATCH (t:Tombstone) RETURN count(t) AS n") == FORGET
+        _check_whole(mem, forgotten=forgotten, kept_user="b", kept=kept)
+        # then a tenant with names and facts, forgotten whole past the boundary: entities, MENTIONS, RELATES go too
+        mem.add_batch([f"Ana{i} Silva lives in Porto{i % 25}." for i in range(300)], vectors=_vectors(300, 3),
+                      user_id="c")
+        assert read_count(mem, "MATCH (e:Entity {user_id: 'c'}) RETURN count(e) AS n") > 300
+        assert len(mem.forget_tenant("c").ids) == 300
+        assert read_count(mem, "MATCH (n) WHERE n.user_id = 'c' AND NOT n:Audit AND NOT n:Tombstone "
+                               "RETURN count(n) AS n") == 0
         _check_whole(mem, forgotten=forgotten, kept_user="b", kept=kept)
     finally:
         mem.close()
