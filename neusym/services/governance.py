@@ -296,8 +296,11 @@ class Governance:
         sc = e.scope(scope, all_tenants=all_tenants, what="review_queue", admin=True, **scope_ids)
         return list_review(e.governor.queries, sc, kind, check_k(limit, "limit"))
 
-    def _target(self, memory_id: str, scope: ScopeArg, what: str,
+    def _target(self, item: str | ReviewItem, scope: ScopeArg, what: str,
                 ids: Mapping[str, Any]) -> tuple[MemoryRecord, Scope]:
+        """The memory a decision is about (an id, or a :class:`ReviewItem` from :meth:`review_queue`), read in the
+        caller's scope, and the tenant-wide scope the decision works in."""
+        memory_id = item.memory_id if isinstance(item, ReviewItem) else item
         e = self._engine
         e.check_open()
         sc = e.scope(scope, what=what, **ids)
@@ -307,7 +310,7 @@ class Governance:
         # decisions work tenant-wide: a conflict's other side may live in another session of the same user
         return found[0], Scope(user_id=found[0].scope.user_id or sc.user_id)
 
-    def review_approve(self, memory_id: str, *, scope: ScopeArg = None, actor: str = "reviewer",
+    def review_approve(self, memory_id: str | ReviewItem, *, scope: ScopeArg = None, actor: str = "reviewer",
                        reason: str = "approved", **scope_ids: Unpack[ScopeIds]) -> MemoryRecord:
         """Accept an item: release from quarantine, make a conflicting value current, confirm a merge, or
         acknowledge that a flagged contradiction is fine."""
@@ -315,7 +318,7 @@ class Governance:
         with self._engine.mutation(sc) as m:
             return self._decisions.approve(m, self._current(rec, sc), sc, actor, reason)
 
-    def review_reject(self, memory_id: str, *, scope: ScopeArg = None, actor: str = "reviewer",
+    def review_reject(self, memory_id: str | ReviewItem, *, scope: ScopeArg = None, actor: str = "reviewer",
                       reason: str = "rejected", **scope_ids: Unpack[ScopeIds]) -> MemoryRecord | None:
         """Refuse an item: purge a quarantined one, let the other value of a conflict win, keep a suspected
         duplicate as its own memory, or archive the wrong side of a contradiction."""
@@ -323,7 +326,7 @@ class Governance:
         with self._engine.mutation(sc) as m:
             return self._decisions.reject(m, self._current(rec, sc), sc, actor, reason)
 
-    def review_edit(self, /, memory_id: str, content: str | None = None, *, approve_after: bool = True,
+    def review_edit(self, /, memory_id: str | ReviewItem, content: str | None = None, *, approve_after: bool = True,
                     scope: ScopeArg = None, actor: str = "reviewer", reason: str = "edited in review",
                     **fields: Any) -> MemoryRecord:
         """Correct an item (text and/or fields, versioned and audited), then approve it unless told not to.
