@@ -15,11 +15,14 @@ the LangChain and LlamaIndex middleware: framed and quoted by :mod:`neusym.promp
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from neusym.adapter_support import build_context
-from neusym.facade import NeuSymMemory
 from neusym.prompting import careful_use_marks, neutralize, render_memories
 from neusym.record import MemoryRecord, Scope, SearchResult
+
+if TYPE_CHECKING:
+    from neusym.facade import NeuSymMemory
 
 __all__ = ["DATA_NOTE", "CONTEXT_HEADER", "context_block", "flat", "framed", "marks"]
 

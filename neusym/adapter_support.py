@@ -17,14 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from neusym.errors import InvalidInputError, ScopeError
-from neusym.facade import NeuSymMemory
 from neusym.prompting import CLOSE, OPEN, PREAMBLE, careful_use_marks, render_memories, withheld_reason
 from neusym.record import MemoryRecord, MemoryStatus, MemoryType, Scope, SearchResult
-from neusym.reflection.context import BuiltContext, ContextBuilder
-from neusym.reflection.tokens import get_token_counter
+
+if TYPE_CHECKING:  # the engine loads when an adapter gets a memory, not when the adapter module is imported
+    from neusym.facade import NeuSymMemory
+    from neusym.reflection.context import BuiltContext, ContextBuilder
 
 __all__ = [
     "SCOPE_KEYS",
@@ -62,6 +63,8 @@ SEARCH_KEYS = frozenset({"types", "tags", "entities", "plan_states", "statuses",
 # ---------------------------------------------------------------------- the engine and its scope
 def check_memory(memory: Any) -> NeuSymMemory:
     """``memory`` itself; adapters take the engine object, and a wrong one fails here, not at the first call."""
+    from neusym.facade import NeuSymMemory
+
     if not isinstance(memory, NeuSymMemory):
         raise InvalidInputError(f"memory must be a neusym.NeuSymMemory, got {type(memory).__name__}")
     return memory
@@ -242,6 +245,9 @@ def result_metadata(result: SearchResult) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------- context text
 def _builder(k: int, encoding: str, header: str) -> ContextBuilder:
+    from neusym.reflection.context import ContextBuilder
+    from neusym.reflection.tokens import get_token_counter
+
     return ContextBuilder(counter=get_token_counter(encoding), k_memories=k, header=header)
 
 

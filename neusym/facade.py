@@ -57,7 +57,8 @@ DEPRECATED: dict[str, str] = {
     "curate": "governance.run_janitor", "fact_history": "governance.fact_history",
     "facts_at": "governance.facts_at", "forget_preview": "governance.forget_preview",
     "forget_tenant": "governance.forget_tenant", "governance_policy": "governance.policy",
-    "janitor_running": "governance.janitor_running", "review_approve": "governance.review_approve",
+    "janitor_running": "governance.janitor_running", "refresh_expiry": "governance.refresh_expiry",
+    "review_approve": "governance.review_approve",
     "review_edit": "governance.review_edit", "review_queue": "governance.review_queue",
     "review_reject": "governance.review_reject", "rollback": "governance.rollback",
     "run_janitor": "governance.run_janitor", "start_janitor": "governance.start_janitor",
@@ -368,6 +369,7 @@ class NeuSymMemory:
         limit: int = 50,
         offset: int = 0,
         all_tenants: bool = False,
+        include_expired: bool = False,
         **keywords: Unpack[QueryKeywords],
     ) -> list[MemoryRecord]:
         """Symbolic retrieval without any vector step, e.g. open plans involving "Li Si" due in two weeks::
@@ -375,7 +377,8 @@ class NeuSymMemory:
             mem.query(entity="Li Si", types=["plan"], plan_states=["open"], due_within=timedelta(days=14))
 
         The filter fields (``filters`` or keywords) are :class:`SearchFilters`' but the score ones. ``limit`` is at
-        most 1000 and ``offset`` at most 100,000 (page deeper sets with an export instead).
+        most 1000 and ``offset`` at most 100,000 (page deeper sets with an export instead). ``include_expired``
+        also lists memories whose TTL ran out (the janitor has not archived them yet).
         """
         ids, chosen = split_keywords("query", keywords, filters, QUERY_FIELDS)
         given = chosen.as_kwargs()
@@ -384,7 +387,8 @@ class NeuSymMemory:
             given.pop(unused)
         return self._engine.query(scope=Scope.coerce(scope, **ids), entity=entity if entity is not None else names,
                                   predicate=predicate, object=object, due_within=due_within, order=order,
-                                  limit=limit, offset=offset, all_tenants=all_tenants, **given)
+                                  limit=limit, offset=offset, all_tenants=all_tenants,
+                                  include_expired=include_expired, **given)
 
     def get(self, memory_id: str, *, scope: ScopeArg = None, all_tenants: bool = False,
             **scope_ids: Unpack[ScopeIds]) -> MemoryRecord:

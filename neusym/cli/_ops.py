@@ -8,7 +8,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -20,7 +20,9 @@ from neusym.cli._base import Opts, command, emit, err_console, jsonable, parse_t
 from neusym.cli._render import kv_table, print_records, record_json
 from neusym.errors import InvalidInputError
 from neusym.private_files import write_private
-from neusym.record import MemoryRecord
+
+if TYPE_CHECKING:
+    from neusym.record import MemoryRecord
 
 __all__: list[str] = []
 

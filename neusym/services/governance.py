@@ -281,6 +281,14 @@ class Governance:
             if thread is not threading.current_thread():
                 thread.join(timeout)
 
+    def refresh_expiry(self, expires_at: Mapping[str, datetime | float], *, scope: ScopeArg = None,
+                       **scope_ids: Unpack[ScopeIds]) -> int:
+        """Move the expiry of memories that have a TTL (``{id: new expiry}``) in one unaudited statement, e.g. a
+        read-refreshed TTL (the LangGraph store's ``refresh_on_read``); returns how many moved (others of the scope,
+        gone, or without a TTL are skipped)."""
+        return self._engine.refresh_expiry(expires_at, scope=self._engine.scope(scope, what="refresh_expiry",
+                                                                               **scope_ids))
+
     @property
     def janitor_running(self) -> bool:
         return self._janitor is not None and self._janitor[0].is_alive()
