@@ -10,6 +10,7 @@ the vector index, may not touch the storage parts (``._engine``, ``.store``, ``.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -89,18 +90,21 @@ def _holder(node: ast.expr) -> bool:
     return isinstance(node, ast.Attribute) and node.attr in MEMORY_HOLDERS
 
 
-def violations(tree: ast.AST) -> list[str]:
+def violations(tree: ast.AST, *, user_code: bool = False) -> list[str]:
     """What a module does that an adapter may not: import the engine's packages, reach a storage part, or call the
-    memory by a deprecated name."""
+    memory by a deprecated name. ``user_code`` (the README, the cookbook): imports are free (an own executor is a
+    documented use) and only the memory's own storage parts count (LangGraph's ``runtime.store`` is not ours)."""
     bad: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
+            if user_code:
+                continue
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             if isinstance(node, ast.ImportFrom) and node.module == "neusym":
                 names += [f"neusym.{a.name}" for a in node.names]
             bad += [f"line {node.lineno}: imports {n}" for n in names if n.startswith(FORBIDDEN_PACKAGES)]
         elif isinstance(node, ast.Attribute):
-            if node.attr in STORAGE_PARTS:
+            if node.attr in STORAGE_PARTS and (not user_code or _holder(node.value)):
                 bad.append(f"line {node.lineno}: reaches .{node.attr}")
             elif node.attr in DEPRECATED and _holder(node.value):
                 bad.append(f"line {node.lineno}: .{node.attr} is deprecated, use .{DEPRECATED[node.attr]}")
@@ -110,6 +114,24 @@ def violations(tree: ast.AST) -> list[str]:
 @pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_adapters_use_public_doors_only(path: Path) -> None:
     assert violations(ast.parse(path.read_text(encoding="utf-8"))) == []
+
+
+def _readme_blocks() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "cookbook").glob("*.py")), ids=lambda p: p.name)
+def test_the_cookbook_uses_public_doors_only(path: Path) -> None:
+    assert violations(ast.parse(path.read_text(encoding="utf-8")), user_code=True) == []
+
+
+def test_the_readme_uses_public_doors_only() -> None:
+    """What users copy: no block calls a deprecated name or reaches a storage part (an own executor may be
+    imported: ``NeuSymMemory(executor=Neo4jExecutor(driver=...))`` is the documented way to share a driver)."""
+    blocks = _readme_blocks()
+    assert len(blocks) >= 8
+    assert [(i, v) for i, b in enumerate(blocks) for v in violations(ast.parse(b), user_code=True)] == []
 
 
 def test_the_scan_refuses_what_the_adapters_did_before() -> None:
