@@ -422,4 +422,9 @@ class Governance:
         e = self._engine
         e.check_open()
         sc = e.scope(scope, what="links", **scope_ids)
-        return e.store.relations_among(check_ids(memory_ids), RELATIONS if kinds is None else kinds, sc)
+        # ids as stored, not check_ids: the marks of a search result whose id predates the id rules must still be
+        # found (they are query parameters, never echoed into an answer)
+        ids = [memory_ids] if isinstance(memory_ids, str) else list(memory_ids)
+        if not all(isinstance(i, str) and i for i in ids):
+            raise InvalidInputError("memory ids must be non-empty strings")
+        return e.store.relations_among(ids, RELATIONS if kinds is None else kinds, sc)
