@@ -114,7 +114,7 @@ def run(sizes: list[int], kinds: list[str], reps: int) -> dict[str, Any]:
         try:
             mem.add("I live in Lisbon and work as a nurse.", user_id="warm")  # one-off loads out of the timings
             mem.search("where do I live", user_id="warm")
-            mem.forget_preview("work", user_id="warm")
+            mem.governance.forget_preview("work", user_id="warm")
             for kind in kinds:
                 for size in sizes:
                     text = make_input(kind, size)
@@ -128,7 +128,7 @@ def run(sizes: list[int], kinds: list[str], reps: int) -> dict[str, Any]:
                             elif op == "search":
                                 mem.search(text, user_id=user, k=5)
                             else:
-                                mem.forget_preview(text, user_id=user)
+                                mem.governance.forget_preview(text, user_id=user)
                             times.append(time.perf_counter() - t)
                         sec = statistics.median(times)
                         kb = len(text.encode("utf-8")) / 1000

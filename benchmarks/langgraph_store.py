@@ -80,7 +80,7 @@ def ttl_refresh(mem: Any, reads: int) -> dict[str, float]:
     for _ in range(reads):  # interleaved, so both see the same load
         plain.append(timed(False))
         refreshing.append(timed(True))
-    audits_before = len(mem.audit_log(user_id="ana", limit=1000))
+    audits_before = len(mem.governance.audit_log(user_id="ana", limit=1000))
     for i in range(50):  # 50 operations on TTL items: a put, a get or a search in turn
         if i % 3 == 0:
             store.put(ns, f"k{i % 10}", {"text": f"a note with a ttl, number {i % 10}"})
@@ -88,7 +88,7 @@ def ttl_refresh(mem: Any, reads: int) -> dict[str, float]:
             store.get(ns, f"k{i % 10}")
         else:
             store.search(ns, limit=20)
-    audits = len(mem.audit_log(user_id="ana", limit=1000)) - audits_before
+    audits = len(mem.governance.audit_log(user_id="ana", limit=1000)) - audits_before
     return {"search10_ms_no_refresh": statistics.median(plain), "search10_ms_refresh": statistics.median(refreshing),
             "audit_entries_after_50_ops": float(audits)}
 

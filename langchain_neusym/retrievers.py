@@ -92,7 +92,7 @@ class NeuSymRetriever(BaseRetriever, ScopedModel):
     def _get_ls_params(self, **kwargs: Any) -> LangSmithRetrieverParams:
         params = super()._get_ls_params(**kwargs)
         params["ls_vector_store_provider"] = "NeuSym"
-        params["ls_embedding_model"] = getattr(self.memory.embedder, "name", None)
+        params["ls_embedding_model"] = getattr(self.memory.admin.embedder, "name", None)
         return params
 
     # ------------------------------------------------------------------ helpers

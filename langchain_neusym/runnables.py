@@ -156,7 +156,7 @@ class NeuSymSaveRunnable(_ScopedRunnable):
         return value
 
     async def _arun(self, value: Any, config: RunnableConfig) -> Any:
-        await self.memory.aadd(self._turns(value), scope=self._resolve(config), infer=self.infer)
+        await self.memory.aio.add(self._turns(value), scope=self._resolve(config), infer=self.infer)
         return value
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
@@ -169,7 +169,7 @@ class NeuSymSaveRunnable(_ScopedRunnable):
 class NeuSymReflectionRunnable(_ScopedRunnable):
     """NeuSym's reflection step (consolidating the scope's memories into a ``reflection`` memory) as a Runnable.
 
-    Input: ``None`` or a dict of :meth:`neusym.NeuSymMemory.reflect` options (``ids``, ``entity``, ``goal``,
+    Input: ``None`` or a dict of ``mem.reflection.reflect`` options (``ids``, ``entity``, ``goal``,
     ``extractive``, ``cool``, ...; never scope ids, which come from the runnable and the config). Output: the
     report as a JSON-friendly dict (``output="dict"``, default: what traces and chains handle well) or the
     :class:`neusym.reflection.api.Reflection` object (``output="reflection"``).
@@ -194,10 +194,11 @@ class NeuSymReflectionRunnable(_ScopedRunnable):
         return report.as_dict() if self.output == "dict" else report
 
     def _run(self, value: Any, config: RunnableConfig) -> Any:
-        return self._shape(self.memory.reflect(scope=self._resolve(config), **self._kwargs(value)))
+        return self._shape(self.memory.reflection.reflect(scope=self._resolve(config), **self._kwargs(value)))
 
     async def _arun(self, value: Any, config: RunnableConfig) -> Any:
-        return self._shape(await self.memory.areflect(scope=self._resolve(config), **self._kwargs(value)))
+        return self._shape(await self.memory.aio.reflection.reflect(scope=self._resolve(config),
+                                                                    **self._kwargs(value)))
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
         return self._call_with_config(self._run, input, config, **kwargs)

@@ -217,7 +217,7 @@ class NeuSymStore(BaseStore):
             else:
                 raise InvalidInputError(f"unknown store operation {type(op).__name__}")
         for user, expiry in refresh.items():  # ONE statement per tenant for every read of the batch, unaudited
-            self.memory.refresh_expiry(expiry, user_id=user)
+            self.memory.governance.refresh_expiry(expiry, user_id=user)
         for op in puts.values():
             self._put(op)
         return results
@@ -386,7 +386,8 @@ class NeuSymStore(BaseStore):
         sub = _sub_tag(prefix)
         if self.memory.query(scope=Scope(user_id=user), tags=[sub], statuses=_READ, limit=1):
             # deeper namespaces exist: search the tenant, keep items under the prefix, recall deeper in stage 1
-            recipe = self.memory.retrieval.with_(candidates=max(self.memory.retrieval.candidates, 4 * k, 200))
+            default = self.memory.admin.retrieval
+            recipe = default.with_(candidates=max(default.candidates, 4 * k, 200))
             for r in self.memory.search(query, scope=Scope(user_id=user), tags=[sub], k=k, recipe=recipe,
                                         statuses=_READ):
                 if r.id not in hits or r.score > hits[r.id].score:

@@ -111,7 +111,7 @@ class NeuSymRememberTool(_ScopedTool):
                     config: RunnableConfig, run_manager: AsyncCallbackManagerForToolRun | None = None) -> str:
         scope = self._write_scope(config)
         try:
-            res = await self.memory.aadd(content, scope=scope, type=type, origin=self.origin)
+            res = await self.memory.aio.add(content, scope=scope, type=type, origin=self.origin)
         except NeuSymError as err:
             raise _fail(err) from err
         return _remember_answer(res.decisions)
@@ -198,7 +198,8 @@ class NeuSymForgetTool(_ScopedTool):
                     config: RunnableConfig, run_manager: AsyncCallbackManagerForToolRun | None = None) -> str:
         scope = self._read_scope(config)
         try:
-            report = await self.memory.aforget(memory_id, scope=scope, hard=self.hard, reason=reason, actor="agent")
+            report = await self.memory.aio.forget(memory_id, scope=scope, hard=self.hard, reason=reason,
+                                                  actor="agent")
         except NeuSymError as err:
             raise _fail(err) from err
         return f"Forgot memory {shown_id(memory_id)}." if report.count else f"No memory {shown_id(memory_id)} to forget."
@@ -244,8 +245,8 @@ class NeuSymUpdateTool(_ScopedTool):
                     run_manager: AsyncCallbackManagerForToolRun | None = None) -> str:
         scope = self._read_scope(config)
         try:
-            rec = await self.memory.aupdate(memory_id, content, scope=scope, actor="agent",
-                                            reason="agent correction", origin=self.origin)
+            rec = await self.memory.aio.update(memory_id, content, scope=scope, actor="agent",
+                                               reason="agent correction", origin=self.origin)
         except NeuSymError as err:
             raise _fail(err) from err
         return _update_answer(rec)

@@ -58,7 +58,7 @@ class OpeningMemory:
             self._cm, self._memory = cm, memory
             from neusym.embeddings import preload
 
-            preload(memory.embedder)  # the first `remember` should not wait for the model either
+            preload(memory.admin.embedder)  # the first `remember` should not wait for the model either
         except BaseException as err:  # noqa: BLE001 - reported to every call, and logged once here
             self._error = err
             log.error("could not open the memory: %s", err)

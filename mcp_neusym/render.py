@@ -42,7 +42,7 @@ def _links(memory: NeuSymMemory, records: Sequence[MemoryRecord], scope: Scope) 
     conflicting: set[str] = set()
     superseded: set[str] = set()
     if ids:
-        for src, rel, dst in memory.store.relations_among(ids, {"CONFLICTS_WITH", "SUPERSEDES"}, scope):
+        for src, rel, dst in memory.governance.links(ids, ["CONFLICTS_WITH", "SUPERSEDES"], scope=scope):
             if rel == "CONFLICTS_WITH":
                 conflicting.update((src, dst))
             else:

@@ -51,7 +51,7 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
         limit: Annotated[int, Field(ge=1, le=500, description="At most this many items.")] = 50,
     ) -> Annotated[CallToolResult, ReviewListOut]:
         scope = tenant.tenant_scope(ctx)
-        items = await in_thread(lambda: mem.review_queue(kind, scope=scope, limit=limit))
+        items = await in_thread(lambda: mem.governance.review_queue(kind, scope=scope, limit=limit))
         out = ReviewListOut(items=[ReviewItemOut(memory_id=i.memory_id, kind=i.kind, reason=i.reason,
                                                  related=list(i.related), memory=memory_out(i.record))
                                    for i in items], count=len(items))
@@ -65,9 +65,11 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
         scope = tenant.tenant_scope(ctx)
         rec: MemoryRecord | None
         if approve:
-            rec = await in_thread(lambda: mem.review_approve(memory_id, scope=scope, actor=_ACTOR, reason=reason))
+            rec = await in_thread(lambda: mem.governance.review_approve(memory_id, scope=scope, actor=_ACTOR,
+                                                                        reason=reason))
         else:
-            rec = await in_thread(lambda: mem.review_reject(memory_id, scope=scope, actor=_ACTOR, reason=reason))
+            rec = await in_thread(lambda: mem.governance.review_reject(memory_id, scope=scope, actor=_ACTOR,
+                                                                       reason=reason))
         verb = "approved" if approve else "rejected"
         out = ReviewDecisionOut(memory_id=memory_id, decision=verb, purged=rec is None,
                                 memory=memory_out(rec) if rec is not None else None)
@@ -103,9 +105,10 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
     ) -> Annotated[CallToolResult, ReflectOut]:
         scope = tenant.read_scope(ctx, session_id=session_id, agent_id=agent_id)
         progress = Progress(ctx)
-        done = await progress.run(lambda: mem.reflect(scope=scope, entity=entity, goal=goal,
-                                                      only_unreflected=session_id is None and entity is None,
-                                                      fallback=True), label="reflecting")
+        done = await progress.run(lambda: mem.reflection.reflect(scope=scope, entity=entity, goal=goal,
+                                                                 only_unreflected=session_id is None
+                                                                 and entity is None,
+                                                                 fallback=True), label="reflecting")
         shown = done.memory or MemoryRecord(content=done.summary, type=MemoryType.REFLECTION, scope=done.scope)
         found = await in_thread(lambda: marks(mem, [shown], scope))
         out = ReflectOut(stored=done.stored, id=done.id, summary=done.summary, source_ids=done.source_ids,
@@ -124,7 +127,8 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
     ) -> Annotated[CallToolResult, CurateOut]:
         scope = tenant.tenant_scope(ctx)
         progress = Progress(ctx)
-        report = await progress.run(lambda: mem.run_janitor(scope=scope, dry_run=dry_run), label="curating")
+        report = await progress.run(lambda: mem.governance.run_janitor(scope=scope, dry_run=dry_run),
+                                    label="curating")
         out = CurateOut(dry_run=report.dry_run, expired=list(report.expired), decayed=report.decayed,
                         archived=list(report.archived), purged=list(report.purged), compacted=report.compacted)
         verb = "would" if dry_run else "did"

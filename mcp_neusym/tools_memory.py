@@ -244,7 +244,7 @@ def register_memory_tools(server: FastMCP[Any], state: ServerState) -> None:
 
         def preview() -> ForgetOut:
             if topic is not None:
-                shown = mem.forget_preview(topic, scope=scope)
+                shown = mem.governance.forget_preview(topic, scope=scope)
                 items = [ForgetItemOut(id=i.id, content=i.content, type=i.type, status=i.status, why=list(i.why))
                          for i in shown.items]
                 ids, missing, kept = shown.ids, [], shown
@@ -343,10 +343,10 @@ def register_memory_tools(server: FastMCP[Any], state: ServerState) -> None:
 
         def values() -> tuple[HistoryOut, list[MemoryRecord]]:
             if at is not None:
-                recs = mem.facts_at(at, predicate=pred, subject=subject, scope=scope, limit=limit)
+                recs = mem.governance.facts_at(at, predicate=pred, subject=subject, scope=scope, limit=limit)
                 current = [r.id for r in recs]
             else:
-                recs = mem.fact_history(pred, subject=subject, scope=scope, limit=limit)
+                recs = mem.governance.fact_history(pred, subject=subject, scope=scope, limit=limit)
                 now = time.time()
                 current = [r.id for r in recs if _in_force(r, now)]
             found = marks(mem, recs, scope)

@@ -40,7 +40,8 @@ if TYPE_CHECKING:
         ScopeError,
         UnsafeQueryError,
     )
-    from neusym.facade import AddResult, NeuSymMemory
+    from neusym.facade import AddResult, AsyncNeuSymMemory, NeuSymMemory
+    from neusym.filters import SearchFilters
     from neusym.governance.decisions import Decision
     from neusym.governance.forgetting import ForgetPreview, ForgetReport
     from neusym.governance.review import ReviewItem
@@ -71,7 +72,9 @@ _WHERE: dict[str, str] = {
     **dict.fromkeys(_ERRORS, "neusym.errors"),
     **dict.fromkeys(_RECORDS, "neusym.record"),
     "AddResult": "neusym.facade",
+    "AsyncNeuSymMemory": "neusym.facade",
     "NeuSymMemory": "neusym.facade",
+    "SearchFilters": "neusym.filters",
     "NeuSymConfig": "neusym.config",
     "ExportReport": "neusym.backup",
     "RestoreReport": "neusym.backup",
@@ -87,6 +90,7 @@ _WHERE: dict[str, str] = {
 
 __all__ = [  # a literal, so type checkers see the re-exports; every name must be in _WHERE
     "AddResult",
+    "AsyncNeuSymMemory",
     "BackendError",
     "BackendUnavailableError",
     "ClosedError",
@@ -119,6 +123,7 @@ __all__ = [  # a literal, so type checkers see the re-exports; every name must b
     "Scope",
     "ScopeError",
     "ScoreExplanation",
+    "SearchFilters",
     "SearchResult",
     "Source",
     "Triple",

@@ -25,7 +25,7 @@ from neusym.record import MemoryRecord, MemoryStatus, MemoryType, Scope, SearchR
 
 if TYPE_CHECKING:  # the engine loads when an adapter gets a memory, not when the adapter module is imported
     from neusym.facade import NeuSymMemory
-    from neusym.reflection.context import ContextBuilder
+    from neusym.reflection.context import BuiltContext, ContextBuilder
 
 __all__ = [
     "SCOPE_KEYS",
@@ -103,7 +103,7 @@ def resolve_scope(memory: NeuSymMemory, bound: Mapping[str, str], *sources: Mapp
             if key in bound and bound[key] != value:
                 raise ScopeError(f"this adapter is bound to {key}={bound[key]!r}; a call asked for {value!r}")
             ids.setdefault(key, value)
-    return memory.scope_for(Scope.coerce(ids)) if ids else memory.default_scope
+    return memory.scope_for(Scope.coerce(ids)) if ids else memory.admin.default_scope
 
 
 def check_read_mode(mode: Any) -> ReadScope:
@@ -181,7 +181,7 @@ async def asearch_shown(memory: NeuSymMemory, query: str, scope: Scope, *, k: in
                         **kwargs: Any) -> list[SearchResult]:
     """:func:`search_shown` without blocking the event loop."""
     call, check = retriever_search(kwargs)
-    return shown_hits(await memory.asearch(query, scope=scope, k=k, **call), check)
+    return shown_hits(await memory.aio.search(query, scope=scope, k=k, **call), check)
 
 
 def record_of(text: str, metadata: Mapping[str, Any]) -> MemoryRecord:
@@ -258,7 +258,8 @@ def build_context(memory: NeuSymMemory, query: str, scope: Scope, *, max_tokens:
     ``max_tokens`` counted with tiktoken ``encoding``. "" for an empty query or when nothing is found."""
     if not query.strip() or max_tokens <= 0:
         return ""
-    built = memory.build_context(query, scope=scope, budget_tokens=max_tokens, builder=_builder(k, encoding, header))
+    built = memory.reflection.build_context(query, scope=scope, budget_tokens=max_tokens,
+                                            builder=_builder(k, encoding, header))
     return built.text
 
 
@@ -267,8 +268,8 @@ async def abuild_context(memory: NeuSymMemory, query: str, scope: Scope, *, max_
     """:func:`build_context` without blocking the event loop."""
     if not query.strip() or max_tokens <= 0:
         return ""
-    built = await memory.abuild_context(query, scope=scope, budget_tokens=max_tokens,
-                                        builder=_builder(k, encoding, header))
+    built: BuiltContext = await memory.aio.reflection.build_context(
+        query, scope=scope, budget_tokens=max_tokens, builder=_builder(k, encoding, header))
     return built.text
 
 

@@ -113,10 +113,10 @@ def import_cmd(
     if opts.all_tenants and opts.user is not None:
         raise InvalidInputError("pass either --user or --all-tenants")
     with opts.memory() as mem, progress_bar(opts, "importing", enabled=progress) as bar:
-        report = mem.import_file(sys.stdin if str(file) == "-" else file, format=fmt, infer=not verbatim,
-                                 batch=batch, assistant=assistant, trust_file_origin=trust_file_origin,
-                                 dry_run=dry_run, all_tenants=opts.all_tenants, progress=bar,
-                                 user_id=opts.user, agent_id=opts.agent, session_id=opts.session)
+        report = mem.admin.import_file(sys.stdin if str(file) == "-" else file, format=fmt, infer=not verbatim,
+                                       batch=batch, assistant=assistant, trust_file_origin=trust_file_origin,
+                                       dry_run=dry_run, all_tenants=opts.all_tenants, progress=bar,
+                                       user_id=opts.user, agent_id=opts.agent, session_id=opts.session)
 
     def human(c: Console) -> None:
         verb = "would import" if dry_run else "imported"
@@ -216,12 +216,10 @@ def show_cmd(
     memory_id: Annotated[str, typer.Argument(help="The memory id.")],
 ) -> None:
     """Every field of one memory and its links to other memories."""
-    from neusym.symbolic.store import RELATIONS
-
     with opts.memory() as mem:
         rec = mem.get(memory_id, scope=opts.scope(mem), all_tenants=opts.all_tenants)
         sc = opts.scope(mem) if not opts.all_tenants else mem.scope_for(user_id=rec.scope.user_id)
-        links = mem.store.relations_among([rec.id], RELATIONS, sc)
+        links = mem.governance.links(rec.id, scope=sc)
     rel = [{"from": s, "rel": r, "to": d} for s, r, d in sorted(set(links))]
     data = {"memory": record_json(rec), "links": rel}
 
@@ -335,7 +333,7 @@ def forget_cmd(
 
 def _forget_preview(mem: Any, sc: Any, ids: list[str], query: str | None, everything: bool) -> dict[str, Any]:
     if query is not None:
-        preview = mem.forget_preview(query, scope=sc)
+        preview = mem.governance.forget_preview(query, scope=sc)
         items = [{"id": i.id, "content": i.content, "type": i.type, "status": i.status, "why": i.why,
                   "score": round(i.score, 4)} for i in preview.items]
         return {"dry_run": True, "query": query, "topic": preview.topic, "items": items}

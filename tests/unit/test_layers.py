@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS: list[set[str]] = [
-    {"errors", "record", "config", "_version", "private_files", "llm", "ingest", "regex_gate", "prompting",
+    {"errors", "record", "config", "_version", "private_files", "llm", "ingest", "regex_gate", "prompting", "filters",
      "knowledge", "loading", "cache_files", "language"},
     {"embeddings", "neural"},
     {"extraction"},
