@@ -75,7 +75,7 @@ def main():
     mem.add("I like green tea", user_id="s")
     sc = Scope(user_id="s")
     ops = {
-        "add": lambda t: mem.add(t, user_id="s"),
+        "add": lambda t: mem.add(t, user_id=f"s-add-{len(t)}-{hash(t[:8])}"),
         "search": lambda t: mem.search(t, user_id="s", k=5),
         "forget": lambda t: mem.governance.forget_preview(t, user_id="s"),
         "render": lambda t: render_texts([("x", t)]),
