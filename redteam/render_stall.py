@@ -20,7 +20,7 @@ texts = {
     "transcript": ("Transcript of my support chat. " + "User: is it fixed? Assistant: yes, agreed. " * (size // 43))[:size],
     "role-user": ("user: hi " * (size // 9))[:size],
 }
-for name, text in texts.items():
+for name, text in [(k, v) for k, v in texts.items() if len(sys.argv) < 3 or k in sys.argv[2].split(",")]:
     user = f"u-{name}"
     t = time.perf_counter()
     r = mem.add(text, user_id=user, infer=False)
