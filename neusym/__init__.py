@@ -27,6 +27,8 @@ from neusym.errors import (
     PolicyViolationError,
     RecordNotFoundError,
     ScopeError,
+    StoreDamagedError,
+    StoreInUseError,
     UnsafeQueryError,
 )
 from neusym.facade import AddResult, NeuSymMemory
@@ -84,6 +86,8 @@ __all__ = [
     "ScoreExplanation",
     "SearchResult",
     "Source",
+    "StoreDamagedError",
+    "StoreInUseError",
     "Triple",
     "UnsafeQueryError",
     "__version__",
