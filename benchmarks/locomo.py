@@ -139,7 +139,7 @@ class NeuSymSystem:
 
         def search(conv: str, q: str, k: int) -> list[str]:
             res = self.memory.search(q, user_id=conv, k=k, recipe=cfg, touch=False)
-            lt = self.memory.last_timings
+            lt = self.memory.admin.last_timings
             stages.append(lt.stage1_ms + lt.stage2_ms)
             return [r.memory.source.ref or "" for r in res]
 
@@ -159,8 +159,8 @@ class NeuSymSystem:
             if n and n % 100 == 0:
                 print(f"  capture {n}/{len(questions)}", file=sys.stderr)
             res = self.memory.search(q.question, user_id=q.conv, k=k, recipe=cfg, touch=False)
-            best = float(self.memory.last_timings.extra.get("best_lexical", 1.0))
-            s1 = stage1(self.memory.derived, q.question, self.memory.embedder.embed_query(q.question),
+            best = float(self.memory.admin.last_timings.extra.get("best_lexical", 1.0))
+            s1 = stage1(self.memory._engine.derived, q.question, self.memory.admin.embedder.embed_query(q.question),
                         Scope(user_id=q.conv), list(SEARCHABLE), cfg)
             scored = {r.memory.nid for r in res}
             phantoms = [off.PoolOnly(c.nid, c.dense, c.lex, c.drank, c.lrank) for c in s1.candidates
@@ -171,9 +171,9 @@ class NeuSymSystem:
 
     def vectors_of(self, conv: str) -> dict[int, np.ndarray]:
         """The stored vector of every memory of the scope, by nid (what stage 1's pool geometry reads)."""
-        rows = self.memory.cypher("MATCH (m:Memory) WHERE m.user_id = $u RETURN m.nid AS nid", {"u": conv},
+        rows = self.memory.admin.cypher("MATCH (m:Memory) WHERE m.user_id = $u RETURN m.nid AS nid", {"u": conv},
                                   all_tenants=True, limit=1_000_000)
-        faiss = self.memory.derived.faiss
+        faiss = self.memory._engine.derived.faiss
         nids = [int(r["nid"]) for r in rows if faiss.contains(int(r["nid"]))]
         if not nids:
             return {}
@@ -182,7 +182,7 @@ class NeuSymSystem:
 
     def next_of(self, conv: str) -> dict[int, list[int]]:
         """NEXT neighbours by nid (the conversation chain stage 2 reads for the neighbour component)."""
-        rows = self.memory.cypher("MATCH (a:Memory)-[:NEXT]->(b:Memory) WHERE a.user_id = $u "
+        rows = self.memory.admin.cypher("MATCH (a:Memory)-[:NEXT]->(b:Memory) WHERE a.user_id = $u "
                                   "RETURN a.nid AS a, b.nid AS b", {"u": conv}, all_tenants=True, limit=1_000_000)
         out: dict[int, list[int]] = {}
         for r in rows:
@@ -198,7 +198,7 @@ class NeuSymSystem:
         now = time.time()
         status: dict[tuple[str, str], str] = {}
         for c in convs:
-            rows = self.memory.cypher("MATCH (m:Memory) WHERE m.user_id = $u RETURN m.source_ref AS ref, "
+            rows = self.memory.admin.cypher("MATCH (m:Memory) WHERE m.user_id = $u RETURN m.source_ref AS ref, "
                                       "m.status AS status, m.expires_at AS exp", {"u": c.sample_id},
                                       all_tenants=True, limit=1_000_000)
             for r in rows:
@@ -234,11 +234,11 @@ class NeuSymSystem:
         """The scope's memory-entity graph (for analysis with ``--dump``): each memory's key and entity uids, each
         entity's mention count, the RELATES edges."""
         q = {"u": conv}
-        mems = self.memory.cypher("MATCH (m:Memory) WHERE m.user_id = $u RETURN m.nid AS nid, m.source_ref AS ref, "
+        mems = self.memory.admin.cypher("MATCH (m:Memory) WHERE m.user_id = $u RETURN m.nid AS nid, m.source_ref AS ref, "
                                   "m.entity_uids AS uids, m.status AS status", q, all_tenants=True, limit=1_000_000)
-        ents = self.memory.cypher("MATCH (e:Entity) WHERE e.user_id = $u RETURN e.uid AS uid, e.name AS name, "
+        ents = self.memory.admin.cypher("MATCH (e:Entity) WHERE e.user_id = $u RETURN e.uid AS uid, e.name AS name, "
                                   "e.mentions AS mentions", q, all_tenants=True, limit=1_000_000)
-        rels = self.memory.cypher("MATCH (a:Entity)-[r:RELATES]->(b:Entity) WHERE a.user_id = $u RETURN a.uid AS a, "
+        rels = self.memory.admin.cypher("MATCH (a:Entity)-[r:RELATES]->(b:Entity) WHERE a.user_id = $u RETURN a.uid AS a, "
                                   "r.predicate AS p, b.uid AS b, r.memory_id AS mid", q, all_tenants=True,
                                   limit=1_000_000)
         return {"memories": mems, "entities": ents, "relates": rels}
@@ -317,7 +317,7 @@ def neusym_report(ns: NeuSymSystem, questions: list[Question], units: list[list[
                       .with_weights(activation=1.0))
     capture_s = time.perf_counter() - t0
     vectors = {c.sample_id: ns.vectors_of(c.sample_id) for c in convs}
-    qvecs = [ns.memory.embedder.embed_query(q.question) for q in questions]
+    qvecs = [ns.memory.admin.embedder.embed_query(q.question) for q in questions]
     if dump is not None:
         import pickle
 

@@ -65,8 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     fn(conv, q, 10)
                     if timed:
                         wall[k].append((time.perf_counter() - t0) * 1000)
-                        s1[k].append(ns.memory.last_timings.stage1_ms)
-                        s2[k].append(ns.memory.last_timings.stage2_ms)
+                        s1[k].append(ns.memory.admin.last_timings.stage1_ms)
+                        s2[k].append(ns.memory.admin.last_timings.stage2_ms)
     finally:
         ns.close()
         shutil.rmtree(work, ignore_errors=True)

@@ -189,7 +189,7 @@ def _lat(values: list[float]) -> dict[str, float]:
 
 
 def _server_pid(mem: Any) -> int | None:
-    emb = getattr(mem.executor, "embedded", None)
+    emb = getattr(mem._engine.executor, "embedded", None)
     pid = getattr(emb, "server_pid", None)  # the redis-server itself (``process`` is its watchdog since round 3)
     if pid is not None:
         return int(pid)
@@ -224,8 +224,8 @@ def bulk_load(mem: Any, texts: list[str], emb: Any, batch: int) -> float:
             recs.append(MemoryRecord(content=t, scope=scope, entities=[m.group(1), m.group(2)] if m else [],
                                      source=Source(origin="import")))
         vecs = emb.embed_documents(chunk)
-        with mem.engine.mutation(scope, in_process=True) as m:  # the one write path, minus governance
-            created = mem.store.create(recs, vecs)
+        with mem._engine.mutation(scope, in_process=True) as m:  # the one write path, minus governance
+            created = mem._engine.store.create(recs, vecs)
             m.applied([{"nid": r.nid, "id": r.id, "seq": r.seq, "content": r.content,
                         "status": r.status.value, **r.scope.as_params(), "embedding": vecs[i]}
                        for i, r in enumerate(created)], [r.seq for r in created])
@@ -275,10 +275,10 @@ def bench_neusym(n: int, texts: list[str], emb: Any, queries: list[str], workdir
     out["api_added"] = api_end
     if api_end < n:  # the rest below the public API (see bulk_load), reported apart
         out["bulk_load_per_s"] = round(bulk_load(mem, texts[api_end:n], emb, batch), 1)
-    mem.derived.save()
-    if faiss_kind == "auto" and mem.derived.faiss.maybe_upgrade():
-        mem.derived.save()
-    out["faiss_structure"] = mem.derived.faiss.structure
+    mem._engine.derived.save()
+    if faiss_kind == "auto" and mem._engine.derived.faiss.maybe_upgrade():
+        mem._engine.derived.save()
+    out["faiss_structure"] = mem._engine.derived.faiss.structure
     out["filled_at"] = time.strftime("%Y-%m-%d %H:%M")
     if reuse:
         marker.write_text(json.dumps(out))
@@ -331,7 +331,7 @@ def _measure_neusym(mem: Any, out: dict[str, Any], cfg: Any, emb: Any, queries: 
                 m["wall"].append((t1 - t0) * 1000)
                 if label == models[0][0]:
                     windows.append((t0, t1))
-                lt = mem.last_timings
+                lt = mem.admin.last_timings
                 m["e"].append(lt.embed_ms)
                 m["s1"].append(lt.stage1_ms)
                 m["s2"].append(lt.stage2_ms)

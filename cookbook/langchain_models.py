@@ -124,7 +124,7 @@ def forget_about(memory: NeuSymMemory, topic: str, **scope: str) -> list[str]:
     archives exactly those: out of every read at once, purged by the janitor after the retention period (pass
     ``hard=True`` to purge now). Returns the forgotten ids.
     """
-    preview = memory.forget_preview(topic, **scope)
+    preview = memory.governance.forget_preview(topic, **scope)
     for item in preview.items:
         print(f"  forgetting {item.id}: {item.content}")
     return memory.forget(preview=preview, reason=f"user asked to forget {topic!r}", **scope).ids

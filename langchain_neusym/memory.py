@@ -100,7 +100,7 @@ class NeuSymChatMemory(BaseMemory, ScopedModel):
     async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
         turns = self._turns(inputs, outputs)
         if turns:
-            await self.memory.aadd(turns, scope=self.write_scope, infer=self.infer)
+            await self.memory.aio.add(turns, scope=self.write_scope, infer=self.infer)
 
     def clear(self) -> None:
         """Forget this memory's scope (``write_scope``): the session if ``session_id`` is set, else the user.
@@ -111,8 +111,8 @@ class NeuSymChatMemory(BaseMemory, ScopedModel):
                            reason="langchain memory clear()")
 
     async def aclear(self) -> None:
-        await self.memory.aforget(everything=True, scope=self.write_scope, hard=self.hard_clear,
-                                  reason="langchain memory clear()")
+        await self.memory.aio.forget(everything=True, scope=self.write_scope, hard=self.hard_clear,
+                                     reason="langchain memory clear()")
 
     # ------------------------------------------------------------------ helpers
     def _prompt_input_key(self, inputs: dict[str, Any]) -> str:

@@ -131,7 +131,7 @@ class NeuSymMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         response = await handler(request)
         answer = _final_answer(response)
         if self.save and query and answer is not None and answer.text.strip():
-            await self.memory.aadd(self._turn(query, answer), scope=scope, infer=self.infer)
+            await self.memory.aio.add(self._turn(query, answer), scope=scope, infer=self.infer)
         return response
 
     # ------------------------------------------------------------------ helpers

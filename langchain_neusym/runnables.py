@@ -26,6 +26,7 @@ from langchain_neusym._common import (
     ReadScope,
     ScopedModel,
     abuild_context,
+    asearch_shown,
     build_context,
     check_search_kwargs,
     config_ids,
@@ -35,6 +36,7 @@ from langchain_neusym._common import (
     resolve_scope,
     result_to_document,
     runtime_ids,
+    search_shown,
 )
 from neusym import InvalidInputError, Scope, ScopeError, SearchResult
 from neusym.reflection.api import Reflection
@@ -105,7 +107,7 @@ class NeuSymRetrievalRunnable(_ScopedRunnable):
         if self.output == "context":
             return build_context(self.memory, query, scope, max_tokens=self.max_tokens, k=self.k,
                                  encoding=self.encoding, header=self.header)
-        return self._shape(self.memory.search(query, scope=scope, k=self.k, **self.search_kwargs) if query else [])
+        return self._shape(search_shown(self.memory, query, scope, k=self.k, **self.search_kwargs) if query else [])
 
     async def _arun(self, value: Any, config: RunnableConfig) -> Any:
         query = self._query(value)
@@ -113,7 +115,7 @@ class NeuSymRetrievalRunnable(_ScopedRunnable):
         if self.output == "context":
             return await abuild_context(self.memory, query, scope, max_tokens=self.max_tokens, k=self.k,
                                         encoding=self.encoding, header=self.header)
-        return self._shape(await self.memory.asearch(query, scope=scope, k=self.k, **self.search_kwargs)
+        return self._shape(await asearch_shown(self.memory, query, scope, k=self.k, **self.search_kwargs)
                            if query else [])
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
@@ -154,7 +156,7 @@ class NeuSymSaveRunnable(_ScopedRunnable):
         return value
 
     async def _arun(self, value: Any, config: RunnableConfig) -> Any:
-        await self.memory.aadd(self._turns(value), scope=self._resolve(config), infer=self.infer)
+        await self.memory.aio.add(self._turns(value), scope=self._resolve(config), infer=self.infer)
         return value
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
@@ -167,7 +169,7 @@ class NeuSymSaveRunnable(_ScopedRunnable):
 class NeuSymReflectionRunnable(_ScopedRunnable):
     """NeuSym's reflection step (consolidating the scope's memories into a ``reflection`` memory) as a Runnable.
 
-    Input: ``None`` or a dict of :meth:`neusym.NeuSymMemory.reflect` options (``ids``, ``entity``, ``goal``,
+    Input: ``None`` or a dict of ``mem.reflection.reflect`` options (``ids``, ``entity``, ``goal``,
     ``extractive``, ``cool``, ...; never scope ids, which come from the runnable and the config). Output: the
     report as a JSON-friendly dict (``output="dict"``, default: what traces and chains handle well) or the
     :class:`neusym.reflection.api.Reflection` object (``output="reflection"``).
@@ -192,10 +194,11 @@ class NeuSymReflectionRunnable(_ScopedRunnable):
         return report.as_dict() if self.output == "dict" else report
 
     def _run(self, value: Any, config: RunnableConfig) -> Any:
-        return self._shape(self.memory.reflect(scope=self._resolve(config), **self._kwargs(value)))
+        return self._shape(self.memory.reflection.reflect(scope=self._resolve(config), **self._kwargs(value)))
 
     async def _arun(self, value: Any, config: RunnableConfig) -> Any:
-        return self._shape(await self.memory.areflect(scope=self._resolve(config), **self._kwargs(value)))
+        return self._shape(await self.memory.aio.reflection.reflect(scope=self._resolve(config),
+                                                                    **self._kwargs(value)))
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
         return self._call_with_config(self._run, input, config, **kwargs)

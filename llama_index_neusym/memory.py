@@ -127,7 +127,7 @@ class NeuSymChatMemory(BaseMemory):
 
     async def _aremember(self, messages: Sequence[ChatMessage]) -> None:
         if turns := self._turns(messages):
-            await self.memory.aadd(turns, **self._write_args())
+            await self.memory.aio.add(turns, **self._write_args())
 
     def _new_messages(self, messages: list[ChatMessage]) -> list[ChatMessage]:
         """The part of ``messages`` that extends the current buffer (all of it if it is not an extension)."""
@@ -141,12 +141,13 @@ class NeuSymChatMemory(BaseMemory):
         """The short-term history, led by the user's relevant long-term context (NeuSym's ``build_context``)."""
         history = self.primary_memory.get(input=input, **kwargs)
         query, args = self._context_args(input, history)
-        return self._with_context(history, self.memory.build_context(query, **args).text if query else "")
+        built = self.memory.reflection.build_context(query, **args) if query else None
+        return self._with_context(history, built.text if built is not None else "")
 
     async def aget(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]:
         history = await self.primary_memory.aget(input=input, **kwargs)
         query, args = self._context_args(input, history)
-        built = await self.memory.abuild_context(query, **args) if query else None
+        built = await self.memory.aio.reflection.build_context(query, **args) if query else None
         return self._with_context(history, built.text if built is not None else "")
 
     def get_all(self) -> list[ChatMessage]:

@@ -100,7 +100,8 @@ class NeuSymMemoryBlock(BaseMemoryBlock[str]):
             return ""
         scope = read_scope(self.read_scope, self.user_id, self.agent_id, session_id)
         # no recent_messages: Memory already shows the chat history next to this block
-        built = await self.memory.abuild_context(query, scope=scope, budget_tokens=self.budget_tokens)
+        built = await self.memory.aio.reflection.build_context(query, scope=scope,
+                                                               budget_tokens=self.budget_tokens)
         return built.text
 
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
@@ -123,8 +124,8 @@ class NeuSymMemoryBlock(BaseMemoryBlock[str]):
         for sid, group in by_session.items():
             turns = messages_to_turns(group, self.store_roles)
             if turns:
-                written.append(await self.memory.aadd(turns, scope=make_scope(self.user_id, self.agent_id, sid),
-                                                      infer=self.infer, metadata=dict(WRITE_METADATA)))
+                written.append(await self.memory.aio.add(turns, scope=make_scope(self.user_id, self.agent_id, sid),
+                                                         infer=self.infer, metadata=dict(WRITE_METADATA)))
         return written
 
     @dispatcher.span
@@ -140,6 +141,6 @@ class NeuSymMemoryBlock(BaseMemoryBlock[str]):
         active = await memory.sql_store.get_messages(memory.session_id, status=MessageStatus.ACTIVE)
         written = await self._remember(active, session_id=memory.session_id)
         if reflect:
-            await self.memory.asession_end(session_id=memory.session_id, user_id=self.user_id,
-                                           agent_id=self.agent_id)
+            await self.memory.aio.reflection.session_end(session_id=memory.session_id, user_id=self.user_id,
+                                                         agent_id=self.agent_id)
         return written

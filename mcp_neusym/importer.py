@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from mcp_neusym.models import ImportOut
 from neusym.errors import InvalidInputError
-from neusym.facade import NeuSymMemory
 from neusym.record import Scope
+
+if TYPE_CHECKING:
+    from neusym.facade import NeuSymMemory
 
 __all__ = ["BATCH", "MAX_IMPORT_ITEMS", "import_text"]
 
@@ -27,8 +30,8 @@ def import_text(mem: NeuSymMemory, text: str, *, fmt: str, scope: Scope, infer: 
     """Parse ``text`` completely, then write it into ``scope`` (its set ids replace the text's)."""
     if scope.user_id is None:
         raise InvalidInputError("an import needs the connection's user")
-    report = mem.import_file(io.StringIO(text), format=fmt, scope=scope, infer=infer, batch=BATCH,
-                             max_items=MAX_IMPORT_ITEMS, progress=progress)
+    report = mem.admin.import_file(io.StringIO(text), format=fmt, scope=scope, infer=infer, batch=BATCH,
+                                   max_items=MAX_IMPORT_ITEMS, progress=progress)
     return ImportOut(format=report.format, items=report.items, turns=report.turns, statements=report.statements,
                      stored=report.stored, decisions=dict(report.decisions),
                      ignored_fields=list(report.ignored_fields), replaced_scope_fields=report.scope_overridden,

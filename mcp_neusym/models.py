@@ -8,12 +8,14 @@ is the connection's, and echoing it would only invite the model to "choose" one.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from neusym.governance.decisions import Decision
 from neusym.record import MemoryRecord, SearchResult
+
+if TYPE_CHECKING:
+    from neusym.governance.decisions import Decision
 
 __all__ = [
     "AuditEntryOut",

@@ -38,12 +38,12 @@ def register_resources(server: FastMCP[Any], state: ServerState) -> None:
         list it with its marks, as the tools do. Memory text goes through :mod:`neusym.prompting` either way:
         each content neutralised, and ``text`` is the framed block to put in front of a model."""
         scope = tenant.read_scope(server.get_context())
-        recs = mem.query(scope=scope, types=types, order=order, limit=limit)
-        if reviewed_only:
-            recs = [r for r in recs if withheld_reason(r) is None]
+        listed = mem.query(scope=scope, types=types, order=order, limit=limit)
+        recs = [r for r in listed if withheld_reason(r) is None] if reviewed_only else listed
         found = marks(mem, recs, scope)
         shown = [memory_out(r, found[r.id]).model_copy(update={"content": neutralize(r.content)}) for r in recs]
         return json.dumps({"about": f"{what} ({DATA_NOTE})", "count": len(recs),
+                           "withheld_until_reviewed": len(listed) - len(recs),
                            "memories": [m.model_dump(mode="json") for m in shown],
                            "text": framed(mem, recs, scope, title=what, empty="")},
                           ensure_ascii=False, indent=1)

@@ -23,11 +23,11 @@ from mcp_neusym.models import (
     ReviewListOut,
     memory_out,
 )
-from mcp_neusym.render import DATA_NOTE, flat, framed, marks
+from mcp_neusym.render import flat, framed, marks
 from mcp_neusym.runtime import Progress, guarded, in_thread
 from mcp_neusym.state import ServerState
 from mcp_neusym.tools_memory import AgentArg, Ctx, SessionArg, tool_result
-from neusym.prompting import shown_id
+from neusym.prompting import render_texts, shown_id
 from neusym.record import MemoryRecord, MemoryType
 
 __all__ = ["MAX_IMPORT_CHARS", "register_admin_tools"]
@@ -51,24 +51,25 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
         limit: Annotated[int, Field(ge=1, le=500, description="At most this many items.")] = 50,
     ) -> Annotated[CallToolResult, ReviewListOut]:
         scope = tenant.tenant_scope(ctx)
-        items = await in_thread(lambda: mem.review_queue(kind, scope=scope, limit=limit))
+        items = await in_thread(lambda: mem.governance.review_queue(kind, scope=scope, limit=limit))
         out = ReviewListOut(items=[ReviewItemOut(memory_id=i.memory_id, kind=i.kind, reason=i.reason,
                                                  related=list(i.related), memory=memory_out(i.record))
                                    for i in items], count=len(items))
         if not out.items:
             return tool_result(out, "The review queue is empty.")
-        lines = [f"{out.count} items waiting for review ({DATA_NOTE}):"]
-        lines += [f"- [{shown_id(i.memory_id)}] {i.kind}: {flat(i.memory.content, 300)} (why: {flat(i.reason, 200)})"
-                  for i in out.items]
-        return tool_result(out, "\n".join(lines))
+        block = render_texts([(i.memory_id, i.memory.content, f"{i.kind}; why: {flat(i.reason, 200)}")
+                              for i in out.items], heading="Waiting for review")
+        return tool_result(out, f"{out.count} items waiting for review:\n{block}")
 
     async def _decide(ctx: Ctx, memory_id: str, reason: str, approve: bool) -> CallToolResult:
         scope = tenant.tenant_scope(ctx)
         rec: MemoryRecord | None
         if approve:
-            rec = await in_thread(lambda: mem.review_approve(memory_id, scope=scope, actor=_ACTOR, reason=reason))
+            rec = await in_thread(lambda: mem.governance.review_approve(memory_id, scope=scope, actor=_ACTOR,
+                                                                        reason=reason))
         else:
-            rec = await in_thread(lambda: mem.review_reject(memory_id, scope=scope, actor=_ACTOR, reason=reason))
+            rec = await in_thread(lambda: mem.governance.review_reject(memory_id, scope=scope, actor=_ACTOR,
+                                                                       reason=reason))
         verb = "approved" if approve else "rejected"
         out = ReviewDecisionOut(memory_id=memory_id, decision=verb, purged=rec is None,
                                 memory=memory_out(rec) if rec is not None else None)
@@ -104,9 +105,10 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
     ) -> Annotated[CallToolResult, ReflectOut]:
         scope = tenant.read_scope(ctx, session_id=session_id, agent_id=agent_id)
         progress = Progress(ctx)
-        done = await progress.run(lambda: mem.reflect(scope=scope, entity=entity, goal=goal,
-                                                      only_unreflected=session_id is None and entity is None,
-                                                      fallback=True), label="reflecting")
+        done = await progress.run(lambda: mem.reflection.reflect(scope=scope, entity=entity, goal=goal,
+                                                                 only_unreflected=session_id is None
+                                                                 and entity is None,
+                                                                 fallback=True), label="reflecting")
         shown = done.memory or MemoryRecord(content=done.summary, type=MemoryType.REFLECTION, scope=done.scope)
         found = await in_thread(lambda: marks(mem, [shown], scope))
         out = ReflectOut(stored=done.stored, id=done.id, summary=done.summary, source_ids=done.source_ids,
@@ -125,7 +127,8 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
     ) -> Annotated[CallToolResult, CurateOut]:
         scope = tenant.tenant_scope(ctx)
         progress = Progress(ctx)
-        report = await progress.run(lambda: mem.run_janitor(scope=scope, dry_run=dry_run), label="curating")
+        report = await progress.run(lambda: mem.governance.run_janitor(scope=scope, dry_run=dry_run),
+                                    label="curating")
         out = CurateOut(dry_run=report.dry_run, expired=list(report.expired), decayed=report.decayed,
                         archived=list(report.archived), purged=list(report.purged), compacted=report.compacted)
         verb = "would" if dry_run else "did"

@@ -837,7 +837,8 @@ def _check_graph(mem: Engine, seen: _Checked, *, skip_existing: bool, reembed: b
                                 f"({len(foreign)} such ids); nothing was restored")
     if there and not skip_existing:
         raise InvalidInputError(f"{len(there)} of the {len(seen.memories)} memories already exist here (e.g. "
-                                f"{sorted(there)[0]}); restore into an empty graph or skip existing ones")
+                                f"{sorted(there)[0]}); restore into an empty graph, or keep the existing ones and "
+                                "restore the rest with skip_existing=True (neusym restore --skip-existing)")
     purged = existing_memories(mem.store, sorted(seen.foreign_audit))
     clash = sorted(i for i, user in purged.items() if user != seen.foreign_audit[i])
     if clash:

@@ -74,9 +74,9 @@ def phase_write(data_dir: Path) -> None:
                               session_id=session_id, user_id=USER)
                 for d in res.decisions:
                     _p(f"  {role:>9}: {text[:70]:<70} -> {d.action.value}: {d.reason}")
-            mem.session_end(user_id=USER, session_id=session_id) if hasattr(mem, "session_end") else None
+            mem.reflection.session_end(user_id=USER, session_id=session_id)
         _p("\n== what is stored")
-        stats = mem.stats(user_id=USER)
+        stats = mem.admin.stats(user_id=USER)
         _p(f"  {stats['memories']} memories, {stats['entities']} entities, by status {stats['by_status']}")
         for q in QUERIES:
             _p(f"\n== search: {q!r}")

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from neusym.errors import InvalidInputError, ScopeError
+from neusym.language import regex as rx
 from neusym.record import Scope, validate_label, validate_text
 
 if TYPE_CHECKING:
@@ -223,9 +224,9 @@ def _statement(obj: dict[str, Any], where: str, ignored: set[str]) -> ImportItem
 
 
 # ---------------------------------------------------------------------------------------------------- chat
-_SEPARATOR = re.compile(r"^\s*(?:-{3,}|={3,}|#{2,})\s*(?:session\b\s*[:#]?\s*)?(?P<sid>.*?)\s*(?:-{3,}|={3,})?\s*$",
+_SEPARATOR = rx.compile(r"^\s*(?:-{3,}|={3,}|#{2,})\s*(?:session\b\s*[:#]?\s*)?(?P<sid>.*?)\s*(?:-{3,}|={3,})?\s*$",
                         re.IGNORECASE)
-_TURN = re.compile(r"^\s*(?:\[(?P<ts>[^\]]{4,40})\]\s*)?(?P<name>[^\s:\[\]][^:\[\]]{0,39}?)\s*:\s+(?P<text>\S.*)$")
+_TURN = rx.compile(r"^\s*(?:\[(?P<ts>[^\]]{4,40})\]\s*)?(?P<name>[^\s:\[\]][^:\[\]]{0,39}?)\s*:\s+(?P<text>\S.*)$")
 
 
 def parse_chat(text: str, name: str, *, session: str | None, assistant: str | None) -> list[ImportItem]:
@@ -255,7 +256,7 @@ def parse_chat(text: str, name: str, *, session: str | None, assistant: str | No
             when: datetime | float | None = None
             if ts:
                 try:
-                    when = _when(ts.strip().replace(" ", "T", 1) if re.match(r"^\d{4}-\d\d-\d\d \d", ts.strip())
+                    when = _when(ts.strip().replace(" ", "T", 1) if rx.match(r"^\d{4}-\d\d-\d\d \d", ts.strip())
                                  else ts, where)
                 except InvalidInputError:
                     when = None
@@ -274,7 +275,7 @@ def parse_chat(text: str, name: str, *, session: str | None, assistant: str | No
 
 
 # ---------------------------------------------------------------------------------------------------- locomo
-_LOCOMO_SESSION = re.compile(r"^session_(\d+)$")
+_LOCOMO_SESSION = rx.compile(r"^session_(\d+)$")
 
 
 def _locomo_when(text: Any, where: str) -> datetime:

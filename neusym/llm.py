@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ValidationError
 
 from neusym.errors import ExtractionError, InvalidInputError
+from neusym.language import regex as rx
 
 __all__ = ["ChatModel", "ScriptedChatModel", "as_chat_model", "complete_json"]
 
@@ -102,7 +103,7 @@ class ScriptedChatModel:
         return reply
 
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+_FENCE = rx.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
 def _json_candidates(text: str) -> list[str]:

@@ -33,6 +33,8 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from neusym.errors import InvalidInputError
+from neusym.language import regex as rx
+from neusym.language.normal import visible_form
 from neusym.record import MemoryRecord, MemoryStatus, SearchResult, validate_id
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "memory_line",
     "neutralize",
     "render_memories",
+    "render_texts",
     "shown_id",
     "withheld_reason",
 ]
@@ -67,16 +70,16 @@ _REVIEW_FLAGS = frozenset({"suspicious", "injection", "dedup_review"})
 _SUSPICIOUS_FLAGS = frozenset({"suspicious", "injection"})
 _NEVER = frozenset({MemoryStatus.QUARANTINED, MemoryStatus.DELETED})
 
-# invisible or direction-changing characters: they can hide text from a human reviewer while the model reads it
-_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
-_ROLE = re.compile(r"\b(system|assistant|user|human|ai|developer)\s*:", re.IGNORECASE)
-_HEADING = re.compile(r"(^|\s)#{1,6}(?=\s|$)")
-_TAG_NAME = re.compile(r"neusym[\s_-]*memories", re.IGNORECASE)
+_ROLE = rx.compile(r"\b(system|assistant|user|human|ai|developer)\s*:", re.IGNORECASE)
+_HEADING = rx.compile(r"(^|\s)#{1,6}(?=\s|$)")
+_TAG_NAME = rx.compile(r"neusym[\s_-]*memories", re.IGNORECASE)
 
 
 def neutralize(text: str) -> str:
     """``text`` as one line that cannot pose as prompt structure (see the module docstring)."""
-    cleaned = "".join(ch for ch in _INVISIBLE.sub("", text)
+    # the rules below are ASCII; they read the form a model sees (fullwidth "＜／…＞", "ｓｙｓｔｅｍ：", look-alike
+    # letters, invisible characters between letters: neusym.language.normal)
+    cleaned = "".join(ch for ch in visible_form(text)
                       if ch in "\t\n\r" or unicodedata.category(ch) not in ("Cc", "Cs", "Co", "Cn"))
     flat = " ".join(cleaned.split())  # every kind of line break and space, \u2028 included
     flat = _TAG_NAME.sub("[delimiter removed]", flat)
@@ -222,3 +225,27 @@ def render_memories(memories: Iterable[MemoryRecord | SearchResult], *, header: 
     lines = [memory_line(s.record, m, reflection=s.record.type.value == "reflection", show_id=show_ids,
                          score=s.score if show_ids else None) for s, m in zip(shown, marks, strict=True)]
     return frame([(heading, lines)], header=header, marks=[x for m in marks for x in m], withheld=withheld)
+
+
+Text = str | tuple[str | None, str] | tuple[str | None, str, str]
+"""What :func:`render_texts` lists: a text, ``(id, text)`` or ``(id, text, note)`` (``id`` may be ``None``)."""
+
+
+def render_texts(items: Iterable[Text], *, header: str = "", heading: str = "Stored records") -> str:
+    """Memory text that is not a record at hand (a LangGraph store item's value, a reflection's summary, an item
+    of a forget preview or the review queue, a retriever's ``Document``) in the same frame as
+    :func:`render_memories`: one ``- `` line each, ``[id]`` first when given, the text quoted and neutralised, a
+    ``note`` (the caller's own words: a kind, a reason) after it. ``""`` when there is nothing to show."""
+    lines = []
+    for item in items:
+        mid: str | None
+        match item:
+            case str():
+                mid, text, note = None, item, ""
+            case (mid, text):
+                note = ""
+            case (mid, text, note):
+                pass
+        lead = f"- [{shown_id(mid)}] " if mid is not None else "- "
+        lines.append(lead + _quoted(text) + (f" ({_flat_header(note)})" if note else ""))
+    return frame([(heading, lines)], header=header)

@@ -13,7 +13,7 @@ import unicodedata
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -26,6 +26,7 @@ __all__ = [
     "MAX_ID_CHARS",
     "REVIEW_FLAGS",
     "REVIEW_KINDS",
+    "SCOPE_KEYS",
     "Flag",
     "MemoryRecord",
     "MemoryStatus",
@@ -33,6 +34,7 @@ __all__ = [
     "PlanState",
     "ReviewKind",
     "Scope",
+    "ScopeIds",
     "ScoreExplanation",
     "SearchResult",
     "Source",
@@ -201,6 +203,18 @@ def normalize_text(text: str) -> str:
 
 def content_hash(text: str) -> str:
     return hashlib.sha256(normalize_text(text).encode("utf-8")).hexdigest()
+
+
+SCOPE_KEYS: tuple[str, str, str] = ("user_id", "agent_id", "session_id")
+
+
+class ScopeIds(TypedDict, total=False):
+    """The scope ids every tenant-scoped call takes as keywords besides ``scope`` (``user_id="ana"``); they are
+    folded into the call's scope, explicit ids winning (:meth:`Scope.coerce`)."""
+
+    user_id: str | None
+    agent_id: str | None
+    session_id: str | None
 
 
 class Scope(BaseModel):

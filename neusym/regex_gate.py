@@ -16,9 +16,8 @@ before lowering, and literals are only used when they are ASCII; anything else d
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 # The parser behind re.compile: private, but stable across 3.11-3.13 (sre_parse before); typed as Any on purpose.
 try:
@@ -37,6 +36,16 @@ _FOLD = str.maketrans(CASE_TWINS)
 Literals = frozenset[str]
 
 
+class _Compiled(Protocol):
+    """What the gate reads of a compiled pattern (``re.Pattern`` or :class:`neusym.language.regex.TextPattern`)."""
+
+    @property
+    def pattern(self) -> str: ...
+
+    @property
+    def flags(self) -> int: ...
+
+
 def fold(text: str) -> str:
     """The text as the gate compares it: case twins of ASCII letters mapped, then lower-cased."""
     return text.translate(_FOLD).lower()
@@ -49,7 +58,7 @@ class RuleGate:
     a set intersection; per-rule ``any(lit in text ...)`` generators cost more than the regexes they skipped.
     """
 
-    def __init__(self, patterns: Iterable[re.Pattern[str]]) -> None:
+    def __init__(self, patterns: Iterable[_Compiled]) -> None:
         self.gates: tuple[Literals | None, ...] = tuple(required_literals(p) for p in patterns)
         self.literals: tuple[str, ...] = tuple(sorted(set().union(*[g for g in self.gates if g is not None])))
 
@@ -60,7 +69,7 @@ class RuleGate:
         return [g is None or not g.isdisjoint(present) for g in self.gates]
 
 
-def required_literals(pattern: re.Pattern[str]) -> Literals | None:
+def required_literals(pattern: _Compiled) -> Literals | None:
     """Lower-cased strings one of which occurs in every text ``pattern`` matches, or None if none can be proven.
 
     Sound, not complete: None just means "always run the pattern".

@@ -25,7 +25,7 @@ def run(h: Harness, case: dict[str, Any]) -> dict[str, Any]:
     for m in case["memories"]:
         keymap[m["key"]] = {r.id for r in h.add_text(m["text"], uid)}
         texts[m["key"]] = m["text"]
-    preview = h.mem.forget_preview(case["request"], user_id=uid)
+    preview = h.mem.governance.forget_preview(case["request"], user_id=uid)
     pids = {it.id for it in preview.items}
     found = {k for k, ids in keymap.items() if ids & pids}
     expected, keep = set(case["forget"]), set(case["keep"])

@@ -70,7 +70,7 @@ class Harness:
     def suspect_ids(self, user_id: str, kinds: Sequence[str] | frozenset[str]) -> set[str]:
         """Ids the review queue lists under one of ``kinds`` (the item and the memories it relates to)."""
         out: set[str] = set()
-        for item in self.mem.review_queue(user_id=user_id, limit=1000):
+        for item in self.mem.governance.review_queue(user_id=user_id, limit=1000):
             if item.kind in kinds:
                 out.add(item.memory_id)
                 out.update(getattr(item, "related", None) or [])

@@ -51,9 +51,9 @@ def run(h: Harness) -> list[dict[str, Any]]:
 
     uid = h.uid("probe-fact-history")
     mem.add("I live in Oslo.", user_id=uid)
-    internal = len(mem.fact_history("lives_in", user_id=uid))
+    internal = len(mem.governance.fact_history("lives_in", user_id=uid))
     try:
-        natural = len(mem.fact_history("where do I live", user_id=uid))
+        natural = len(mem.governance.fact_history("where do I live", user_id=uid))
     except Exception as exc:  # noqa: BLE001
         natural = -1
         out.append(_probe("fact_history accepts a natural-language attribute", False, f"raised {type(exc).__name__}"))
@@ -61,7 +61,7 @@ def run(h: Harness) -> list[dict[str, Any]]:
         out.append(_probe("fact_history accepts a natural-language attribute", natural > 0,
                           f"'lives_in' -> {internal} records, 'where do I live' -> {natural}"))
 
-    trust = dict(getattr(mem.governance_policy, "source_trust", {}) or {})
+    trust = dict(getattr(mem.governance.policy, "source_trust", {}) or {})
     out.append(_probe("origin 'document' has a documented trust level", "document" in trust,
                       f"source_trust keys: {sorted(trust)}"))
     out.append(_probe("export available from the Python API", hasattr(mem, "export"),

@@ -62,7 +62,7 @@ def _open(data_dir: Path, embedder: str, llm: Any) -> Any:
         emb = HashingEmbedder(384)
     mem = NeuSymMemory(data_dir, embedder=emb, llm=llm)
     if llm is not None:
-        mem.configure_governance(llm_judge=True, llm_arbiter=True, llm=llm)
+        mem.governance.configure(llm_judge=True, llm_arbiter=True, llm=llm)
     return mem
 
 

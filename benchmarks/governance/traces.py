@@ -99,7 +99,7 @@ def prepare(h: Harness, case: dict[str, Any]) -> dict[str, Any]:
         elif kind == "search":
             h.mem.search(op["query"], user_id=uid, k=5)
         elif kind == "reflect":
-            refl = h.mem.reflect(user_id=uid, session_id=op.get("session"), extractive=True)
+            refl = h.mem.reflection.reflect(user_id=uid, session_id=op.get("session"), extractive=True)
             rec = getattr(refl, "record", None) or getattr(refl, "memory", None)
             if rec is not None and getattr(rec, "id", None):
                 all_ids.add(rec.id)
@@ -116,7 +116,7 @@ def prepare(h: Harness, case: dict[str, Any]) -> dict[str, Any]:
     elif mode == "delete":
         report = h.mem.delete(target, user_id=uid)
     elif mode == "tenant":
-        report = h.mem.forget_tenant(uid)
+        report = h.mem.governance.forget_tenant(uid)
     else:
         raise ValueError(f"unknown forget mode {mode!r}")
     all_ids.update(getattr(report, "ids", []) or [])
@@ -181,8 +181,8 @@ def api_traces(h: Harness, case: dict[str, Any], state: dict[str, Any], phase: s
         look("search", lambda q=q: mem.search(q, user_id=uid, k=50, touch=False))
         look("search(all statuses)", lambda q=q: mem.search(q, user_id=uid, k=50, touch=False, statuses=ALL_STATUSES))
         look("search(valid_at)", lambda q=q: mem.search(q, user_id=uid, k=50, touch=False, valid_at=now()))
-        look("forget_preview", lambda q=q: mem.forget_preview(q, user_id=uid).items)  # not its echo of the query
-        look("build_context", lambda q=q: mem.build_context(q, user_id=uid))
+        look("forget_preview", lambda q=q: mem.governance.forget_preview(q, user_id=uid).items)  # not its echo of the query
+        look("build_context", lambda q=q: mem.reflection.build_context(q, user_id=uid))
     if with_secret_queries:
         for sec in secrets:
             look("query(entity)", lambda sec=sec: mem.query(user_id=uid, entity=sec, statuses=ALL_STATUSES))
@@ -193,12 +193,12 @@ def api_traces(h: Harness, case: dict[str, Any], state: dict[str, Any], phase: s
         look("history", lambda mid=mid: mem.history(mid, user_id=uid))
     if ids:
         look("get_many", lambda: mem.get_many(ids, user_id=uid))
-    look("audit_log", lambda: mem.audit_log(user_id=uid, limit=100000))
-    look("review_queue", lambda: mem.review_queue(user_id=uid, limit=1000))
-    look("facts_at", lambda: mem.facts_at(now(), user_id=uid, limit=1000))
+    look("audit_log", lambda: mem.governance.audit_log(user_id=uid, limit=100000))
+    look("review_queue", lambda: mem.governance.review_queue(user_id=uid, limit=1000))
+    look("facts_at", lambda: mem.governance.facts_at(now(), user_id=uid, limit=1000))
     for p in state["predicates"]:
-        look(f"fact_history({p})", lambda p=p: mem.fact_history(p, user_id=uid))
-    look("stats", lambda: mem.stats(user_id=uid))
+        look(f"fact_history({p})", lambda p=p: mem.governance.fact_history(p, user_id=uid))
+    look("stats", lambda: mem.admin.stats(user_id=uid))
     return sorted(set(hits)), sorted(set(errors))
 
 
@@ -214,7 +214,7 @@ def cypher_traces(h: Harness, secrets: Iterable[str]) -> dict[str, list[str]]:
         offset = 0
         while True:
             try:
-                rows = h.mem.cypher(stmt, {"o": offset}, all_tenants=True, limit=1000)
+                rows = h.mem.admin.cypher(stmt, {"o": offset}, all_tenants=True, limit=1000)
             except Exception as exc:  # noqa: BLE001 - a dialect gap is reported as an error location
                 for s in secrets:
                     out.setdefault(s, []).append(f"cypher {what} error: {type(exc).__name__}")

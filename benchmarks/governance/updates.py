@@ -101,7 +101,7 @@ def _point_in_time(h: Harness, case: dict[str, Any]) -> tuple[bool | None, bool 
 
     target = superseded[0]
     try:
-        h.mem.rollback(target.id, user_id=uid)
+        h.mem.governance.rollback(target.id, user_id=uid)
     except Exception as exc:  # noqa: BLE001 - a crash is a finding, recorded in the detail
         detail["rollback_error"] = f"{type(exc).__name__}: {exc}"
         return pit_ok, False, detail

@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         mem = NeuSymMemory(config=NeuSymConfig(data_dir=work / "neusym", graph_name="speed", appendfsync="everysec"),
                            embedder=emb)
-        gov = mem.engine.governor
+        gov = mem._engine.governor
         # one-off costs of a process's first governed write (embedding the slot descriptions and constraint
         # categories, loading WordNet) are paid here, outside the timed chunks: the ratio is about throughput
         mem.add_batch(texts[:20], user_id="speed-warm-up", infer=False, vectors=vecs[:20])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -23,11 +23,19 @@ from neusym.cli._base import (
 )
 from neusym.cli._render import kv_table, print_records, print_results, record_json, result_json, when
 from neusym.errors import InvalidInputError
-from neusym.record import MemoryRecord, MemoryStatus
+
+if TYPE_CHECKING:
+    from neusym.record import MemoryRecord
 
 __all__: list[str] = []
 
-_ALL_STATUSES = [s.value for s in MemoryStatus]
+
+def _all_statuses() -> list[str]:
+    from neusym.record import MemoryStatus
+
+    return [s.value for s in MemoryStatus]
+
+
 _MULTI = "repeat the option for several values"
 
 
@@ -105,10 +113,10 @@ def import_cmd(
     if opts.all_tenants and opts.user is not None:
         raise InvalidInputError("pass either --user or --all-tenants")
     with opts.memory() as mem, progress_bar(opts, "importing", enabled=progress) as bar:
-        report = mem.import_file(sys.stdin if str(file) == "-" else file, format=fmt, infer=not verbatim,
-                                 batch=batch, assistant=assistant, trust_file_origin=trust_file_origin,
-                                 dry_run=dry_run, all_tenants=opts.all_tenants, progress=bar,
-                                 user_id=opts.user, agent_id=opts.agent, session_id=opts.session)
+        report = mem.admin.import_file(sys.stdin if str(file) == "-" else file, format=fmt, infer=not verbatim,
+                                       batch=batch, assistant=assistant, trust_file_origin=trust_file_origin,
+                                       dry_run=dry_run, all_tenants=opts.all_tenants, progress=bar,
+                                       user_id=opts.user, agent_id=opts.agent, session_id=opts.session)
 
     def human(c: Console) -> None:
         verb = "would import" if dry_run else "imported"
@@ -187,7 +195,7 @@ def query_cmd(
     offset: Annotated[int, typer.Option(min=0)] = 0,
 ) -> None:
     """Symbolic retrieval: filters on the graph, no vectors (e.g. --type plan --plan-state open --due-within 14d)."""
-    statuses = _ALL_STATUSES if status and "all" in status else status
+    statuses = _all_statuses() if status and "all" in status else status
     with opts.memory() as mem:
         records = mem.query(
             scope=opts.scope(mem), entity=entity, predicate=predicate, object=obj, types=type_, tags=tag,
@@ -208,12 +216,10 @@ def show_cmd(
     memory_id: Annotated[str, typer.Argument(help="The memory id.")],
 ) -> None:
     """Every field of one memory and its links to other memories."""
-    from neusym.symbolic.store import RELATIONS
-
     with opts.memory() as mem:
         rec = mem.get(memory_id, scope=opts.scope(mem), all_tenants=opts.all_tenants)
         sc = opts.scope(mem) if not opts.all_tenants else mem.scope_for(user_id=rec.scope.user_id)
-        links = mem.store.relations_among([rec.id], RELATIONS, sc)
+        links = mem.governance.links(rec.id, scope=sc)
     rel = [{"from": s, "rel": r, "to": d} for s, r, d in sorted(set(links))]
     data = {"memory": record_json(rec), "links": rel}
 
@@ -327,14 +333,14 @@ def forget_cmd(
 
 def _forget_preview(mem: Any, sc: Any, ids: list[str], query: str | None, everything: bool) -> dict[str, Any]:
     if query is not None:
-        preview = mem.forget_preview(query, scope=sc)
+        preview = mem.governance.forget_preview(query, scope=sc)
         items = [{"id": i.id, "content": i.content, "type": i.type, "status": i.status, "why": i.why,
                   "score": round(i.score, 4)} for i in preview.items]
         return {"dry_run": True, "query": query, "topic": preview.topic, "items": items}
     if everything:
         records: list[MemoryRecord] = []
         while True:
-            page = mem.query(scope=sc, statuses=_ALL_STATUSES, order="oldest", limit=1000, offset=len(records))
+            page = mem.query(scope=sc, statuses=_all_statuses(), order="oldest", limit=1000, offset=len(records))
             records.extend(page)
             if len(page) < 1000:
                 break

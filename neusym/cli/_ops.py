@@ -8,7 +8,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -20,7 +20,9 @@ from neusym.cli._base import Opts, command, emit, err_console, jsonable, parse_t
 from neusym.cli._render import kv_table, print_records, record_json
 from neusym.errors import InvalidInputError
 from neusym.private_files import write_private
-from neusym.record import MemoryRecord
+
+if TYPE_CHECKING:
+    from neusym.record import MemoryRecord
 
 __all__: list[str] = []
 
@@ -43,8 +45,9 @@ def curate_cmd(
     with opts.memory() as mem:
         sc = opts.scope(mem)
         while True:
-            report = mem.run_janitor(scope=None if opts.all_tenants else sc, all_tenants=opts.all_tenants,
-                                     now=parse_time(now, "--now") if now else None, dry_run=dry_run)
+            report = mem.governance.run_janitor(scope=None if opts.all_tenants else sc,
+                                                all_tenants=opts.all_tenants,
+                                                now=parse_time(now, "--now") if now else None, dry_run=dry_run)
             _janitor_report(opts, report, dry_run, one_line=every is not None)
             if every is None or stop.wait(every):
                 return
@@ -85,12 +88,13 @@ def reflect_cmd(
         if session_end:
             if not opts.session:
                 raise InvalidInputError("--session-end needs --session")
-            out = mem.session_end(session_id=opts.session, user_id=opts.user, agent_id=opts.agent, wait=True)
+            out = mem.reflection.session_end(session_id=opts.session, user_id=opts.user, agent_id=opts.agent,
+                                             wait=True)
             if out is None:
                 raise InvalidInputError(f"session {opts.session!r} has nothing to reflect")
         else:
-            out = mem.reflect(scope=opts.scope(mem), ids=memory_id, entity=entity, goal=goal, cool=cool,
-                              only_unreflected=only_unreflected)
+            out = mem.reflection.reflect(scope=opts.scope(mem), ids=memory_id, entity=entity, goal=goal,
+                                         cool=cool, only_unreflected=only_unreflected)
     data = out.as_dict()
 
     def human(c: Console) -> None:
@@ -113,7 +117,8 @@ def review_list_cmd(
 ) -> None:
     """Items waiting for a decision."""
     with opts.memory() as mem:
-        items = mem.review_queue(kind, scope=opts.scope(mem), limit=limit, all_tenants=opts.all_tenants)
+        items = mem.governance.review_queue(kind, scope=opts.scope(mem), limit=limit,
+                                            all_tenants=opts.all_tenants)
     data = {"count": len(items), "items": [{"memory_id": i.memory_id, "kind": i.kind, "reason": i.reason,
                                             "related": i.related, "memory": record_json(i.record)} for i in items]}
 
@@ -136,9 +141,9 @@ def _review_decide(opts: Opts, memory_id: str, reason: str, approve: bool) -> No
     with opts.memory() as mem:
         rec: MemoryRecord | None
         if approve:
-            rec = mem.review_approve(memory_id, scope=opts.scope(mem), actor="cli", reason=reason)
+            rec = mem.governance.review_approve(memory_id, scope=opts.scope(mem), actor="cli", reason=reason)
         else:
-            rec = mem.review_reject(memory_id, scope=opts.scope(mem), actor="cli", reason=reason)
+            rec = mem.governance.review_reject(memory_id, scope=opts.scope(mem), actor="cli", reason=reason)
     verb = "approved" if approve else "rejected"
     data = {"memory_id": memory_id, "decision": verb, "memory": record_json(rec) if rec is not None else None,
             "purged": rec is None}
@@ -183,7 +188,8 @@ def rollback_cmd(
 ) -> None:
     """Undo the latest (or the given) reversible change: an edit, a supersession, an archive or a soft forget."""
     with opts.memory() as mem:
-        rec = mem.rollback(memory_id, audit_id=audit_id, scope=opts.scope(mem), actor="cli", reason=reason)
+        rec = mem.governance.rollback(memory_id, audit_id=audit_id, scope=opts.scope(mem), actor="cli",
+                                      reason=reason)
     emit(opts, {"memory": record_json(rec)}, lambda c: print_records(c, [rec], title="after rollback"))
 
 
@@ -193,13 +199,13 @@ def stats_cmd(opts: Opts) -> None:
     """Counts by status and type, entities, index state and backend."""
     with opts.memory() as mem:
         sc = opts.scope(mem)
-        data = mem.stats(scope=sc, all_tenants=opts.all_tenants)
+        data = mem.admin.stats(scope=sc, all_tenants=opts.all_tenants)
         data["scope"] = {k: v for k, v in sc.as_params().items() if v} if not opts.all_tenants else "all tenants"
     emit(opts, data, lambda c: kv_table(c, data))
 
 
 # ---------------------------------------------------------------------------------------------------- export / restore
-# The work is the library's (mem.export / mem.restore, neusym.backup); these commands parse options and print.
+# The work is the library's (mem.admin.export / restore, neusym.backup); these commands parse options and print.
 def _ids(opts: Opts) -> dict[str, Any]:
     return {"all_tenants": True} if opts.all_tenants else dict(opts.ids)
 
@@ -217,7 +223,8 @@ def export_cmd(
     opts.check_scope()
     to_stdout = str(out) == "-"
     with opts.memory() as mem, progress_bar(opts, "exporting", enabled=progress and not to_stdout) as bar:
-        report = mem.export(sys.stdout if to_stdout else out, embeddings=embeddings, progress=bar, **_ids(opts))
+        report = mem.admin.export(sys.stdout if to_stdout else out, embeddings=embeddings, progress=bar,
+                                  **_ids(opts))
     counts = report.counts
     if to_stdout:  # the data went to stdout: the summary goes to stderr
         err_console().print(f"exported {counts}")
@@ -247,8 +254,8 @@ def restore_cmd(
     opts.check_scope()
     source = sys.stdin if str(file) == "-" else file
     with opts.memory() as mem, progress_bar(opts, "restoring", enabled=progress) as bar:
-        report = mem.restore(source, skip_existing=skip_existing, reembed=reembed, dry_run=dry_run, progress=bar,
-                             **_ids(opts))
+        report = mem.admin.restore(source, skip_existing=skip_existing, reembed=reembed, dry_run=dry_run,
+                                   progress=bar, **_ids(opts))
     data = report.as_dict()
     data["file"] = str(file)
 
@@ -280,7 +287,6 @@ def graph_cmd(
     size: Annotated[str, typer.Option(help="Screenshot size WIDTHxHEIGHT.")] = "1400x900",
 ) -> None:
     """Export the scope's graph: memories, entities and relations as HTML, GraphML, Mermaid or PNG."""
-    from neusym.symbolic.transfer import collect
     from neusym.visual import build_view, to_graphml, to_html, to_mermaid
 
     if not any((html, graphml, mermaid, png)):
@@ -291,7 +297,8 @@ def graph_cmd(
         raise InvalidInputError(f"--size must look like 1400x900, got {size!r}") from err
     with opts.memory() as mem:
         sc = opts.scope(mem)
-        dump = collect(mem.store, sc, all_tenants=opts.all_tenants, statuses=status, limit=limit)
+        dump = mem.admin.graph(scope=None if opts.all_tenants else sc, all_tenants=opts.all_tenants, statuses=status,
+                               limit=limit)
     scope = sc.as_params() if not opts.all_tenants else {}
     label = ", ".join(f"{k.removesuffix('_id')} {v}" for k, v in scope.items() if v) or "all tenants"
     view = build_view(dump, title=title or f"NeuSym memory graph: {label}", scope=scope)
@@ -359,7 +366,7 @@ def cypher_cmd(
         except ValueError:
             params[key] = value
     with opts.memory() as mem:
-        rows = mem.cypher(statement, params, all_tenants=True, limit=limit)
+        rows = mem.admin.cypher(statement, params, all_tenants=True, limit=limit)
     rows = [{k: (v[:24] + "...") if k == "embedding" and isinstance(v, str) else v for k, v in r.items()}
             for r in rows]
 
@@ -391,7 +398,7 @@ def reindex_cmd(
         _reembed(opts)
         return
     with opts.memory() as mem:
-        n = mem.rebuild_index()
+        n = mem.admin.reindex()
     emit(opts, {"reindexed": n}, lambda c: c.print(f"rebuilt the indexes from the graph: {n} memories"))
 
 
@@ -400,8 +407,8 @@ def _reembed(opts: Opts) -> None:
     which would refuse it otherwise; a store already on this model is re-embedded explicitly (e.g. one that mixed
     two runtimes of one model). Either way batch by batch through the graph's write sequence, resumable."""
     with progress_bar(opts, "re-embedding") as tick, opts.memory(reembed=tick) as mem:
-        report = mem.last_reembed or mem.reembed(progress=tick)
-        indexed = len(mem.derived.faiss)
+        report = mem.admin.last_reembed or mem.admin.reembed(progress=tick)
+        indexed = mem.admin.stats(all_tenants=True)["indexed_vectors"]
     out = {"reembedded": report.reembedded, "total": report.total, "indexed": indexed,
            "embedder": report.target.name, "previous": report.source.name if report.source else None,
            "resumed": report.resumed}

@@ -8,7 +8,6 @@ Never use it to judge retrieval quality.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 import zlib
 from collections.abc import Iterator, Sequence
@@ -18,10 +17,11 @@ import numpy as np
 from neusym.embeddings.base import FloatMatrix, check_texts, first_row, to_unit_matrix
 from neusym.embeddings.identity import EmbedderIdentity
 from neusym.errors import InvalidInputError
+from neusym.language import regex as rx
 
 __all__ = ["HashingEmbedder"]
 
-_WORD = re.compile(r"\w+")
+_WORD = rx.compile(r"\w+")
 # Whole words carry the most signal, word pairs add a little order sensitivity, and character trigrams give
 # robustness to inflection and typos ("runs" ~ "running") without dominating exact word overlap.
 _UNIGRAM_WEIGHT = 1.0

@@ -19,6 +19,7 @@ from neusym.errors import DimensionMismatchError, InvalidInputError, NeuSymError
 from neusym.extraction import Extraction, Extractor
 from neusym.governance.ttl import ttl_of_memory
 from neusym.ingest import Turn, normalize_messages
+from neusym.language.phatic import SmallTalk, small_talk
 from neusym.record import (
     MAX_ENTITY_CHARS,
     MemoryRecord,
@@ -49,6 +50,7 @@ __all__ = [
     "field_errors",
     "finite",
     "origin_of",
+    "small_talk_of",
     "record_from",
     "search_filters",
     "ttl_seconds",
@@ -136,6 +138,12 @@ def turns_of(content: Any, origin: str, speaker: str | None) -> list[Turn]:
     if isinstance(content, Sequence) or hasattr(content, "__iter__"):
         return normalize_messages(content)
     raise InvalidInputError(f"content must be a str or a list of messages, got {content.__class__.__name__}")
+
+
+def small_talk_of(turn: Turn) -> SmallTalk | None:
+    """What small talk a conversation turn is only made of (``None``: it says something); see
+    :mod:`neusym.language.phatic`. Tool output is data, never small talk."""
+    return None if turn.role == "tool" else small_talk(turn.content)
 
 
 def origin_of(turn: Turn, origin: str, *, message: bool) -> str | None:

@@ -17,6 +17,7 @@ import numpy as np
 
 from neusym.config import NeuSymConfig
 from neusym.embeddings import Embedder
+from neusym.embeddings.tables import table_embedder
 from neusym.engine import candidates as cand
 from neusym.engine.mutation import Events, Mutation, MutationPath
 from neusym.engine.scope import resolve_scope
@@ -154,7 +155,8 @@ class Engine:
         if applied:
             self.derived.save()
         self.governor = Governor(self.store, self.derived, policy=governance, llm=llm, embed=embedder.embed_documents,
-                                 facts=self._facts, embed_model=self.embedder_identity.model)
+                                 facts=self._facts, embed_model=self.embedder_identity.model,
+                                 embed_table=table_embedder(embedder, what="the attribute-slot descriptions"))
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -221,6 +223,10 @@ class Engine:
                 turn_origin = cand.origin_of(turn, origin, message=message)
                 if turn_origin is None:
                     refused.append(self._refused(turn, sc, now, cand.SYSTEM_REASON))
+                    continue
+                chat = cand.small_talk_of(turn) if message and self.governor.policy.small_talk == "skip" else None
+                if chat is not None:  # "hi", "ok thanks": nothing to remember in a conversation's small talk
+                    refused.append(self._refused(turn, sc, now, f"not memorable: small talk ({chat.kind})"))
                     continue
                 who = turn.speaker or speaker or ("assistant" if turn.role == "assistant" else None)
                 for ext in cand.extract(self.extractor, turn.content, who, now, infer):
@@ -498,7 +504,7 @@ class Engine:
               statuses: Sequence[MemoryStatus | str] | None = None, valid_at: datetime | float | None = None,
               time_from: datetime | float | None = None, time_to: datetime | float | None = None,
               due_within: timedelta | float | None = None, order: str = "recent", limit: int = 50,
-              offset: int = 0, all_tenants: bool = False) -> list[MemoryRecord]:
+              offset: int = 0, all_tenants: bool = False, include_expired: bool = False) -> list[MemoryRecord]:
         self.check_open()
         sc = self.scope(scope, all_tenants=all_tenants, what="query", admin=True)
         limit, offset = cand.check_k(limit, "limit"), cand.check_offset(offset)
@@ -513,12 +519,27 @@ class Engine:
             sc, types=types, tags=tags, entities=[entity] if isinstance(entity, str) else entity,
             plan_states=plan_states, statuses=statuses, valid_at=valid_at, time_from=time_from, time_to=time_to,
             predicate=predicate, objects=[object] if isinstance(object, str) else object,
-            due_from=now if due_within is not None else None, due_to=due_to,
+            due_from=now if due_within is not None else None, due_to=due_to, include_expired=include_expired,
         )
         rows = self.executor.run(symbolic_query_statement(order),
                                  {**sc.as_params(), **filters.params(), "now": now, "limit": limit,
                                   "offset": offset}, write=False)
         return [props_to_record(r) for r in rows]
+
+    def refresh_expiry(self, expires_at: Mapping[str, datetime | float], *,
+                       scope: Scope | Mapping[str, Any] | None = None) -> int:
+        """Push the expiry of memories that have one to the given times, in one unaudited statement: what a
+        read-refreshed TTL costs (the LangGraph store's ``refresh_on_read``). Memories outside the scope, gone, or
+        without an expiry are left alone. Returns how many moved."""
+        self.check_open()
+        sc = self.scope(scope, what="refresh_expiry")
+        rows: dict[str, float] = {}
+        for mid, when in expires_at.items():
+            at = as_epoch(when)
+            if at is None:
+                raise InvalidInputError("refresh_expiry takes {memory id: datetime or epoch seconds}")
+            rows[validate_id(mid)] = cand.finite(at, "expires_at")
+        return self.store.set_expiry(rows, sc)
 
     # ------------------------------------------------------------------ admin
     def stats(self, *, scope: Scope | Mapping[str, Any] | None = None, all_tenants: bool = False) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from neusym.extraction._text import (
 )
 from neusym.extraction.semantic import PredicateMapper
 from neusym.extraction.vocabulary import canonical_predicate
+from neusym.language import regex as rx
 
 __all__ = ["Clause", "ClauseReader", "clause_triples", "read_clauses", "read_sentence"]
 
@@ -257,8 +258,8 @@ _PRONOUN_SUBJ = {"i": "me", "we": "me", "he": "ref", "she": "ref"}
 _NEG = words_of("not never")
 _FUTURE_AUX = words_of("will shall")
 _BE = words_of("am is are was were be been")
-_HABIT = re.compile(r"\bused\s+to\b|\bwould\s+(?:always|often|usually)\b", re.IGNORECASE)
-_NAMEY = re.compile(r"^[A-Z\u00c0-\u00de][\w\u2024'\-&.]*$")
+_HABIT = rx.compile(r"\bused\s+to\b|\bwould\s+(?:always|often|usually)\b", re.IGNORECASE)
+_NAMEY = rx.compile(r"^[A-Z\u00c0-\u00de][\w\u2024'\-&.]*$")
 _CLAUSE_START_SKIP = words_of(
     "btw so oh well and but also anyway actually plus ok okay yeah now then however "
     "still honestly basically hey"
@@ -273,7 +274,7 @@ class _Tok:
     title: bool = False  # a quoted title ('Dune', "The Lean Startup"): one name, whatever its words
 
 
-_WORD = re.compile(r"\S+")
+_WORD = rx.compile(r"\S+")
 _EDGE = ',;:!?()".'
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from neusym.extraction._text import MONTHS, words_of
+from neusym.language import regex as rx
 
 __all__ = [
     "sentence_words",
@@ -38,7 +39,7 @@ LEADIN = (
     r"^(?:(?:ok(?:ay)?|so|also|and|but|oh|hey|btw|by\s+the\s+way|please|pls|plz|kindly|just|one\s+more\s+thing|"
     r"important|note)[,:!]?\s+)*"
 )
-INSTRUCTION = re.compile(
+INSTRUCTION = rx.compile(
     LEADIN + r"(?:always|never|do\s+not\s+ever|from\s+now\s+on|going\s+forward|moving\s+forward|"
     r"in\s+(?:the\s+)?future|for\s+future\s+reference|by\s+default|whenever|every\s+time|each\s+time|"
     r"make\s+sure\s+(?:to|you)|be\s+sure\s+to|no\s+more|"
@@ -54,7 +55,7 @@ INSTRUCTION = re.compile(
     r"by\s+default|in\s+(?:all\s+)?(?:future|your)\s+(?:answers|responses|replies|messages))\b",
     re.IGNORECASE,
 )
-REMEMBER = re.compile(
+REMEMBER = rx.compile(
     LEADIN
     + r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?(?:remember|memori[sz]e|note|keep\s+in\s+mind|"
     r"do\s+not\s+forget|never\s+forget|make\s+a\s+note|take\s+(?:a\s+)?note|save|store|bear\s+in\s+mind)\b(?!\s+to\b)"
@@ -62,7 +63,7 @@ REMEMBER = re.compile(
     r"i\s+want\s+you\s+to\s+(?:remember|know))\b",
     re.IGNORECASE,
 )
-REMINDER = re.compile(
+REMINDER = rx.compile(
     r"(?:"
     + LEADIN
     + r"(?:(?:can|could|would|will)\s+you\s+)?|\b(?:can|could|would|will)\s+you\s+(?:please\s+)?|\bplease\s+|"
@@ -71,17 +72,17 @@ REMINDER = re.compile(
     + r"(?:remember|do\s+not\s+forget|never\s+forget)\s+to\b",
     re.IGNORECASE,
 )
-QUESTION = re.compile(
+QUESTION = rx.compile(
     r"^(?:(?:so|and|but|oh|hey|ok(?:ay)?|well|also|btw|wait|hmm)[,]?\s+)*(?:what|where|when|who|whom|whose|why|how|"
     r"which|do|does|did|is|are|was|were|can|could|would|will|should|have|has|had|am|may|shall)\b",
     re.IGNORECASE,
 )
-POLITE = re.compile(
+POLITE = rx.compile(
     r"^(?:(?:so|and|hey|ok(?:ay)?|also|btw)[,]?\s+)*(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:remember|remind|"
     r"note|save|store|keep|always|never|make\s+sure|call\s+me|use|answer|reply|respond|write|add|update|forget)\b",
     re.IGNORECASE,
 )
-HYPOTHETICAL = re.compile(
+HYPOTHETICAL = rx.compile(
     r"\b(?:if\s+(?:i|we)\s+(?:were|was|had|could|won|lived|moved|got|did|would)|if\s+only|i\s+wish|(?<!only\s)(?<!just\s)(?<!can\s)imagine|"
     r"suppose\s+(?:that\s+)?(?:i|we)|what\s+if|hypothetically|in\s+theory|pretend|let\s+us\s+say|"
     r"say\s+(?:i|we)\s+(?:were|had|lived)|in\s+another\s+life|"
@@ -89,7 +90,7 @@ HYPOTHETICAL = re.compile(
     r"would\s+have|could\s+have|should\s+have|might\s+have)\b",
     re.IGNORECASE,
 )
-HEDGE = re.compile(
+HEDGE = rx.compile(
     r"\b(?:i\s+think|i\s+believe|i\s+guess|i\s+suppose|i\s+reckon|i\s+assume|i\s+doubt|maybe|perhaps|probably|"
     r"possibly|might|may\s+be|not\s+(?:entirely\s+|completely\s+|100%\s+|really\s+)?sure|not\s+certain|"
     r"(?<!favourite\s)(?<!favorite\s)(?<!what\s)(?<!the\s)(?<!a\s)(?<!this\s)(?<!that\s)(?<!any\s)(?<!same\s)"
@@ -97,28 +98,28 @@ HEDGE = re.compile(
     r"if\s+i\s+remember\s+(?:correctly|right)|iirc|afaik|as\s+far\s+as\s+i\s+know|or\s+something)\b",
     re.IGNORECASE,
 )
-NEGATION = re.compile(
+NEGATION = rx.compile(
     r"\b(?:not|never|no\s+longer|no\s+more|nobody|nothing|neither|nor|cannot)\b", re.IGNORECASE
 )
-TEMPORARY = re.compile(
+TEMPORARY = rx.compile(
     r"\b(?:for\s+now|temporar\w*|for\s+the\s+time\s+being|just\s+for\s+(?:today|tonight|now|this\s+session)|"
     r"this\s+session\s+only|until\s+further\s+notice)\b",
     re.IGNORECASE,
 )
-FUTURE_HINT = re.compile(
+FUTURE_HINT = rx.compile(
     r"\b(?:will|shall|going\s+to|plan|planning|intend|about\s+to|remind|need\s+to|have\s+to|has\s+to|must|"
     r"hope\s+to|want\s+to|would\s+like\s+to|upcoming|coming|next|tomorrow|tonight|scheduled|later|soon|until|by|"
     r"due|deadline|(?:am|is|are)\s+\w+ing|have\s+(?:an?|my)\s+\w+|(?:flight|appointment|meeting|interview|exam|"
     r"party|wedding|surgery|concert|trip|reservation|class|game|match|show)\s+(?:is|starts|leaves|departs|begins))\b",
     re.IGNORECASE,
 )
-PERSONAL = re.compile(r"\b(?:i|me|my|mine|myself|we|us|our|ours|you|your|yours)\b", re.IGNORECASE)
-GENERIC_VERB = re.compile(
+PERSONAL = rx.compile(r"\b(?:i|me|my|mine|myself|we|us|our|ours|you|your|yours)\b", re.IGNORECASE)
+GENERIC_VERB = rx.compile(
     r"\b(?:is|are|was|were|has|have|contains?|means?|uses?|supports?|requires?|runs?|consists?|equals?|includes?|"
     r"causes?|became|becomes|invented|founded|discovered|wrote|released|born|died|located)\b",
     re.IGNORECASE,
 )
-MIDCAP = re.compile(r"(?<=[a-z0-9,;:] )([A-Z][\w\-]+)")
+MIDCAP = rx.compile(r"(?<=[a-z0-9,;:] )([A-Z][\w\-]+)")
 
 HYPOTHETICAL_WORDS = words_of(
     "if wish imagine suppose what hypothetically theory pretend say another would could should might"
@@ -138,8 +139,8 @@ DATE_WORDS = words_of(
     "midnight minute minutes hour hours day days weeks months years fortnight " + " ".join(MONTHS)
 )
 
-WORD_RX = re.compile(r"[a-z0-9](?:[a-z0-9\-]*[a-z0-9])?")
-OCC_SUFFIX = re.compile(r"\w(?:ist|ician|ologist|eer|grapher|ator)\b")
+WORD_RX = rx.compile(r"[a-z0-9](?:[a-z0-9\-]*[a-z0-9])?")
+OCC_SUFFIX = rx.compile(r"\w(?:ist|ician|ologist|eer|grapher|ator)\b")
 
 
 def sentence_words(lower: str) -> frozenset[str]:

@@ -14,30 +14,31 @@ from dataclasses import replace
 
 from neusym.extraction._grammar import RawTriple
 from neusym.extraction.base import entity_key
+from neusym.language import regex as rx
 
 __all__ = ["apply_corrections", "markers_of", "strip_markers"]
 
-_LEADING = re.compile(
+_LEADING = rx.compile(
     r"^(?:(?:btw|by\s+the\s+way|oh(?:\s+and)?|and|so|well|anyway|anyways|also|plus|ok(?:ay)?|alright|right|"
     r"just\s+so\s+you\s+know|fyi|quick\s+update|update|heads\s+up|actually|in\s+fact|as\s+it\s+turns\s+out|"
     r"turns\s+out|correction|sorry|wait|hmm|um|uh|lol|haha|hey|hi|one\s+more\s+thing|news)\s*[,:!\-]*\s+)+",
     re.IGNORECASE,
 )
-_INNER_ACTUALLY = re.compile(
+_INNER_ACTUALLY = rx.compile(
     r"(?<=\s)(?:actually|in\s+fact)\s+|,\s*actually\s*,|\s+actually(?=[.!?]*$)", re.IGNORECASE
 )
-_TRAILING = re.compile(
+_TRAILING = rx.compile(
     r"(?:\s*,)?\s+(?:now|anymore|any\s+more|these\s+days|nowadays|from\s+now\s+on)"
     r"(?=\s*[.!?]*\s*$)",
     re.IGNORECASE,
 )
-_CHANGE = re.compile(
+_CHANGE = rx.compile(
     r"\b(?:now|anymore|any\s+more|no\s+longer|switched|switching|changed|moved|new|started|starting|quit|"
     r"stopped|left|became|become|these\s+days|nowadays|from\s+now\s+on|since\s+then|recently|just\s+(?:got|"
     r"started|moved|joined))\b",
     re.IGNORECASE,
 )
-_CORRECTION = re.compile(
+_CORRECTION = rx.compile(
     r"^(?:actually|in\s+fact|correction|sorry|wait)\b|\b(?:actually|i\s+meant|i\s+mean|not\s+\w+\s*,\s*(?:but|just|"
     r"only))\b|,\s*not\s+\w",
     re.IGNORECASE,
@@ -54,7 +55,7 @@ def strip_markers(sentence: str) -> str:
         out = out[0].upper() + out[1:] if out.split(" ", 1)[0].lower() in {"my", "our", "the"} else out
     out = _INNER_ACTUALLY.sub(" ", out)
     out = _TRAILING.sub("", out)
-    return re.sub(r"\s{2,}", " ", out).strip() or sentence
+    return rx.sub(r"\s{2,}", " ", out).strip() or sentence
 
 
 def markers_of(lower: str) -> list[str]:
@@ -67,17 +68,17 @@ def markers_of(lower: str) -> list[str]:
     return out
 
 
-_NOT_Y = re.compile(
+_NOT_Y = rx.compile(
     r"(?P<x>[^,;]+?)\s*,?\s+(?:and\s+)?(?:not|rather\s+than|instead\s+of)\s+(?:in\s+|at\s+|to\s+|an?\s+|the\s+|"
     r"with\s+|for\s+)?(?P<y>[^,;.!?]+?)(?=\s*(?:$|[,;.!?]|\s+(?:anymore|any\s+more)\b))",
     re.IGNORECASE,
 )
-_NOT_X_BUT_Y = re.compile(
+_NOT_X_BUT_Y = rx.compile(
     r"\bnot\s+(?:an?\s+|the\s+|in\s+|at\s+)?(?P<x>[^,;.!?]+?)\s*,?\s+(?:but|just|only|rather)\s+(?:an?\s+|the\s+|"
     r"in\s+|at\s+)?(?P<y>[^,;.!?]+?)(?=\s*(?:$|[,;.!?]))",
     re.IGNORECASE,
 )
-_SWITCH = re.compile(
+_SWITCH = rx.compile(
     r"\b(?:switched|switching|changed|moved|went|upgraded|converted)\s+(?:over\s+)?from\s+(?:an?\s+|the\s+|my\s+)?"
     r"(?P<x>[^,;.!?]+?)\s+to\s+(?:an?\s+|the\s+|my\s+)?(?P<y>[^,;.!?]+?)(?=\s*(?:$|[,;.!?]|\s+(?:because|since|"
     r"last|this|in|after|when|for|with|at|on|and|but|so|as|about)\b))",

@@ -28,6 +28,7 @@ from neusym.extraction._text import (
     words_of,
 )
 from neusym.extraction.dates import DateMention
+from neusym.language import regex as rx
 
 __all__ = [
     "ENT_RX",
@@ -236,24 +237,26 @@ _PRONOUN_OBJ = words_of(
     "there here all lot much so yes no what which me myself us yourself everyone everybody someone "
     "somebody none whatever"
 )
-_TRAIL = re.compile(
-    r"(?:[\s,]+(?:a\s+lot|so\s+much|very\s+much|as\s+well|too|anymore|any\s+more|now|though|lol|haha+|really|"
+# each alternative starts where its run starts (the lookbehinds): the same matches, but a long run of spaces,
+# commas or punctuation is no longer re-scanned from every position inside it (quadratic in re)
+_TRAIL = rx.compile(
+    r"(?<![\s,])(?:[\s,]+(?:a\s+lot|so\s+much|very\s+much|as\s+well|too|anymore|any\s+more|now|though|lol|haha+|really|"
     r"actually|at\s+all|and|or|but|then|also|right|ok|okay|yet|a\s+bit|more|most|the\s+most|best|honestly|tbh|"
     r"myself|either|personally|a\s+little|here|there|lately|recently|these\s+days|nowadays|currently|even|"
     r"though|anyway|again|already|still|ever|forever|every\s+day|everyday|daily|with|to|for|of|at|in|on|about|"
-    r"from|by|the|a|an|my|your|our|their|his|her))+\s*$|[^\w+#%)]+$",
+    r"from|by|the|a|an|my|your|our|their|his|her))+\s*$|(?<![^\w+#%)])[^\w+#%)]+$",
     re.IGNORECASE,
 )
-_LEAD = re.compile(
+_LEAD = rx.compile(
     r"^(?:(?:i\s+think|i\s+guess|i\s+believe|i\s+would\s+say|i\s+mean|honestly|definitely|probably|maybe|perhaps|"
     r"well|oh|so|and|but|also|actually|really|just|especially|particularly|mainly|mostly|including)[\s,]+)+",
     re.IGNORECASE,
 )
-_JUNK = re.compile(r"^[^\w@+$\u20ac\u00a3#\"']+")
-_DET = re.compile(r"^(?:a|an|the|some|any|this|that|these|those)\s+", re.IGNORECASE)
-_MY = re.compile(r"^(?:my|our)\s+", re.IGNORECASE)
-_MY_APPOS = re.compile(rf"^(?:my|our)\s+{ADJ}(?:{REL_RX}|{PETS_RX}),?\s+(?P<n>{NAME})$", re.IGNORECASE)
-_LIST_SPLIT = re.compile(
+_JUNK = rx.compile(r"^[^\w@+$\u20ac\u00a3#\"']+")
+_DET = rx.compile(r"^(?:a|an|the|some|any|this|that|these|those)\s+", re.IGNORECASE)
+_MY = rx.compile(r"^(?:my|our)\s+", re.IGNORECASE)
+_MY_APPOS = rx.compile(rf"^(?:my|our)\s+{ADJ}(?:{REL_RX}|{PETS_RX}),?\s+(?P<n>{NAME})$", re.IGNORECASE)
+_LIST_SPLIT = rx.compile(
     r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|as\s+well\s+as|plus|along\s+with)\s+", re.IGNORECASE
 )
 _BAD_START = words_of(
@@ -289,7 +292,7 @@ def clean_object(raw: str | None, kind: str, ctx: Ctx, start: int = -1) -> str |
         if text == before:
             break
     if kind == "act":
-        text = re.sub(r"^(?:to|and)\s+", "", text, flags=re.IGNORECASE)
+        text = rx.sub(r"^(?:to|and)\s+", "", text, flags=re.IGNORECASE)
     else:
         text = _DET.sub("", text)
         appos = _MY_APPOS.match(text)
@@ -416,17 +419,17 @@ class Rule:
     triggers: str
     handler: Handler
     gate: frozenset[str] = field(init=False, repr=False, compare=False)
-    _compiled: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
+    _compiled: rx.TextPattern | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "gate", frozenset(self.triggers.split()))
 
     @property
-    def regex(self) -> re.Pattern[str]:
+    def regex(self) -> rx.TextPattern:
         """Compiled on first use: the rule table's patterns are large, and compiling all of them at import made
         ``import neusym`` take seconds; the gate means many rules never run in a given process."""
-        rx = self._compiled
-        if rx is None:
-            rx = re.compile(self.pattern, re.IGNORECASE)
-            object.__setattr__(self, "_compiled", rx)
-        return rx
+        compiled = self._compiled
+        if compiled is None:
+            compiled = rx.compile(self.pattern, re.IGNORECASE)
+            object.__setattr__(self, "_compiled", compiled)
+        return compiled

@@ -24,6 +24,7 @@ from neusym.extraction._grammar import (
 from neusym.extraction._text import DEMONYMS, EMOTIONS, OCCUPATIONS, PETS, RELATIONS, singular, words_of
 from neusym.extraction.dates import format_day
 from neusym.extraction.vocabulary import canonical_predicate
+from neusym.language import regex as rx
 
 __all__ = [
     "age",
@@ -342,14 +343,14 @@ def emotion(m: re.Match[str], ctx: Ctx) -> list[RawTriple]:
     return [triple(subj, "feels", emo, polarity, "emotion")]
 
 
-_PERFECT = re.compile(
+_PERFECT = rx.compile(
     r"^have\s+(?:been|had|\w+ed|\w+en|done|gone|seen|made|found|got|known)\b", re.IGNORECASE
 )
 _GO_NOUN = words_of(
     "bed work school church college class town dinner lunch breakfast jail court hospital prison "
     "university uni mass therapy practice rehab the a an my our his her their this that some"
 )
-_SPEECH = re.compile(
+_SPEECH = rx.compile(
     r"^(?:say|admit|agree|tell\s+you|be\s+honest|confess|thank|apologi[sz]e|ask|mention|point\s+out|let\s+you|"
     r"keep\s+you\s+posted|keep\s+that\s+in\s+mind|check\s+it\s+out|try|see|think|wait|go\s+now)\b|"
     r"^(?:let|be|do|get|have|make|keep|go)$",

@@ -12,11 +12,11 @@ The lemmatiser is a suffix stripper with an irregular-verb table: no dictionary,
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
 from neusym.extraction._text import words_of
+from neusym.language import regex as rx
 
 __all__ = [
     "AUXILIARIES",
@@ -55,7 +55,7 @@ hurt: hurt  spread: spread  upset: upset  bet: bet  split: split  withdraw: with
 
 def _irregular() -> dict[str, str]:
     out: dict[str, str] = {}
-    for chunk in re.findall(r"(\w+):\s*((?:[\w']+\s*)+?)(?=\s+\w+:|\s*$)", _IRREGULAR_TABLE.strip()):
+    for chunk in rx.findall(r"(\w+):\s*((?:[\w']+\s*)+?)(?=\s+\w+:|\s*$)", _IRREGULAR_TABLE.strip()):
         base, forms = chunk
         for form in forms.split():
             out.setdefault(form, base)
@@ -138,11 +138,11 @@ def _add_e(stem: str) -> str:
         return stem
     if len(stem) == 2 and stem[0] in _VOWELS:
         return stem + "e"  # us-ing -> use
-    if re.search(r"[^aeiou](?:ot|et|ad|ud)$|(?<!a)(?<!o)id$|[^s]is$|[^aeiou]ir$", stem) and stem not in _NO_E:
+    if rx.search(r"[^aeiou](?:ot|et|ad|ud)$|(?<!a)(?<!o)id$|[^s]is$|[^aeiou]ir$", stem) and stem not in _NO_E:
         return stem + "e"  # promote, complete, persuade, include, decide (not avoid, raid)
     if stem.endswith(_E_ENDINGS) and not stem.endswith(("ss", "ll", "ck")):
         return stem + "e"
-    groups = re.findall(r"[aeiou]+", stem)
+    groups = rx.findall(r"[aeiou]+", stem)
     if (
         len(groups) == 1
         and len(stem) >= 3

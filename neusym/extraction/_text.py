@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from neusym.language import regex as rx
+
 __all__ = [
     "ABBREV_DOT",
     "COMMON_WORDS",
@@ -43,12 +45,12 @@ It is one character for one, so spans found on the protected text are spans of t
 UPPER = "A-Z\u00c0-\u00d6\u00d8-\u00de\u0100\u0102\u0104\u0106\u010c\u010e\u0110\u0118\u011a\u0141\u0143\u0147\u0150\u0152\u0158\u015a\u015e\u0160\u0162\u0164\u016e\u0170\u0178\u0179\u017b\u017d"
 """Uppercase letters for name detection (ASCII, Latin-1 and the common Latin Extended-A capitals)."""
 
-_ABBREVIATIONS = re.compile(
+_ABBREVIATIONS = rx.compile(
     r"\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Jr|St|Mt|Ft|Ave|Rd|Blvd|Inc|Ltd|Co|Corp|Gov|Sen|Rep|Gen|Col|Capt|Lt|Sgt|Rev|"
     r"vs|etc|approx|dept|est|No|Vol|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|e\.g|i\.e|a\.m|p\.m|U\.S|U\.K)\."
     r"|\b[A-Z]\.(?=\s*[A-Z])",
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?\u2026])[\"')\]\u201d\u2019]*\s+|\s*\n\s*")
+_SENTENCE_END = rx.compile(r"(?<=[.!?\u2026])[\"')\]\u201d\u2019]*\s+|\s*\n\s*")
 
 
 def protect(text: str) -> str:
@@ -92,13 +94,13 @@ _QUOTE_MAP = str.maketrans(
         "\u2014": " - ",
     }
 )
-_CONTRACTION = re.compile(r"\b(\w+)'(m|re|ve|ll|d|s|t)\b", re.IGNORECASE)
+_CONTRACTION = rx.compile(r"\b(\w+)'(m|re|ve|ll|d|s|t)\b", re.IGNORECASE)
 _IS_CONTRACTORS = frozenset(
     {"he", "she", "it", "that", "what", "there", "here", "who", "where", "how", "name", "this", "everything"}
 )
 _NOT_STEMS = {"can": "cannot", "won": "will not", "shan": "shall not", "ain": "am not"}
 _SUFFIX = {"m": "am", "re": "are", "ve": "have", "ll": "will", "d": "would"}
-_SLANG = re.compile(
+_SLANG = rx.compile(
     r"\b(?:(im)|(ive)|(dont)|(doesnt)|(didnt)|(cant)|(isnt)|(wasnt)|(gonna)|(wanna)|(gotta)|(luv))\b",
     re.IGNORECASE,
 )
@@ -116,10 +118,10 @@ _SLANG_OUT = (
     "have to",
     "love",
 )
-_SPACES = re.compile(r"[ \t\r\f\v]+")
+_SPACES = rx.compile(r"[ \t\r\f\v]+")
 
 
-_HAD_NEXT = re.compile(
+_HAD_NEXT = rx.compile(
     r"\s+(?:been|had|gone|done|seen|known|met|never|already|just|ever|always|got|gotten|told|heard|left|made|taken|"
     r"given|\w+ed)\b",
     re.IGNORECASE,
@@ -407,8 +409,8 @@ _CHAT_PHRASES = (
     r"glad to hear(?: that)?|nice to (?:meet|see) you|good to (?:hear|know)|love it|love that|take care|"
     r"there|man|dude|buddy|friend|guys|all|so much|a lot|again|too|then|everyone|mate|so|really|very"
 )
-_CHITCHAT = re.compile(rf"^(?:{_CHAT_PHRASES})(?:[\s,.!?~]+(?:{_CHAT_PHRASES}))*$", re.IGNORECASE)
-_EDGE_JUNK = re.compile(r"^[\W_]+|[\W_]+$")
+_CHITCHAT = rx.compile(rf"^(?:{_CHAT_PHRASES})(?:[\s,.!?~]+(?:{_CHAT_PHRASES}))*$", re.IGNORECASE)
+_EDGE_JUNK = rx.compile(r"^[\W_]+|(?<![\W_])[\W_]+$")  # a trailing run matched from its start only
 
 
 def is_chitchat(sentence: str) -> bool:

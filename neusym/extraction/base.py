@@ -8,7 +8,6 @@ admission control and audits see *why* a memory was typed the way it was, and wh
 from __future__ import annotations
 
 import functools
-import re
 import unicodedata
 from datetime import UTC, datetime
 from typing import Literal, Protocol, runtime_checkable
@@ -16,6 +15,7 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from neusym.extraction.vocabulary import is_functional
+from neusym.language import regex as rx
 from neusym.record import MemoryType, Triple
 
 __all__ = ["ASPECTS", "Aspect", "Extraction", "Extractor", "FactDetail", "INTENT_SIGNALS", "entity_key"]
@@ -170,11 +170,11 @@ class Extractor(Protocol):
 
 
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'", "`": "'"})
-_KEEP_WHOLE = re.compile(r"^(?:[^\s@]+@[^\s@]+\.[^\s@]+|[a-z][a-z0-9+.-]*://\S+|www\.\S+)$")
-_POSSESSIVE = re.compile(r"'s?$")
-_ACRONYM = re.compile(r"\b(?:\w\.){2,}(?!\w)")
-_DECIMAL_DOT = re.compile(r"(?<=\d)\.(?=\d)")
-_SEPARATORS = re.compile(r"[\s\-_/\\|.,;:!?\"'()\[\]{}<>\u2013\u2014\u2026\u00b7*~^=]+")
+_KEEP_WHOLE = rx.compile(r"^(?:[^\s@]+@[^\s@]+\.[^\s@]+|[a-z][a-z0-9+.-]*://\S+|www\.\S+)$")
+_POSSESSIVE = rx.compile(r"'s?$")
+_ACRONYM = rx.compile(r"\b(?:\w\.){2,}(?!\w)")
+_DECIMAL_DOT = rx.compile(r"(?<=\d)\.(?=\d)")
+_SEPARATORS = rx.compile(r"[\s\-_/\\|.,;:!?\"'()\[\]{}<>\u2013\u2014\u2026\u00b7*~^=]+")
 _ARTICLES = frozenset({"the", "a", "an"})
 
 

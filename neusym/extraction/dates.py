@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from neusym.extraction._text import MONTH_PATTERN, MONTHS, NUMBER_WORDS, WEEKDAYS
+from neusym.language import regex as rx
 
 __all__ = ["MONTHS", "MONTH_PATTERN", "DateMention", "find_dates", "find_ttl", "format_day", "resolve_now"]
 
@@ -30,7 +31,7 @@ _UNIT = (
 )
 _SEASON = r"(?:summer|winter|spring|fall|autumn)"
 
-_DATE = re.compile(
+_DATE = rx.compile(
     r"\b(?:"
     r"(?P<iso>(?P<iy>(?:19|20)\d{2})[-/](?P<im>\d{1,2})[-/](?P<id>\d{1,2}))(?:[T ](?P<ih>\d{1,2}):(?P<imin>\d{2}))?"
     rf"|(?P<md>(?P<md_m>{_MONTH})\.?\s+(?P<md_d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<md_y>(?:19|20)\d{{2}}))?)"
@@ -46,18 +47,18 @@ _DATE = re.compile(
     r")\b",
     re.IGNORECASE,
 )
-_TIME = re.compile(
+_TIME = rx.compile(
     r"\b(?:at\s+)?(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ap>am|pm|a\.m\.|p\.m\.)(?!\w)|\bat\s+(?P<h2>\d{1,2}):(?P<m2>\d{2})\b"
     r"|\bat\s+(?P<noon>noon|midnight)\b",
     re.IGNORECASE,
 )
-_TTL_TRIGGER = re.compile(
+_TTL_TRIGGER = rx.compile(
     r"\b(?:(?:remember|keep|note|store|save|hold(?:\s+on\s+to)?|memori[sz]e)\s+(?:this|that|it|these|those|the\s+\w+|my\s+\w+)"
     r"|(?:valid|good)\s+(?:for|until|till)|expir\w*|temporar\w*|(?:only|just)\s+(?:for|until|till)"
     r"|forget\s+(?:it|this|that)\s+(?:in|after))\b",
     re.IGNORECASE,
 )
-_TTL = re.compile(
+_TTL = rx.compile(
     r"\b(?:for|within)\s+(?:the\s+next\s+|another\s+|the\s+)?(?P<n>"
     + _NUM
     + r")?\s*"

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from neusym.extraction._text import ABBREV_DOT, COMMON_WORDS, MONTHS, UPPER, WEEKDAYS
+from neusym.language import regex as rx
 
 __all__ = ["EMAIL", "PHONE", "URL", "Mention", "find_mentions", "is_name_like"]
 
@@ -21,19 +22,19 @@ EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 URL = r"(?:https?://|www\.)[^\s<>\"']+"
 PHONE = r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}(?![\w-])"
 
-_MACHINE = re.compile(
+_MACHINE = rx.compile(
     rf"(?P<email>{EMAIL})|(?P<url>{URL})|(?P<handle>(?<![\w@.])@[A-Za-z0-9_](?:[A-Za-z0-9_.]{{0,38}}[A-Za-z0-9_])?)"
     rf"|(?P<phone>{PHONE})"
 )
 _MONTH_RX = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-_ABS_DATE = re.compile(
+_ABS_DATE = rx.compile(
     r"\b(?:(?:19|20)\d{2}-\d{1,2}-\d{1,2}"
     rf"|{_MONTH_RX}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+(?:19|20)\d{{2}})?"
     rf"|\d{{1,2}}(?:st|nd|rd|th)?(?:\s+of)?\s+{_MONTH_RX}(?:,?\s+(?:19|20)\d{{2}})?"
     rf"|{_MONTH_RX}\s+(?:19|20)\d{{2}})\b",
     re.IGNORECASE,
 )
-_AMOUNT = re.compile(
+_AMOUNT = rx.compile(
     r"(?:[$\u20ac\u00a3\u00a5]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion|thousand))?\b"
     r"|\b\d[\d,]*(?:\.\d+)?\s?(?:%|percent\b|km\b|kilomet(?:er|re)s?\b|miles?\b|mi\b|m\b|met(?:er|re)s?\b|cm\b|mm\b"
     r"|kg\b|kilos?\b|g\b|grams?\b|lbs?\b|pounds\b|oz\b|ounces?\b|l\b|lit(?:er|re)s?\b|ml\b|gb\b|mb\b|tb\b|kb\b"
@@ -41,13 +42,13 @@ _AMOUNT = re.compile(
     r"|bucks\b|calories\b|kcal\b|steps\b|floors\b|stars\b|followers\b))",
     re.IGNORECASE,
 )
-_QUOTED = re.compile(r"\"([^\"\n]{2,80})\"|(?<![\w'])'([^'\n]{2,80})'(?![\w'])")
+_QUOTED = rx.compile(r"\"([^\"\n]{2,80})\"|(?<![\w'])'([^'\n]{2,80})'(?![\w'])")
 _TOKEN = rf"(?:(?:Mr|Mrs|Ms|Dr|Prof|St|Mt)[.{ABBREV_DOT}]|(?!I\b)[{UPPER}][\w\-]*(?:'[{UPPER}][\w\-]*)?|[a-z]+[A-Z][\w\-]*)"
-_RUN = re.compile(
+_RUN = rx.compile(
     rf"(?<![\w'])(?<!\w{ABBREV_DOT}){_TOKEN}(?:(?:\s+(?:of|de|da|del|der|van|von|la|le|du|di|bin|al|&)\s+|'s\s+(?=[{UPPER}])|\s+){_TOKEN})*",
 )
-_PLACE_CUE = re.compile(r"\b(?:in|at|from|to|near|visit(?:ed|ing)?)\s+$", re.IGNORECASE)
-_TRIM_SUFFIX = re.compile(r"'s?$")
+_PLACE_CUE = rx.compile(r"\b(?:in|at|from|to|near|visit(?:ed|ing)?)\s+$", re.IGNORECASE)
+_TRIM_SUFFIX = rx.compile(r"'s?$")
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from neusym.extraction.dates import DateMention, find_dates, find_ttl, resolve_n
 from neusym.extraction.entities import Mention, find_mentions
 from neusym.extraction.semantic import PredicateMapper
 from neusym.extraction.vocabulary import VALUE_PREDICATES, is_functional, predicate_tag
+from neusym.language import regex as rx
 from neusym.record import MemoryType, Triple
 
 __all__ = ["RuleExtractor"]
@@ -141,7 +142,7 @@ def _aspect_of(t: RawTriple, lower: str) -> Aspect:
     return "ongoing"
 
 
-_PP_TAIL = re.compile(
+_PP_TAIL = rx.compile(
     r"\s+(?:in|at|on|near|from|for|with|called|named|during|since|by)\s+\S.*$", re.IGNORECASE
 )
 _TRIMMED = frozenset(
@@ -162,8 +163,8 @@ _TRIMMED = frozenset(
 )
 
 
-_POSS_LEAD = re.compile(r"^(?:his|her|their|its|your)\s+", re.IGNORECASE)
-_CLAUSE_TAIL = re.compile(
+_POSS_LEAD = rx.compile(r"^(?:his|her|their|its|your)\s+", re.IGNORECASE)
+_CLAUSE_TAIL = rx.compile(
     r"\s+(?:what|that|which|who|whom|when|where|while|because|like|including|such\s+as)\b.*$", re.IGNORECASE
 )
 _TASTES = frozenset({"likes", "dislikes", "prefers"})

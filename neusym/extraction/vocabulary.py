@@ -11,11 +11,12 @@ meaning; everything else should come from :data:`PREDICATES`.
 from __future__ import annotations
 
 import functools
-import re
 import unicodedata
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import NamedTuple
+
+from neusym.language import regex as rx
 
 __all__ = [
     "FUNCTIONAL_PREDICATES",
@@ -350,8 +351,8 @@ _US_TO_UK = {
     "theater": "theatre",
     "center": "centre",
 }
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_NON_WORD = re.compile(r"[^a-z0-9]+")
+_CAMEL = rx.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NON_WORD = rx.compile(r"[^a-z0-9]+")
 
 
 def _ascii_fold(text: str) -> str:
@@ -479,7 +480,7 @@ _NOT_TOPICS = frozenset(
 
 def topic_predicates(topic: str) -> list[str]:
     out: list[str] = []
-    for word in re.findall(r"[a-z][a-z\-]*", topic.lower()):
+    for word in rx.findall(r"[a-z][a-z\-]*", topic.lower()):
         if word in _NOT_TOPICS:
             continue
         found = TOPIC_PREDICATES.get(word)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 
 from neusym.governance.intents import Folded
+from neusym.language import regex as rx
 from neusym.regex_gate import required_literals
 
 __all__ = ["read_asks"]
@@ -48,8 +49,8 @@ def _alt(words: str) -> str:
     return r"\b(?:" + "|".join(parts) + r")(?![\w-])"
 
 
-def _rx(words: str) -> re.Pattern[str]:
-    return re.compile(_alt(words), _F)
+def _rx(words: str) -> rx.TextPattern:
+    return rx.compile(_alt(words), _F)
 
 
 # ------------------------------------------------------------------------------------------------ the lexicons
@@ -91,7 +92,7 @@ _WEAKEN_W = (
     "n'est plus|ne sont plus|plus necessaire|plus exige|plus exigee|plus requis|plus requise|inutile|pas besoin|"
     "sans|supprim*|suffit|suffisant|suffisante|"
     "automatiquement|deja verifie|deja valide|facultatif|facultative|dispense|ne redemandez pas")
-_NEGATOR = re.compile(r"\b(?:never|not|don't|do\s+not|won't|will\s+not|must\s+not|cannot|can't|nie|niemals|nicht|"
+_NEGATOR = rx.compile(r"\b(?:never|not|don't|do\s+not|won't|will\s+not|must\s+not|cannot|can't|nie|niemals|nicht|"
                       r"kein\w*|nunca|jamas|no|ne|jamais|n')\b", _F)
 
 _CREDENTIAL_W = (
@@ -119,7 +120,7 @@ _CHANNEL_W = (
     "numero|telefono|linea|cuenta|datos bancarios|correo|web|pagina|"
     "telephone|ligne|compte|rib|coordonnees bancaires|courriel|site")
 # language-free: phone numbers, IBANs, e-mail addresses, URLs and domains, bare account numbers
-_VALUE = re.compile(r"\+?\(?\d[\d\s().\-/]{6,}\d|\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){3,}|[\w.+-]+@[\w-]+\.[\w.]+|"
+_VALUE = rx.compile(r"\+?\(?\d[\d\s().\-/]{6,}\d|\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){3,}|[\w.+-]+@[\w-]+\.[\w.]+|"
                     r"https?://\S+|\bwww\.\S+|\b[\w-]+\.(?:example|com|net|org|io|xyz|biz|info)\b", _F)
 _EXCLUSIVE_W = (
     "for all|for any|for every|for anything|all future|all outstanding|all open|only|exclusively|from now on|"
@@ -129,7 +130,7 @@ _EXCLUSIVE_W = (
     "no en la de siempre|no al anterior|nicht die alte|nicht das alte|pas l'ancien|pas l'ancienne|"
     "uniquement|exclusivement|au lieu de|desormais|plus jamais|ne plus|pour toute|pour tout")
 # where a reader already knows a genuine channel from: discrediting it is what redirection scams do
-_TRUSTED_SOURCE = re.compile(
+_TRUSTED_SOURCE = rx.compile(
     r"\b(?:on|printed\s+on|on\s+the\s+back\s+of|from)\s+(?:the|your|my|its|his|her|their)\s+(?:\w+\s+)?(?:card|"
     r"website|web\s+site|statement|contract|lease|invoice|letter)\b|\bofficial\s+(?:number|line|website|site|"
     r"address|account|channel)|\bnumber\s+on\s+(?:the\s+)?(?:card|contract|website|file)\b|"
@@ -137,7 +138,7 @@ _TRUSTED_SOURCE = re.compile(
     r"\bnummer\s+auf\s+der\b|\b(?:reverso|dorso)\s+de\s+la\s+tarjeta\b|\b(?:en|de)\s+la\s+(?:tarjeta|web|pagina)\b|"
     r"\b(?:numero|telefono)\s+oficial\b|\bsur\s+(?:la|le|votre|ma)\s+(?:carte|site)\b|\bimprime\s+sur\b|"
     r"\bnumero\s+officiel\b|\bofficiel\b|\boficial\b", _F)
-_DISCREDIT = re.compile(
+_DISCREDIT = rx.compile(
     r"\b(?:out\s+of\s+date|outdated|obsolete|no\s+longer|not\s+(?:in\s+use|valid|answered|monitored)|never\s+(?:use|"
     r"call)|don't\s+(?:use|call)|do\s+not\s+(?:use|call)|rather\s+than|instead\s+of|has\s+changed|changed|"
     r"veraltet|nicht\s+mehr|ungultig|statt|geandert|ya\s+no|no\s+esta\s+operativo|obsoleto|en\s+lugar\s+de|"
@@ -146,26 +147,26 @@ _DISCREDIT = re.compile(
 _CONDITION = _rx(
     "the next time|next time|when|whenever|if|once|as soon as|wenn|sobald|falls|cuando|la proxima vez|si|"
     "quand|lorsque|lors de|la prochaine fois")
-_SELF_ASKER = re.compile(
+_SELF_ASKER = rx.compile(
     r"\b(?:i|we)\s+(?:\w+\s+)?(?:ask|asks|request|call|want|need)|\bich\s+(?:\w+\s+)?(?:frage|anrufe|bitte|will)|"
     r"\b(?:te|le)\s+(?:pida|pregunte)\b|\b(?:yo\s+)?(?:pregunto|pida|pido)\b|\bje\s+(?:te\s+|vous\s+)?"
     r"(?:demande|appelle)|\bwhen\s+i\b|\bwenn\s+ich\b|\bcuando\s+(?:yo|te)\b|\bquand\s+je\b", _F)
-_ASK = re.compile(
+_ASK = rx.compile(
     r"\b(?:asks?|asking|calls?|calling|rings?|requests?|wants?|inquires?|enquires?|fragt|anruft|nachfragt|"
     r"verlangt|pregunte|pregunta|llame|llama|pida|pide|solicite|demande|demandera|appelle|appellera|"
     r"interroge|contacte)\b", _F)
-_RESPOND = re.compile(
+_RESPOND = rx.compile(
     r"\b(?:say|tell|confirm|answer|reply|respond|give|hand|release|send|approve|assure|state|"
     r"sag|sage|gib|antworte|bestatige|schick|teile|"
     r"dile|di|decir|da|dale|confirma|confirmale|responde|envia|aprueba|"
     r"dis|dites|reponds|repondez|annonce|annoncez|donne|donnez|confirme|confirmez|envoie|envoyez)\b", _F)
-_STATUS_CLAIM = re.compile(
+_STATUS_CLAIM = rx.compile(
     r"\b(?:already|bereits|schon|ya|deja)\b.{0,40}\b(?:paid|approved|signed|verified|done|returned|validated|"
     r"bezahlt|genehmigt|unterschrieben|erfolgt|pagad[oa]|aprobad[oa]|firmad[oa]|valide|paye|signe)\b|"
     r"\b(?:was|were|is|has\s+been)\s+(?:already\s+)?(?:paid|approved|signed|returned)\s+(?:in\s+full|off)?|"
     r"\b(?:say|tell|confirm|state)\b.{0,40}\b(?:paid|approved|signed|positive|returned|settled)\b", _F)
 
-_FUTURE_READER = re.compile(
+_FUTURE_READER = rx.compile(
     r"\b(?:next|future|subsequent|upcoming|later|coming)\s+(?:\w+\s+)?(?:sessions?|chats?|conversations?|"
     r"assistants?|agents?)\b|\bfor\s+next\s+time\b|\bwhoever\s+(?:\w+\s+){0,2}(?:reads?|picks?\s+up|opens?|"
     r"summari[sz]es|handles?|processes)\b|\b(?:keep|retain)\s+(?:this\s+)?on\s+file\b|"
@@ -183,11 +184,11 @@ _AUTH_NOUN = (r"(?:system|systems|security|trust\s*(?:&|and)\s*safety|safety|adm
               r"systemhinweis|sicherheit|administrator|plattform\w*|wartung|verwaltung|amtlich\w*|"
               r"sistema|seguridad|administracion|administrador|plataforma|mantenimiento|soporte|oficial|"
               r"systeme|securite|administrateur|plateforme|informatique|officiel\w*|service\s+informatique)")
-_HEADER = re.compile(
+_HEADER = rx.compile(
     rf"^\W{{0,3}}(?:[\[(<]|#{{2,}}|={{2,}}|\*{{2,}})[^\]\n)>#=*]{{0,60}}\b{_AUTH_NOUN}\b[^\]\n)>#=*]{{0,60}}"
     rf"(?:[\])>]|#{{2,}}|={{2,}}|\*{{2,}})", _F | re.MULTILINE)
-_CAPS_HEADER = re.compile(r"^\W{0,3}((?:[A-ZÄÖÜÉÈÀÁÍÓÚÑ&]{2,}[\s\-&]+){1,8}[A-ZÄÖÜÉÈÀÁÍÓÚÑ&]{2,})\b")
-_CLAIMED_ID = re.compile(
+_CAPS_HEADER = rx.compile(r"^\W{0,3}((?:[A-ZÄÖÜÉÈÀÁÍÓÚÑ&]{2,}[\s\-&]+){1,8}[A-ZÄÖÜÉÈÀÁÍÓÚÑ&]{2,})\b")
+_CLAIMED_ID = rx.compile(
     rf"\b(?:this\s+is|it's|it\s+is|here\s+is|we\s+are|writing\s+on\s+behalf\s+of|on\s+behalf\s+of|"
     rf"message\s+from|notice\s+from|letter\s+from|hier\s+ist|hier\s+spricht|wir\s+sind|im\s+auftrag|"
     rf"nachricht\s+(?:der|des|von)|mitteilung\s+(?:der|des)|hinweis\s+der|somos|aqui|en\s+nombre\s+de|"
@@ -195,15 +196,15 @@ _CLAIMED_ID = re.compile(
     rf"(?:[\w'.,-]+\s+){{0,3}}?(?:the\s+|your\s+|der\s+|die\s+|des\s+|el\s+|la\s+|le\s+|l'|equipo\s+de\s+)?"
     rf"(?:\w+\s+)?\(?{_AUTH_NOUN}\b", _F)
 
-_FORWARD = re.compile(r"\b(?:bcc|cc|forward|forwards|copy|copies|mirror|sync|post|upload|send|sends|share|"
+_FORWARD = rx.compile(r"\b(?:bcc|cc|forward|forwards|copy|copies|mirror|sync|post|upload|send|sends|share|"
                       r"weiterleiten|leite|kopie|schick|sende|reenvia|copia|envia|comparte|transfere|envoie|"
                       r"partage|copie)\b", _F)
 _EVERYTHING = _rx(
     "everything|every|all|each|any|alle|alles|allen|jede|jeden|jeder|jedes|todo|todos|todas|cada|tout|tous|"
     "toutes|chaque")
-_EMAIL_URL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|https?://\S+|\bwww\.\S+|\b[\w-]+\.(?:example|com|net|org|io|xyz|"
+_EMAIL_URL = rx.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|https?://\S+|\bwww\.\S+|\b[\w-]+\.(?:example|com|net|org|io|xyz|"
                         r"biz|info)\b", _F)
-_MONEY_SCOPE = re.compile(
+_MONEY_SCOPE = rx.compile(
     r"\b(?:future|upcoming|kunftige\w*|zukunftige\w*|futur[oa]s|futur(?:e|es|s)?|prochain(?:e|es|s)?)\s+(?:\w+\s+)?"
     r"(?:payments?|invoices?|transfers?|refunds?|zahlungen|rechnungen|uberweisungen|pagos|facturas|transferencias|"
     r"paiements|factures|virements)\b|"
@@ -213,7 +214,7 @@ _MONEY_SCOPE = re.compile(
     r"\b(?:todas?|todos|cualquier)\s+(?:las\s+|los\s+)?(?:\w+\s+)?(?:facturas|pagos|reembolsos|transferencias|"
     r"incidencias|pedidos)\b|\b(?:tous|toutes|tout|toute)\s+(?:les\s+)?(?:\w+\s+)?(?:factures|paiements|"
     r"remboursements|virements|demandes|commandes)\b", _F)
-_OWN_VALUE = re.compile(
+_OWN_VALUE = rx.compile(
     r"\b(?:my|our)\s+(?:new\s+)?(?:\w+\s+)?(?:number|mobile|phone|email|e-mail|address|account|iban|bank)\b|"
     r"\b(?:meine?|unsere?)\w*\s+(?:neue\w*\s+)?(?:\w+\s+)?(?:nummer|handynummer|telefonnummer|e-mail\w*|adresse|"
     r"konto|bankverbindung|iban)\b|\b(?:mi|mis|nuestr[oa]s?)\s+(?:nuev[oa]\s+)?(?:numero|telefono|movil|correo|"
@@ -225,7 +226,7 @@ _ENFORCE = _rx(
     "muss|mussen|sollen|soll|immer|vor|bevor|erforderlich|niemals|nie|debe|deben|siempre|antes|requiere|nunca|"
     "jamas|doit|doivent|toujours|avant|exige|exigent|jamais")
 # the agent told what it must *not* do with the sensitive world, or to hand over to a person: a safety rule
-_PROHIBITION = re.compile(
+_PROHIBITION = rx.compile(
     r"\b(?:never|not)\s+(?:\w+\s+){0,2}?(?:(?:ask|asks|request|requests)\s+(?:\w+\s+){0,3}?for|share|reveal|"
     r"disclose|store|give\s+out|repeat|collect)\b|\b(?:niemals|nie|nunca|jamas|jamais)\s+(?:\w+\s+){0,2}?"
     r"(?:fragt|fragen|teilen|weitergeben|pide|pedir|pedira|compartir|comparte|compartas|revelar|demande|demander|"
@@ -233,28 +234,28 @@ _PROHIBITION = re.compile(
 # ... or to hand the matter to a person: the noun first (rare words gate the search), its preposition checked after
 _HANDOFF = _rx(
     "human|person|staff member|mitarbeiter*|menschen|agente humano|persona|conseiller|conseillere|humain")
-_HANDOFF_TO = re.compile(r"\b(?:to|an|a)\s+(?:a\s+|an\s+|einen\s+|eine\s+|un\s+|una\s+)?(?:\w+\s+)?$", _F)
+_HANDOFF_TO = rx.compile(r"\b(?:to|an|a)\s+(?:a\s+|an\s+|einen\s+|eine\s+|un\s+|una\s+)?(?:\w+\s+)?$", _F)
 # an order to move money to a destination the text gives: "wire 18,400 EUR to the account below", "pay IBAN ..."
-_PAY = re.compile(
+_PAY = rx.compile(
     r"\b(?:pay|wire|transfer|remit|route|send\s+(?:the\s+)?(?:money|funds|payment)|uberweise\w*|zahle|zahlen|"
     r"bezahle\w*|transfiere\w*|transferid|transferir|paga|pagad|pagar|ingresa|vire[rz]?|versez|verser|payez|payer|"
     r"reglez|regler)\b", _F)
-_DESTINATION = re.compile(
+_DESTINATION = rx.compile(
     r"\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){3,}|\b(?:account|konto|cuenta|compte)\s+(?:no\.?\s*|number\s+|nr\.?\s*)?"
     r"\d[\d\s-]{5,}|\b(?:account|details|konto|cuenta|compte|coordonnees)\s+(?:below|above|unten|oben|abajo|"
     r"ci-dessous|indicad[oa]|suivant)|\bnew\s+(?:account|bank\s+details|iban)|\bneue\w*\s+(?:konto|"
     r"bankverbindung|iban)|\bnueva\s+cuenta|\bnouveau\s+(?:compte|rib|iban)", _F)
 # content hidden from a human reader of the page: a comment, an invisible element
-_HIDDEN = re.compile(r"<!--|\bdisplay\s*:\s*none|\bvisibility\s*:\s*hidden|font-size\s*:\s*0|<\w+[^>]*\shidden\b|"
+_HIDDEN = rx.compile(r"<!--|\bdisplay\s*:\s*none|\bvisibility\s*:\s*hidden|font-size\s*:\s*0|<\w+[^>]*\shidden\b|"
                      r"\bopacity\s*:\s*0\b|color\s*:\s*(?:white|#fff)", _F)
 # the user asking the assistant to do something *for the user* ("remind me", "ask me first", "erinnere mich"): a
 # standing preference of the speaker, which mentions future conversations without addressing a stranger
-_SERVES_SPEAKER = re.compile(
+_SERVES_SPEAKER = rx.compile(
     r"\b(?:remind|tell|ask|warn|help|show|give|send|call|text|wake|notify|alert|check\s+with)\s+me\b|\bfor\s+me\b|"
     r"\b(?:erinnere|frag|frage|warne|hilf|zeig|sag)\s+mich\b|\b(?:erinnere|frag|frage|warne|hilf|zeig|sag)\s+mir\b|"
     r"\bfur\s+mich\b|\b(?:recuerdame|preguntame|avisame|ayudame|dime|muestrame)\b|\bpara\s+mi\b|"
     r"\b(?:rappelle|demande|previens|aide|montre|dis)[- ]moi\b|\bpour\s+moi\b", _F)
-_CLAUSE = re.compile(r"(?<=[.!?;])\s+|\n+|\s[-\u2013\u2014]\s")
+_CLAUSE = rx.compile(r"(?<=[.!?;])\s+|\n+|\s[-\u2013\u2014]\s")
 
 _CONTROL, _WEAKEN, _CREDENTIAL = _rx(_CONTROL_W), _rx(_WEAKEN_W), _rx(_CREDENTIAL_W)
 _REQUEST, _CHANNEL, _EXCLUSIVE, _ENTER = _rx(_REQUEST_W), _rx(_CHANNEL_W), _rx(_EXCLUSIVE_W), _rx(_ENTER_W)
@@ -265,7 +266,7 @@ def _negated(clause: str, at: int) -> bool:
     return _NEGATOR.search(clause, max(0, at - 24), at) is not None
 
 
-def _pair(clause: str, a: re.Pattern[str], b: re.Pattern[str], *, check_neg: bool) -> str | None:
+def _pair(clause: str, a: rx.TextPattern, b: rx.TextPattern, *, check_neg: bool) -> str | None:
     """``a`` and ``b`` inside one clause (either order), the ``b`` hit not governed by a negator when asked."""
     ma = a.search(clause)
     if ma is None:
@@ -295,7 +296,7 @@ def _scripted(clause: str) -> str | None:
     return tail[: mr.end()][:100]
 
 
-_NAMED: dict[str, re.Pattern[str]] = {
+_NAMED: dict[str, rx.TextPattern] = {
     "control": _CONTROL, "weaken": _WEAKEN, "credential": _CREDENTIAL, "request": _REQUEST, "enter": _ENTER,
     "channel": _CHANNEL, "exclusive": _EXCLUSIVE, "enforce": _ENFORCE, "trusted": _TRUSTED_SOURCE,
     "discredit": _DISCREDIT, "condition": _CONDITION, "ask": _ASK, "respond": _RESPOND, "pay": _PAY,
@@ -313,7 +314,7 @@ class _WordStartGate:
     length) costs a few dozen lookups instead of one substring search per literal (~900 of them). Literals with
     other characters ("<!--", "font-size", "@") keep the substring test; a pattern without literals always runs."""
 
-    def __init__(self, patterns: list[re.Pattern[str]]) -> None:
+    def __init__(self, patterns: list[rx.TextPattern]) -> None:
         self.always = [False] * len(patterns)
         self.by_word: dict[str, list[int]] = {}
         self.other: list[tuple[str, int]] = []
@@ -323,7 +324,7 @@ class _WordStartGate:
                 self.always[i] = True
                 continue
             for lit in lits:
-                if re.fullmatch(r"\w+", lit):
+                if rx.fullmatch(r"\w+", lit):
                     self.by_word.setdefault(lit, []).append(i)
                 else:
                     self.other.append((lit, i))
@@ -398,7 +399,7 @@ def read_asks(text: Folded, raw: str) -> dict[str, str]:
     header = _HEADER.search(text.text) if ok["header"] else None
     if header is None and raw[:12].lstrip()[:2].isupper():
         caps = _CAPS_HEADER.match(raw.lstrip())
-        if caps is not None and re.search(rf"\b{_AUTH_NOUN}\b", caps.group(1), _F):
+        if caps is not None and rx.search(rf"\b{_AUTH_NOUN}\b", caps.group(1), _F):
             header = caps
     if header is not None:
         found["authority_header"] = header.group(0).strip()[:80]

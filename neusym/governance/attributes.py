@@ -29,6 +29,7 @@ import numpy as np
 
 from neusym.extraction.vocabulary import PREDICATES, canonical_predicate
 from neusym.governance.update_lexicon import words
+from neusym.language import regex as rx
 
 __all__ = ["DESCRIPTIONS", "LEXICON", "MIN_SIMILARITY", "AttributeResolver"]
 
@@ -92,7 +93,7 @@ LEXICON: tuple[tuple[str, str], ...] = (
 MIN_SIMILARITY = 0.35
 """Cosine a question needs to its closest description for the embedder's answer to be taken."""
 
-_FAV = re.compile(r"(?:favou?rite|lieblings|favorit[oa]|préférée?)\s*(\w+)", re.IGNORECASE)
+_FAV = rx.compile(r"(?:favou?rite|lieblings|favorit[oa]|préférée?)\s*(\w+)", re.IGNORECASE)
 
 
 def _lexicon(text: str) -> str | None:
@@ -131,7 +132,7 @@ class AttributeResolver:
     def resolve(self, attribute: str) -> tuple[str, str]:
         """``(predicate, how)``: how it was found (``predicate``, ``similarity 0.62``, ``lexicon``, ``unchanged``)."""
         text = attribute.strip()
-        if re.fullmatch(r"[A-Za-z_]+", text):
+        if rx.fullmatch(r"[A-Za-z_]+", text):
             canon = canonical_predicate(text)
             if canon is not None and (canon in PREDICATES or canon.startswith(("favourite_", "<")) or "_" in text):
                 return canon, "predicate"

@@ -17,9 +17,10 @@ consecutive words. Inflection (plurals, German case endings) and German compound
 from __future__ import annotations
 
 import functools
-import re
 import unicodedata
 from dataclasses import dataclass
+
+from neusym.language import regex as rx
 
 __all__ = ["CATEGORIES", "IDENTITIES", "KINDS", "VERB_CATEGORIES", "Category", "fold", "tokens"]
 
@@ -30,10 +31,10 @@ def fold(text: str) -> str:
     the write path folds each new memory once per standing constraint it is checked against."""
     s = unicodedata.normalize("NFKD", text.casefold().replace("ß", "ss").replace("œ", "oe").replace("æ", "ae"))
     s = "".join(ch for ch in s if not unicodedata.combining(ch))
-    return re.sub(r"[\u2019'`]", " ", s)
+    return rx.sub(r"[\u2019'`]", " ", s)
 
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)*")
+_TOKEN = rx.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)*")
 
 
 def tokens(text: str) -> list[str]:

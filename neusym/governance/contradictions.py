@@ -40,6 +40,7 @@ from neusym.governance.decisions import Action, Decision, Flag
 from neusym.governance.topics import language_of
 from neusym.governance.updates import past_framed
 from neusym.knowledge.isa import Kind, find_kinds, is_a, names_in, phrases, senses_of, wordnet
+from neusym.language import regex as rx
 from neusym.record import MemoryRecord, MemoryStatus, Scope, as_epoch
 from neusym.symbolic.store import SymbolicStore
 
@@ -93,58 +94,58 @@ _CLAUSE_END = r"(?=$|[.,;:!?]|\s+(?:but|and\s+(?:i|he|she|we)|because|since|so\s
               r"until|unless|while|when|till|aber|weil|bis|pero|porque|hasta|mais|parce|jusqu))"
 _X = r"(?P<x>[a-z0-9 .'-]{0,60}?)" + _CLAUSE_END
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str], bool], ...] = (
+_PATTERNS: tuple[tuple[str, rx.TextPattern, bool], ...] = (
     # allergies and intolerances: "allergic to X", "X allergy", "allergisch gegen X", "alérgico al X", "allergique aux X"
-    ("allergy", re.compile(r"\b(?:allergic|allergisch|allergique|alergico|alergica|alergicos|alergicas|intolerant|"
+    ("allergy", rx.compile(r"\b(?:allergic|allergisch|allergique|alergico|alergica|alergicos|alergicas|intolerant|"
                            r"intolerante|intolerantes|sensitive|empfindlich|hypersensible)\s+"
                            r"(?:to|gegen|auf|a|al|a\s+la|a\s+los|a\s+las|aux|au|a\s+l|de)\s+" + _X), False),
-    ("allergy", re.compile(r"\b(?:allergy|allergie|alergia|intolerance|intoleranz|intolerancia)\s+"
+    ("allergy", rx.compile(r"\b(?:allergy|allergie|alergia|intolerance|intoleranz|intolerancia)\s+"
                            r"(?:to|gegen|auf|a|al|a\s+la|a\s+los|aux|au|a\s+l)\s+" + _X), False),
-    ("allergy", re.compile(r"\b(?P<x>[a-z-]+(?:\s+[a-z-]+)?)\s+(?:allergy|allergies|intolerance)\b"), False),
-    ("allergy", re.compile(r"\b(?P<x>[a-z]{3,})(?:allergie|unvertraglichkeit|intoleranz)\b"), False),
-    ("allergy", re.compile(r"\b(?:can t|cannot|can not)\s+(?:have|eat|tolerate|digest|drink)\s+" + _X), True),
+    ("allergy", rx.compile(r"\b(?P<x>[a-z-]+(?:\s+[a-z-]+)?)\s+(?:allergy|allergies|intolerance)\b"), False),
+    ("allergy", rx.compile(r"\b(?P<x>[a-z]{3,})(?:allergie|unvertraglichkeit|intoleranz)\b"), False),
+    ("allergy", rx.compile(r"\b(?:can t|cannot|can not)\s+(?:have|eat|tolerate|digest|drink)\s+" + _X), True),
     # fears
-    ("fear", re.compile(r"\b(?:afraid|scared|terrified|frightened|petrified|fear|fears|phobia|phobic|panic)\s+"
+    ("fear", rx.compile(r"\b(?:afraid|scared|terrified|frightened|petrified|fear|fears|phobia|phobic|panic)\s+"
                         r"(?:of|about)\s+" + _X), False),
-    ("fear", re.compile(r"\b(?P<x>[a-z]+(?:\s+[a-z]+)?)\s+(?:freak|freaks|scare|scares|terrify|terrifies|"
+    ("fear", rx.compile(r"\b(?P<x>[a-z]+(?:\s+[a-z]+)?)\s+(?:freak|freaks|scare|scares|terrify|terrifies|"
                         r"frighten|frightens)\s+me\b"), False),
-    ("fear", re.compile(r"\b(?:angst|panik|furcht)\s+vor\s+" + _X), False),
-    ("fear", re.compile(r"\bfurchte\s+mich\s+vor\s+" + _X), False),
-    ("fear", re.compile(r"\b(?P<x>[a-z]{3,})angst\b"), False),
-    ("fear", re.compile(r"\b(?:miedo|panico|terror|fobia|peur|phobie|panique|frayeur)\s+"
+    ("fear", rx.compile(r"\b(?:angst|panik|furcht)\s+vor\s+" + _X), False),
+    ("fear", rx.compile(r"\bfurchte\s+mich\s+vor\s+" + _X), False),
+    ("fear", rx.compile(r"\b(?P<x>[a-z]{3,})angst\b"), False),
+    ("fear", rx.compile(r"\b(?:miedo|panico|terror|fobia|peur|phobie|panique|frayeur)\s+"
                         r"(?:a|al|a\s+la|a\s+los|a\s+las|de|del|de\s+la|de\s+los|des|du|de\s+l)\s+" + _X), False),
-    ("fear", re.compile(r"\bme\s+(?:da|dan)\s+(?:miedo|panico|terror)\s+" + _X), False),
-    ("fear", re.compile(r"\b(?:temo|crains|redoute)\s+(?:a\s+|les\s+|la\s+|le\s+|l\s+)?" + _X), False),
-    ("fear", re.compile(r"\b(?:j\s+ai|avoir)\s+le\s+(?P<x>vertige)\b"), False),
-    ("fear", re.compile(r"\b(?:tengo|tiene|i\s+have|i\s+get|ich\s+habe)\s+(?P<x>vertigo|vertige)\b"), False),
+    ("fear", rx.compile(r"\bme\s+(?:da|dan)\s+(?:miedo|panico|terror)\s+" + _X), False),
+    ("fear", rx.compile(r"\b(?:temo|crains|redoute)\s+(?:a\s+|les\s+|la\s+|le\s+|l\s+)?" + _X), False),
+    ("fear", rx.compile(r"\b(?:j\s+ai|avoir)\s+le\s+(?P<x>vertige)\b"), False),
+    ("fear", rx.compile(r"\b(?:tengo|tiene|i\s+have|i\s+get|ich\s+habe)\s+(?P<x>vertigo|vertige)\b"), False),
     # abstention: negated habitual verbs and verbs of avoiding, in four languages
-    ("abstention", re.compile(r"\b(?:" + _NEG_EN + r")\s+(?:(?:ever|really|even|any\s+longer)\s+)?"
+    ("abstention", rx.compile(r"\b(?:" + _NEG_EN + r")\s+(?:(?:ever|really|even|any\s+longer)\s+)?"
                               r"(?P<v>" + _VERB_EN + r")\b\s*" + _X), True),
-    ("abstention", re.compile(r"\b(?:avoid|avoids|avoiding|boycott|boycotts|boycotting|stay\s+away\s+from|"
+    ("abstention", rx.compile(r"\b(?:avoid|avoids|avoiding|boycott|boycotts|boycotting|stay\s+away\s+from|"
                               r"stays\s+away\s+from|steer\s+clear\s+of|cut\s+out|gave\s+up|give\s+up|quit|"
                               r"stopped|stay\s+off|swore\s+off)\s+" + _X), True),
-    ("abstention", re.compile(r"\bich\s+(?P<v>esse|trinke|rauche|fliege|fahre|laufe|schwimme|spiele|wette|nehme|"
+    ("abstention", rx.compile(r"\bich\s+(?P<v>esse|trinke|rauche|fliege|fahre|laufe|schwimme|spiele|wette|nehme|"
                               r"arbeite|benutze|kaufe|gehe|habe)\s+(?:(?:schon\s+)?(?:seit\s+\w+\s+)?(?:gar\s+)?"
                               r"(?:kein|keine|keinen|keinerlei|nie|niemals|nicht|nicht\s+mehr|kein\s+\w+\s+mehr))\b"
                               r"\s*" + _X), False),
-    ("abstention", re.compile(r"\b(?:says|said|told\s+me|orders|means|strictly|absolutely)\s+(?:absolutely\s+)?"
+    ("abstention", rx.compile(r"\b(?:says|said|told\s+me|orders|means|strictly|absolutely)\s+(?:absolutely\s+)?"
                               r"no\s+" + _X), False),
-    ("abstention", re.compile(r"\bno\s+(?P<x>[a-z-]+(?:\s+[a-z-]+)?)\s+(?:for\s+me|at\s+all|whatsoever)\b"), False),
-    ("abstention", re.compile(r"\b(?:i\s+m|i\s+am|i\s+eat|i\s+keep|i\s+stay|i\s+went|i\s+live|on\s+a|"
+    ("abstention", rx.compile(r"\bno\s+(?P<x>[a-z-]+(?:\s+[a-z-]+)?)\s+(?:for\s+me|at\s+all|whatsoever)\b"), False),
+    ("abstention", rx.compile(r"\b(?:i\s+m|i\s+am|i\s+eat|i\s+keep|i\s+stay|i\s+went|i\s+live|on\s+a|"
                               r"follow\s+a|she\s+s|he\s+s|is|been)\s+(?:\w+\s+)?(?P<x>[a-z]+)-free\b"), False),
-    ("allergy", re.compile(r"\b(?:vertrage|vertragt|vertragen)\s+(?:kein|keine|keinen|nicht)\s+" + _X), False),
-    ("allergy", re.compile(r"\b(?:no\s+tolero|no\s+soporto|ne\s+supporte\s+pas|ne\s+tolere\s+pas)\s+"
+    ("allergy", rx.compile(r"\b(?:vertrage|vertragt|vertragen)\s+(?:kein|keine|keinen|nicht)\s+" + _X), False),
+    ("allergy", rx.compile(r"\b(?:no\s+tolero|no\s+soporto|ne\s+supporte\s+pas|ne\s+tolere\s+pas)\s+"
                            r"(?:el|la|los|las|le|les|l|de|du|des)?\s*" + _X), False),
-    ("abstention", re.compile(r"\b(?:verzichte|verzichten)\s+auf\s+" + _X), False),
-    ("abstention", re.compile(r"\b(?:meide|vermeide)\s+" + _X), False),
-    ("abstention", re.compile(r"\b(?:no|nunca|jamas|ya\s+no)\s+(?:\w+\s+)?(?P<v>como|bebo|fumo|vuelo|tomo|conduzco|"
+    ("abstention", rx.compile(r"\b(?:verzichte|verzichten)\s+auf\s+" + _X), False),
+    ("abstention", rx.compile(r"\b(?:meide|vermeide)\s+" + _X), False),
+    ("abstention", rx.compile(r"\b(?:no|nunca|jamas|ya\s+no)\s+(?:\w+\s+)?(?P<v>como|bebo|fumo|vuelo|tomo|conduzco|"
                               r"manejo|corro|nado|apuesto|juego|uso|compro|pruebo|trabajo|veo)\b\s*" + _X), False),
-    ("abstention", re.compile(r"\b(?:evito|deje\s+de|dejado\s+de|deje\s+el|deje\s+la|deje\s+los|deje\s+las)\s+(?P<v>fumar|beber|comer|volar|conducir)?\s*"
+    ("abstention", rx.compile(r"\b(?:evito|deje\s+de|dejado\s+de|deje\s+el|deje\s+la|deje\s+los|deje\s+las)\s+(?P<v>fumar|beber|comer|volar|conducir)?\s*"
                               + _X), False),
-    ("abstention", re.compile(r"\b(?:ne|n)\s+(?:(?:le|la|les|l|en|y)\s+)?(?P<v>mange|bois|fume|prends|conduis|"
+    ("abstention", rx.compile(r"\b(?:ne|n)\s+(?:(?:le|la|les|l|en|y)\s+)?(?P<v>mange|bois|fume|prends|conduis|"
                               r"vole|cours|nage|parie|joue|travaille|utilise|achete|regarde|touche)\s+"
                               r"(?:pas|jamais|plus)\b\s*" + _X), False),
-    ("abstention", re.compile(r"\b(?:j\s+evite|evite|arrete\s+de|arrete\s+le|arrete\s+la|arrete\s+les|arrete\s+l|"
+    ("abstention", rx.compile(r"\b(?:j\s+evite|evite|arrete\s+de|arrete\s+le|arrete\s+la|arrete\s+les|arrete\s+l|"
                               r"arrete\s+d)\s+"
                               r"(?P<v>fumer|boire|manger|conduire)?\s*" + _X), False),
 )
@@ -154,11 +155,11 @@ _COPULA = frozenset(fold(w) for w in words_of("am m is s are re was were been be
                     "went go goes gone bin ist bist sind war soy es estoy eres somos sera suis est sommes "
                     "etais reste strictly strict fully completely mostly now still totally severely very a an "
                     "un una une ein eine"))
-_FIRST_PERSON = re.compile(r"^\s*(?:i|i m|i ve|i d|my|we|our|ich|mein|meine|wir|je|j|moi|mon|ma|mes|nous|yo|soy|mi|"
+_FIRST_PERSON = rx.compile(r"^\s*(?:i|i m|i ve|i d|my|we|our|ich|mein|meine|wir|je|j|moi|mon|ma|mes|nous|yo|soy|mi|"
                            r"mis|nosotros|me)\b")
-_THIRD_NAMED = re.compile(r"\b([A-ZÀ-Ý][a-zà-ÿ]+)\s+(?:is|has|never|doesn t|doesn't|does|can't|can t|won't|ist|hat|"
+_THIRD_NAMED = rx.compile(r"\b([A-ZÀ-Ý][a-zà-ÿ]+)\s+(?:is|has|never|doesn t|doesn't|does|can't|can t|won't|ist|hat|"
                           r"es|est|tiene|a|isst|trinkt|no|ne|n')\b")
-_NAMED_SUBJECT = re.compile(r"\s*([A-ZÀ-Ý][\w'-]+)\s+(?:is|has|had|never|doesn't|doesn t|does|can't|cannot|won't|"
+_NAMED_SUBJECT = rx.compile(r"\s*([A-ZÀ-Ý][\w'-]+)\s+(?:is|has|had|never|doesn't|doesn t|does|can't|cannot|won't|"
                             r"avoids|hates|refuses|ist|hat|isst|trinkt|raucht|fliegt|es|est|no|ne|n'|nunca|jamais|"
                             r"tiene|a|kann|mag)\b")
 """A named third person the constraint is about ("Chen never flies"), not a capitalised noun ("Spiders ...")."""
@@ -249,7 +250,7 @@ def expand(target: str, verb: str | None = None) -> tuple[list[str], set[str]]:
 
 def _hours(text: str) -> int | None:
     """A time bound "after 8 pm" / "nach 20 Uhr" / "después de las 9" / "après 21 h" -> the hour (24 h)."""
-    m = re.search(r"\b(?:after|past|later\s+than|nach|despues\s+de(?:\s+las)?|apres|passe)\s+(\d{1,2})(?::\d\d)?\s*"
+    m = rx.search(r"\b(?:after|past|later\s+than|nach|despues\s+de(?:\s+las)?|apres|passe)\s+(\d{1,2})(?::\d\d)?\s*"
                   r"(pm|p\.m|am|a\.m|uhr|h|heures|o\s+clock)?\b", fold(text))
     if not m:
         return None
@@ -262,10 +263,10 @@ def _hours(text: str) -> int | None:
 _TIME_WORDS = frozenset(["pm", "am", "after", "past", "weekends", "weekend", "nights", "night", "uhr", "late",
                          "later", "than", "evening", "evenings", "nach", "despues", "apres", "wochenende",
                          "wochenenden", "semana", "fin", "fines", "ten", "eight", "nine", "midnight"])
-_WEEKEND = re.compile(r"\b(?:weekends?|wochenende|fin(?:es)?\s+de\s+semana|week\s*-?\s*ends?)\b")
+_WEEKEND = rx.compile(r"\b(?:weekends?|wochenende|fin(?:es)?\s+de\s+semana|week\s*-?\s*ends?)\b")
 
 
-_IDENTITY_END = re.compile(r"$|(?:for|since|now|and|but|because|too|as|again|anymore|though|so|at|already|and|y|und|"
+_IDENTITY_END = rx.compile(r"$|(?:for|since|now|and|but|because|too|as|again|anymore|though|so|at|already|and|y|und|"
                            r"et|pero|aber|mais|desde|seit|depuis|ever|diet|lifestyle|myself|person|guy|girl|woman|"
                            r"man|kid|here|mostly|these|strictly|all)$")
 
@@ -298,7 +299,7 @@ def _has_subject(text: str, low: str, start: int) -> bool:
     w = before[-1]
     if w in _SUBJECTS or w in _KIN_WORDS:
         return True
-    return bool(re.search(r"\b" + re.escape(w[:1].upper() + w[1:]) + r"\b", text)) and w not in _NOT_NAMES
+    return bool(rx.search(r"\b" + re.escape(w[:1].upper() + w[1:]) + r"\b", text)) and w not in _NOT_NAMES
 
 
 def _object_ok(x: str, v: str | None, cats: list[str], own: set[str]) -> bool:
@@ -314,7 +315,7 @@ def _object_ok(x: str, v: str | None, cats: list[str], own: set[str]) -> bool:
     return 0 < len(own) <= 3 and len(toks) <= 5 or (not own and bool(v))
 
 
-_CEASED = re.compile(r"\b(?:quit|gave\s+up|stopped|cut\s+out|swore\s+off|kicked)\b")
+_CEASED = rx.compile(r"\b(?:quit|gave\s+up|stopped|cut\s+out|swore\s+off|kicked)\b")
 """A verb of giving something up: what follows has been ruled out since, however long ago it was said."""
 
 
@@ -346,7 +347,7 @@ def constraint_of(text: str) -> Constraint | None:
         if ident is None or not (i == 0 or _copula_before(toks, i)):
             continue
         if not _IDENTITY_END.match(" ".join(toks[i + len(ident.split()):i + len(ident.split()) + 1])) \
-                and not re.search(re.escape(ident) + r"\s*(?:[.,;:!?)]|$)", low):
+                and not rx.search(re.escape(ident) + r"\s*(?:[.,;:!?)]|$)", low):
             continue  # "a vegan recipe", "Nate's vegan ice cream": an adjective, not an identity
         kind = kind or "diet"
         targets.append(ident)
@@ -411,7 +412,7 @@ def _subject(text: str) -> str | None:
         names = [n for n in _THIRD_NAMED.findall(text) if n.casefold() not in _NOT_NAMES]
         if names:
             return str(names[0]).casefold()
-        kin = re.match(r"\s*(?:my|our|mein|meine|mon|ma|mi)\s+([a-z]+)\b", low)
+        kin = rx.match(r"\s*(?:my|our|mein|meine|mon|ma|mi)\s+([a-z]+)\b", low)
         return str(kin.group(1)) if kin and kin.group(1) in _KIN_WORDS else None
     m = _NAMED_SUBJECT.match(text)
     name = fold(m.group(1).split("'")[0]).strip() if m else None
@@ -422,10 +423,10 @@ def _subject(text: str) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------- the event side
-_NEGATED = re.compile(r"\b(?:not|no|never|didn t|did not|don t|doesn t|wasn t|won t|couldn t|nothing|none|nicht|"
+_NEGATED = rx.compile(r"\b(?:not|no|never|didn t|did not|don t|doesn t|wasn t|won t|couldn t|nothing|none|nicht|"
                       r"kein|keine|keinen|nie|niemals|nunca|jamas|nada|ne|n|pas|jamais|rien|sin|ohne|sans|without|"
                       r"instead\s+of|rather\s+than|statt|anstatt|en\s+vez\s+de|en\s+lugar\s+de|au\s+lieu\s+de)\b")
-_KEPT = re.compile(r"\b(?:[a-z]+-free|free\s+from|sugar\s+free|alcohol\s+free|non-alcoholic|non\s+alcoholic|"
+_KEPT = rx.compile(r"\b(?:[a-z]+-free|free\s+from|sugar\s+free|alcohol\s+free|non-alcoholic|non\s+alcoholic|"
                    r"alkoholfrei\w*|sin\s+alcohol|sin\s+gluten|sans\s+alcool|sans\s+gluten|0\.0|decaf\w*|"
                    r"entkoffeiniert|descafeinado|deca|vegan\w*|vegetal\w*|plant-based|plant\s+based|vegetarian|"
                    r"veggie|vegetarisch\w*|meat-free|meatless|dairy-free|lactose-free|laktosefrei\w*|"
@@ -436,7 +437,7 @@ _KEPT = re.compile(r"\b(?:[a-z]+-free|free\s+from|sugar\s+free|alcohol\s+free|no
                    r"stuffed|toy|plush|cuddly|figurine|poster|kuscheltier|stofftier|peluche|juguete|jouet|doudou)\b")
 """An event that says the constraint was kept: the thing without its substance ("alcohol-free", "oat milk"), or
 a likeness of it rather than the thing (a stuffed toy dog)."""
-_AVOIDED = re.compile(r"\b(?:avoid\w*|skip\w*|skipp\w*|refus\w*|declin\w*|turn\w*\s+down|pass\w*\s+on|said\s+no|"
+_AVOIDED = rx.compile(r"\b(?:avoid\w*|skip\w*|skipp\w*|refus\w*|declin\w*|turn\w*\s+down|pass\w*\s+on|said\s+no|"
                       r"quit|quitting|stop|stopped|give\s+up|gave\s+up|decided\s+against|chose\s+not|opted\s+out|"
                       r"g[ia]ve\s+(?:\w+\s+)?away|rehom\w*|"
                       r"gegen\s+(?:\w+\s+){0,3}entschieden|entschieden\s+gegen|aufgehort|decidimos\s+no|renonce\w*|"
@@ -444,27 +445,27 @@ _AVOIDED = re.compile(r"\b(?:avoid\w*|skip\w*|skipp\w*|refus\w*|declin\w*|turn\w
                       r"kept\s+(?:her|his|their|the)\s+\w+\s+in|resist\w*|abgelehnt|verzichtet|vermieden|"
                       r"nein\s+gesagt|evit\w*|rechaz\w*|dije\s+que\s+no|refuse|refuser|evite\w*|decline|"
                       r"gift\w*|as\s+a\s+present|geschenkt|verschenkt|regale|regalo|regalamos|offert|offerte)\b")
-_IRREALIS = re.compile(r"\b(?:will|ll|going\s+to|gonna|want\s+to|wants\s+to|would|might|may|could|should|must|wish|"
+_IRREALIS = rx.compile(r"\b(?:will|ll|going\s+to|gonna|want\s+to|wants\s+to|would|might|may|could|should|must|wish|"
                        r"hope|plan\w*|"
                        r"thinking\s+(?:of|about)|if|tomorrow|next\s+week|someday|werde|wird|mochte|will|voy\s+a|"
                        r"quiero|si|manana|vais|je\s+vais|veux|voudrais|demain)\b")
-_ABOUT = re.compile(r"\b(?:article|documentary|book|podcast|film|movie|video|news|lecture|talk|programme|program|"
+_ABOUT = rx.compile(r"\b(?:article|documentary|book|podcast|film|movie|video|news|lecture|talk|programme|program|"
                     r"series|story|artikel|doku|dokumentation|buch|articulo|documental|libro|reportage|livre|"
                     r"emission)\s+(?:\w+\s+)?(?:about|on|uber|sobre|sur)\b|\b(?:read|heard|talked|learned|learnt|"
                     r"gelesen|gehort|lei|oi|lu|entendu)\s+(?:\w+\s+)?(?:about|that|uber|sobre|sur)\b")
 """Talk about the thing (an article, a documentary), not doing it."""
-_FOR_OTHER = re.compile(r"\b(?:for|fur|para|pour)\s+(?:my|our|mein\w*|unser\w*|mi|mis|nuestr\w*|mon|ma|mes|"
+_FOR_OTHER = rx.compile(r"\b(?:for|fur|para|pour)\s+(?:my|our|mein\w*|unser\w*|mi|mis|nuestr\w*|mon|ma|mes|"
                         r"notre|nos)\s+(?:\w+\s+)?(?:" + _KIN + r")\b")
 """Something made or bought for someone else ("a cake for my daughter's party")."""
-_OBSERVER = re.compile(r"\b(?:watch\w*|saw|seen|see|look\w*\s+at|regarde\w*|vu|mire|vi|visto|sah|gesehen|"
+_OBSERVER = rx.compile(r"\b(?:watch\w*|saw|seen|see|look\w*\s+at|regarde\w*|vu|mire|vi|visto|sah|gesehen|"
                        r"zugeschaut|beobachtet)\b")
-_THIRD = re.compile(r"\b(?:my|our|his|her|their|mein\w*|unser\w*|mon|ma|mes|notre|nos|mi|mis|su|sus|nuestr\w*)\s+"
+_THIRD = rx.compile(r"\b(?:my|our|his|her|their|mein\w*|unser\w*|mon|ma|mes|notre|nos|mi|mis|su|sus|nuestr\w*)\s+"
                     r"(?:\w+\s+)?(?P<k>" + _KIN + r")\b|\b(?:the|die|der|los|las|les)\s+(?P<g>guests|others|kids|"
                     r"children|team|family|people|gaste|kinder|invitados|ninos|invites|enfants)\b|"
                     r"\b(?P<p>he|she|they|everyone|everybody|er|sie|ils|elles|il|elle|ella|el|ellos|ellas)\b")
-_I = re.compile(r"\b(?:i|we|ich|wir|je|j|nous|yo|nosotros|nosotras)\b")
+_I = rx.compile(r"\b(?:i|we|ich|wir|je|j|nous|yo|nosotros|nosotras)\b")
 """A first-person *subject* (possessives like "my" do not make the speaker the actor: "my husband ordered")."""
-_ACTION = re.compile(
+_ACTION = rx.compile(
     r"\b(?:had|have\s+had|ate|eaten|drank|drunk|tried|ordered|grabbed|finished|shared|downed|smoked|vaped|took|"
     r"went|did|flew|flown|drove|rode|ran|swam|jumped|climbed|played|posted|watched|worked|spent|got|"
     r"made|cooked|baked|grilled|enjoyed|tasted|sampled|devoured|snacked|picked\s+up|treated|indulged|brought\s+home|"
@@ -476,10 +477,10 @@ _ACTION = re.compile(
     r"j\s+ai|on\s+a|nous\s+avons|avons|ai\s+mange|mange|bu|fume|pris|conduit|vole|tenu|nage|couru|joue|"
     r"travaille|commande|goute|atterri|suis\s+alle|viens\s+d)\b")
 """An affirmative action of the past or present ("had", "ate", "tried", "gegessen", "me tomé", "j'ai bu")."""
-_PAST_OTHER = re.compile(r"\b(?:was|were|war|waren|fue|fueron|era|fut|etait)\b|\bge[a-z]{3,}(?:t|en)\b|"
+_PAST_OTHER = rx.compile(r"\b(?:was|were|war|waren|fue|fueron|era|fut|etait)\b|\bge[a-z]{3,}(?:t|en)\b|"
                          r"\b(?:j|on|il|elle|nous|vous|ils|elles|tu)\s+(?:ai|as|a|avons|avez|ont|suis|es|est|sommes|sont)\s+"
                          r"(?:\w+\s+)?[a-z]+(?:e|ee|es|i|u|is|it)\b")
-_PAST_ES = re.compile(r"\b\w{2,}(?:é|í|amos|imos)\b")
+_PAST_ES = rx.compile(r"\b\w{2,}(?:é|í|amos|imos)\b")
 """Spanish first-person preterite ("cené", "bebí", "comimos"); read on the text with its accents."""
 
 
@@ -490,17 +491,17 @@ def _did(low: str, text: str) -> bool:
                 or _PAST_ES.search(text.casefold()))
 
 
-_SENTENCES = re.compile(r"(?<=[.!?])\s+")
-_PAST_ED = re.compile(r"(?:^|[.,;!]\s*|\b(?:i|we|and|then|just|finally|also)\s+)(?!need|used|seed|feed|bed)"
+_SENTENCES = rx.compile(r"(?<=[.!?])\s+")
+_PAST_ED = rx.compile(r"(?:^|[.,;!]\s*|\b(?:i|we|and|then|just|finally|also)\s+)(?!need|used|seed|feed|bed)"
                       r"[a-z]{3,}ed\b")
 """An English past tense said by the speaker ("Devoured a ...", "we grilled ...") beyond the listed verbs."""
-_CLAUSES = re.compile(r"[;:!?]|,\s*|\.\s+|\s+(?:but|while|whereas|although|aber|während|pero|mientras|mais|"
+_CLAUSES = rx.compile(r"[;:!?]|,\s*|\.\s+|\s+(?:but|while|whereas|although|aber|während|pero|mientras|mais|"
                       r"tandis\s+que)\s+")
 _GERMAN = words_of("ich habe hatte bin und der die das nicht mit ein eine einen wir ist sind war auf dem den")
-_CLOCK = re.compile(r"\b(?:at|until|till|around|about|um|bis|a\s+las|hasta\s+las|vers|jusqu\s+a|a)\s+(\d{1,2})"
+_CLOCK = rx.compile(r"\b(?:at|until|till|around|about|um|bis|a\s+las|hasta\s+las|vers|jusqu\s+a|a)\s+(\d{1,2})"
                     r"(?::\d\d)?\s*(pm|p\.m|am|a\.m|uhr|h|o\s+clock)?\b|\b(\d{1,2})\s*(?:a\.m|am)\b|"
                     r"\b(midnight|mitternacht|medianoche|minuit|madrugada)\b")
-_WEEKEND_EVENT = re.compile(r"\b(?:saturday|sunday|weekend|samstag|sonntag|wochenende|sabado|domingo|"
+_WEEKEND_EVENT = rx.compile(r"\b(?:saturday|sunday|weekend|samstag|sonntag|wochenende|sabado|domingo|"
                             r"fin\s+de\s+semana|samedi|dimanche|week\s*-?\s*end)\b")
 
 

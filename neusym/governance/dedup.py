@@ -16,6 +16,7 @@ import numpy as np
 
 from neusym.governance.decisions import Action, Decision, Flag
 from neusym.governance.policy import GovernancePolicy
+from neusym.language import regex as rx
 from neusym.record import MemoryRecord, MemoryStatus, Scope
 from neusym.retrieval.derived import DerivedIndexes
 from neusym.retrieval.lexical import STOPWORDS
@@ -24,14 +25,14 @@ from neusym.symbolic.store import SymbolicStore
 
 __all__ = ["Deduplicator", "compatible"]
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
-_NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|no\s+longer|anymore)\b|n't\b",
+_NUMBER = rx.compile(r"\d+(?:[.,]\d+)?")
+_NEGATION = rx.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|no\s+longer|anymore)\b|n't\b",
                        re.IGNORECASE)
 _DEDUP_STATUSES = ("active", "pending")
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"\w+", text.casefold()) if w not in STOPWORDS}
+    return {w for w in rx.findall(r"\w+", text.casefold()) if w not in STOPWORDS}
 
 
 def _same_object(a: str, b: str) -> bool:

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 
 from neusym.governance.intents import Folded
+from neusym.language import regex as rx
 
 __all__ = ["Directive", "agent_reader", "security_directive"]
 
@@ -38,33 +39,33 @@ _STRICT = (r"(?:ai|ia|ki|llms?|gpt|chatgpt|bots?|chatbots?|robots?|assistants?|a
 _ANY = rf"(?:{_STRICT}|models?|modelos?|modeles?|modell(?:e)?|agents?|agenten|agentes?)"
 _DET = r"(?:the|a|an|any|every|all|each|which(?:ever)?|der|die|den|das|dem|jede[nrs]?|alle|el|la|los|las|un|una|" \
        r"todos\s+los|le|les|l'|une|tous\s+les|du|des|au|aux|il|lo|gli)"
-_POSSESSIVE = re.compile(r"\b(?:our|my|your|unser\w*|mein\w*|dein\w*|nuestr\w*|mis?|tus?|notre|nos|mon|ma|mes|"
+_POSSESSIVE = rx.compile(r"\b(?:our|my|your|unser\w*|mein\w*|dein\w*|nuestr\w*|mis?|tus?|notre|nos|mon|ma|mes|"
                          r"votre|vos)\b", _F)
 _PREP = r"(?:for|to|fur|an|para|pour|a|al|aux|au|a\s+l'intention\s+d[eu]|a\s+l'attention\s+d[eu])"
 _ADJ = r"(?:[\w'-]+\s+){0,3}?"
 
 _READER = [
     # a framing label naming its recipient: "... for whichever AI reads this folder later:", "Für den Bot:"
-    re.compile(rf"\b{_PREP}\s+(?P<np>(?:{_DET}\s*)?{_ADJ}{_ANY})\b[^.!?\n:]{{0,60}}:", _F),
+    rx.compile(rf"\b{_PREP}\s+(?P<np>(?:{_DET}\s*)?{_ADJ}{_ANY})\b[^.!?\n:]{{0,60}}:", _F),
     # a future reader: "the next assistant", "future assistants", "le prochain assistant", "la proxima IA"
-    re.compile(rf"\b(?:next|future|later|whichever|nachsten?|kunftigen?|proxim[oa]s?|futur[oa]?s?|prochaine?s?)\s+"
+    rx.compile(rf"\b(?:next|future|later|whichever|nachsten?|kunftigen?|proxim[oa]s?|futur[oa]?s?|prochaine?s?)\s+"
                rf"(?:[\w'-]+\s+)?{_STRICT}\b", _F),
     # a salutation with adjectives: "Dear automated accounts assistant,", "Querido asistente virtual,"
-    re.compile(rf"\b(?:dear|hello|hi|hey|liebe[rs]?|hallo|querid[oa]s?|hola|cher|chere|chers|bonjour)\s+"
+    rx.compile(rf"\b(?:dear|hello|hi|hey|liebe[rs]?|hallo|querid[oa]s?|hola|cher|chere|chers|bonjour)\s+"
                rf"(?:[\w'-]+\s+){{0,3}}?{_STRICT}\b", _F),
     # a vocative in mid-sentence: "Recuerda siempre, asistente:", "Remember this, assistant,"
-    re.compile(rf",\s*(?:{_DET}\s+)?{_STRICT}\s*[,:]", _F),
+    rx.compile(rf",\s*(?:{_DET}\s+)?{_STRICT}\s*[,:]", _F),
 ]
 _MODAL = (r"(?:must|should|shall|may|can\s+now|will\s+now|need\s+to|needs\s+to|has\s+to|have\s+to|are\s+to|is\s+to|"
           r"(?:is|are)\s+(?:now\s+)?(?:allowed|permitted|authori[sz]ed|required|expected|requested|instructed)\s+to|"
           r"soll(?:en|te|ten)?|muss|mussen|darf|durfen|debe|deben|debera|deberan|puede|pueden|tiene\s+que|tienen\s+que|"
           r"doit|doivent|devra|devront|peut|peuvent|deve|devono|puo|possono)")
-_DUTY = re.compile(rf"\b(?:{_DET}\s+)?{_ANY}\b(?:\s+[\w'-]+){{0,4}}?\s+{_MODAL}\b", _F)
+_DUTY = rx.compile(rf"\b(?:{_DET}\s+)?{_ANY}\b(?:\s+[\w'-]+){{0,4}}?\s+{_MODAL}\b", _F)
 # "Chatbots on our website must never ...": the writer's own deployment described, not an order to a reader
-_OWN = re.compile(r"\b(?:our|unser\w*|nuestr\w*|notre|nos)\b", _F)
+_OWN = rx.compile(r"\b(?:our|unser\w*|nuestr\w*|notre|nos)\b", _F)
 
 # the security-, money- and contact-relevant world (folded stems, four languages) and its language-free tokens
-_SENSITIVE = re.compile(
+_SENSITIVE = rx.compile(
     r"\b(?:passwor\w*|contrasena\w*|mots?\s+de\s+passe|pins?|codes?|codigos?|passcodes?|otp|credentials?|"
     r"verif\w*|identit\w*|identidad|securit\w*|sicherheit\w*|segurid\w*|confirm\w*|bestatig\w*|approv\w*|"
     r"approbation|aprob\w*|freigabe\w*|genehmig\w*|limit\w*|refunds?|erstatt\w*|devoluci\w*|rembours\w*|"
@@ -76,7 +77,7 @@ _SENSITIVE = re.compile(
     r"balance|saldo|solde|contract\w*|vertrag\w*|contrat\w*|budget\w*|signed|unterschrieben|firmad[oa]|signe)\b|"
     r"\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){3,}|\+?\d[\d\s().-]{7,}\d|[\w.+-]+@[\w-]+\.[\w.]+|https?://|www\.", _F)
 # what turns a user's request into a bypass: "without checking", "no longer", "instead", "don't tell"
-_BYPASS = re.compile(
+_BYPASS = rx.compile(
     r"\b(?:without|ohne|sin|sans|senza|skip\w*|uberspring\w*|omit\w*|salta\w*|no\s+longer|nicht\s+mehr|kein\w*|"
     r"ya\s+no|no\s+hace\s+falta|no\s+need|not\s+needed|pas\s+besoin|plus|instead|stattdessen|sondern|"
     r"en\s+(?:lugar|vez)|au\s+lieu|ignor\w*|disabl\w*|deaktiv\w*|desactiv\w*|never\s+(?:mention|tell)|"

@@ -31,6 +31,7 @@ from neusym.governance.topics import (
     role_names,
 )
 from neusym.governance.update_lexicon import mentions
+from neusym.language import regex as rx
 from neusym.record import MemoryRecord, Scope
 from neusym.retrieval.derived import DerivedIndexes
 from neusym.retrieval.pipeline import query_entity_uids
@@ -46,50 +47,50 @@ log = logging.getLogger(__name__)
 ALL_STATUSES = ("active", "pending", "superseded", "archived", "quarantined")
 
 _LEAD = [
-    re.compile(r"^\s*(?:please\s+|can\s+you\s+|could\s+you\s+|i\s+want\s+you\s+to\s+)*(?:forget|delete|remove|erase|"
+    rx.compile(r"^\s*(?:please\s+|can\s+you\s+|could\s+you\s+|i\s+want\s+you\s+to\s+)*(?:forget|delete|remove|erase|"
                r"wipe|purge|drop|scrub|clear|stop\s+remembering|don't\s+remember|no\s+longer\s+remember)\b\s*",
                re.IGNORECASE),
     # de / es / fr / it: "Bitte vergiss, was ich über X erzählt habe", "borra todo lo de X", "oublie ce que j'ai dit
     # sur X", "dimentica quello che ho detto su X"
-    re.compile(r"^\s*(?:bitte\s+)?(?:vergiss|vergessen\s+sie|losche|lösche|lösch|losch|löschen\s+sie|entferne)\b[\s,]*(?:bitte\s+)?"
+    rx.compile(r"^\s*(?:bitte\s+)?(?:vergiss|vergessen\s+sie|losche|lösche|lösch|losch|löschen\s+sie|entferne)\b[\s,]*(?:bitte\s+)?"
                r"(?:alles\s+)?(?:,?\s*was\s+ich\s+(?:dir\s+)?(?:über|uber|zu|von)\s+|(?:über|uber|zu|von)\s+)?",
                re.IGNORECASE),
-    re.compile(r"^\s*(?:por\s+favor\s+)?(?:olvida|borra|elimina|olvidate\s+de)\b\s*(?:todo\s+)?(?:lo\s+(?:que\s+"
+    rx.compile(r"^\s*(?:por\s+favor\s+)?(?:olvida|borra|elimina|olvidate\s+de)\b\s*(?:todo\s+)?(?:lo\s+(?:que\s+"
                r"(?:te\s+)?(?:dije|conte|he\s+dicho)\s+)?(?:de|sobre|acerca\s+de)\s+|(?:sobre|de|acerca\s+de)\s+)?",
                re.IGNORECASE),
-    re.compile(r"^\s*(?:s'il\s+te\s+pla[iî]t\s+)?(?:oublie|oubliez|efface|effacez|supprime|supprimez)\b\s*(?:tout\s+)?"
+    rx.compile(r"^\s*(?:s'il\s+te\s+pla[iî]t\s+)?(?:oublie|oubliez|efface|effacez|supprime|supprimez)\b\s*(?:tout\s+)?"
                r"(?:ce\s+que\s+(?:je\s+)?(?:t'ai|j'ai)\s+(?:dit|raconté|raconte)\s+(?:sur|à\s+propos\s+de|de)\s+|"
                r"(?:sur|à\s+propos\s+de)\s+)?", re.IGNORECASE),
-    re.compile(r"^\s*(?:per\s+favore\s+)?(?:dimentica|cancella)\b\s*(?:tutto\s+)?(?:quello\s+che\s+ti\s+ho\s+"
+    rx.compile(r"^\s*(?:per\s+favore\s+)?(?:dimentica|cancella)\b\s*(?:tutto\s+)?(?:quello\s+che\s+ti\s+ho\s+"
                r"detto\s+)?(?:su|di|riguardo)?\s*", re.IGNORECASE),
-    re.compile(r"^(?:about\s+)?(?:everything|all|anything|what(?:ever)?|the\s+(?:stuff|things|memories|facts))?\s*"
+    rx.compile(r"^(?:about\s+)?(?:everything|all|anything|what(?:ever)?|the\s+(?:stuff|things|memories|facts))?\s*"
                r"(?:(?:that\s+)?(?:i|you)\s+(?:have\s+|'ve\s+)?(?:said|told\s+you|mentioned|shared|wrote|know|"
                r"remember|stored|noted|saved)(?:\s+(?:to\s+you|before|earlier|so\s+far))?\s*)?", re.IGNORECASE),
-    re.compile(r"^(?:about|regarding|concerning|on|of|related\s+to|to\s+do\s+with)\s+", re.IGNORECASE),
+    rx.compile(r"^(?:about|regarding|concerning|on|of|related\s+to|to\s+do\s+with)\s+", re.IGNORECASE),
 ]
 
 _NOT_ENTITIES = frozenset({"user", "assistant", "i", "me", "my", "everything", "anything", "stuff"})
 
 
-_TRAIL = re.compile(r"\s+(?:erz[äa]hlt|gesagt|gesprochen)?\s*(?:habe|hab)\s*$|\s+(?:erz[äa]hlt|gesagt)\s*$",
+_TRAIL = rx.compile(r"\s+(?:erz[äa]hlt|gesagt|gesprochen)?\s*(?:habe|hab)\s*$|\s+(?:erz[äa]hlt|gesagt)\s*$",
                     re.IGNORECASE)
 
 
 # what a request's topic follows, wherever it stands: "I don't want you to remember anything about my divorce",
 # "remove all memories related to my health", "Vergiss alles, was du über meinen Job weißt", "oublie tout ce qui
 # concerne ma santé"
-_ABOUT = re.compile(r"\b(?:about|regarding|concerning|related\s+to|relating\s+to|to\s+do\s+with|über|uber|bezüglich|"
+_ABOUT = rx.compile(r"\b(?:about|regarding|concerning|related\s+to|relating\s+to|to\s+do\s+with|über|uber|bezüglich|"
                     r"betreffend|sobre|acerca\s+de|respecto\s+a|relacionado\s+con|sur|à\s+propos\s+de|a\s+propos\s+de|"
                     r"concernant|(?:qui\s+)?concerne|au\s+sujet\s+de)\s+", re.IGNORECASE)
 # a preposition that leads a topic only after a catch-all object: "any info on my boss", "alles zu meiner
 # Krankheit", "lo que sabes de mi ex", "the bit about"
-_OBJECT_OF = re.compile(
+_OBJECT_OF = rx.compile(
     r"^(?:all|everything|anything|any|the|what|whatever|stuff|things|info|information|details|notes|memories|bits?|"
     r"of|it|you|i|my|know|said|told|have|alles|was|du|weißt|lo|todo|cualquier|cosa|que|sabes|tout|ce|que|tu|sais|"
     r"[\s,'])+(?:on|of|zu|von|de|del|d')\s+", re.IGNORECASE)
-_POLITE = re.compile(r"[\s,]+(?:please|thanks|thank\s+you|bitte|danke|por\s+favor|gracias|s'il\s+(?:te|vous)\s+pla[iî]t|"
+_POLITE = rx.compile(r"[\s,]+(?:please|thanks|thank\s+you|bitte|danke|por\s+favor|gracias|s'il\s+(?:te|vous)\s+pla[iî]t|"
                      r"merci)\s*$", re.IGNORECASE)
-_KNOW = re.compile(r"\s+(?:weißt|weisst|kennst|sabes|sais|know|remember)\s*$", re.IGNORECASE)
+_KNOW = rx.compile(r"\s+(?:weißt|weisst|kennst|sabes|sais|know|remember)\s*$", re.IGNORECASE)
 
 
 def forget_topic(request: str) -> str:
@@ -174,15 +175,15 @@ _TRAP = 0.05
 _POOL = 200  # nearest memories per query vector considered
 # scores (what a hard forget by meaning takes: >= 0.5, see services.governance.HARD_MIN_SCORE)
 _S_PREDICATE, _S_ENTITY, _S_PERSON, _S_WORDS, _S_CUE, _S_CUE_ONLY = 1.0, 0.9, 0.85, 0.8, 0.6, 0.45
-_NAME = re.compile(r"\b([A-ZÀ-ÖØ-Þ][\w'’-]*\w)")
-_TITLE = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Dr|Prof|Herr|Frau|Sr|Sra|M|Mme|Mlle)\.?\s+$")
+_NAME = rx.compile(r"\b([A-ZÀ-ÖØ-Þ][\w'’-]*\w)")
+_TITLE = rx.compile(r"\b(?:Mr|Mrs|Ms|Miss|Dr|Prof|Herr|Frau|Sr|Sra|M|Mme|Mlle)\.?\s+$")
 _NAME_STOP = frozenset({"I", "I'm", "I've", "I'll", "I'd", "Mr", "Mrs", "Ms", "Dr", "Prof", "The", "A", "An",
                         "My", "Our", "Mum", "Mom", "Dad", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday",
                         "Saturday", "Sunday", "January", "February", "March", "April", "May", "June", "July",
                         "August", "September", "October", "November", "December", "Project", "Herr", "Frau",
                         "Mme", "Mlle", "Sra", "Sr"})
 # German capitalises every noun: after one of these a capitalised word is a noun ("auf dem Konto", "200 Euro")
-_DE_DETERMINER = re.compile(
+_DE_DETERMINER = rx.compile(
     r"(?:\b(?:der|die|das|den|dem|des|ein|eine|einen|einem|einer|eines|kein|keine|mein|meine|meinen|meinem|meiner|"
     r"dein|deine|sein|seine|ihr|ihre|unser|unsere|im|am|zum|zur|beim|vom|ins|ans|jeden|jede|jedes|diese|dieser|"
     r"diesen|dieses|seit|pro|je|viele|alle|zwei|drei|vier|noch)|\d)\s+$", re.IGNORECASE)
@@ -209,7 +210,7 @@ def _names(rec: MemoryRecord, known: Iterable[str] = ()) -> set[str]:
         before = text[: m.start()]
         titled = _TITLE.search(before) is not None
         # a capital at the start of a sentence is grammar, not a name, unless a title precedes it ("Mrs. Patel")
-        if (not before.strip() or re.search(r"[.!?:]\s*$", before)) and not titled:
+        if (not before.strip() or rx.search(r"[.!?:]\s*$", before)) and not titled:
             continue
         word = m.group(1).removesuffix("'s").removesuffix("’s")
         if german and not titled and (word in _DE_NOUNS or _DE_DETERMINER.search(before)):
@@ -238,7 +239,7 @@ def _says_topic(sense: TopicSense, text: str, skip: frozenset[str]) -> str | Non
     words = [w for w in sense.words if w not in skip]
     if not words:
         return None
-    tokens = [fold(t) for t in re.findall(r"[\w'’-]+", text)]
+    tokens = [fold(t) for t in rx.findall(r"[\w'’-]+", text)]
     found: list[str] = []
     for w in words:
         stem = _stem(w)

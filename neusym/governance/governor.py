@@ -61,14 +61,18 @@ class Governor:
             the engine writes (:mod:`neusym.governance.successors`).
         embed_model: the model family of ``embed`` (``EmbedderIdentity.model``): the update pair model runs by
             default only on the vectors it was fitted on (``GovernancePolicy.update_model``).
+        embed_table: ``embed`` for fixed description tables, cached on disk by content hash
+            (:func:`neusym.embeddings.tables.table_embedder`); ``embed`` when omitted.
     """
 
     def __init__(self, store: SymbolicStore, derived: DerivedIndexes, *, policy: GovernancePolicy | None = None,
                  llm: Any = None, embed: Callable[[list[str]], np.ndarray] | None = None,
-                 facts: Facts | None = None, embed_model: str | None = None) -> None:
+                 facts: Facts | None = None, embed_model: str | None = None,
+                 embed_table: Callable[[list[str]], np.ndarray] | None = None) -> None:
         self.store = store
         self.derived = derived
         self.embed = embed
+        self.embed_table = embed_table
         self.embed_model = embed_model
         self.facts = facts
         self.queries = GovernanceQueries(store)
@@ -95,7 +99,7 @@ class Governor:
         fitted = FITTED_EMBEDDER in (self.embed_model or "")
         pair_model = policy.update_model == "on" or (policy.update_model == "auto" and fitted)
         self.updates = UpdateDetector(self.derived, self.queries, self.embed if pair_model else None,
-                                      min_trust=policy.may_update)
+                                      min_trust=policy.may_update, embed_table=self.embed_table)
         self.contradictions = ContradictionFinder(self.store, self.embed, enabled=policy.flag_contradictions)
         self.successors = Successors(self.facts, self.llm if policy.llm_corrections else None)
 

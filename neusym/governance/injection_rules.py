@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from neusym.language import regex as rx
+
 __all__ = ["RULES", "Rule"]
 
 _I = re.IGNORECASE | re.MULTILINE
@@ -20,14 +22,14 @@ _I = re.IGNORECASE | re.MULTILINE
 class Rule:
     name: str
     category: str
-    pattern: re.Pattern[str]
+    pattern: rx.TextPattern
     weight: float
     agent_directed: bool = False
     unless_first_person: float | None = None
 
 
-def _r(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, _I)
+def _r(pattern: str) -> rx.TextPattern:
+    return rx.compile(pattern, _I)
 
 
 _START = r"(?:^|[.!?:;,\n\"'(\]>\-]\s*|\b(?:please|now|just|and|then|so|also)\s+)"
@@ -101,7 +103,9 @@ RULES: tuple[Rule, ...] = (
     # ---------------------------------------------------------------- role / system impersonation
     Rule("chat_template_tokens", "impersonation",
          _r(r"<\|(?:im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id)\|>|\[/?INST\]|"
-            r"<</?SYS>>|###\s*(?:instruction|system)\s*:?"), 0.9, True),
+            r"<</?SYS>>|###\s*(?:instruction|system)\s*:?|"
+            # our own frame's delimiter (screening reads the visible form: fullwidth and look-alikes fold to it)
+            r"</?\s*neusym[\s_-]*memories\s*>"), 0.9, True),
     Rule("role_header_directive", "impersonation",
          _r(r"^\s*[\[(<#*]*\s*(?:system|assistant|admin|administrator|developer|root|operator)\s*[\])>:]+"
             r"[^\n]{0,200}\b(?:you|must|always|never|ignore|override|instruction|policy|verified|authori[sz]ed|"
@@ -134,7 +138,7 @@ RULES: tuple[Rule, ...] = (
          _r(r"\b(?:treat|read|interpret|process)\s+(?:the\s+next|this|the\s+following)\s+(?:\w+\s+)?as\s+"
             r"(?:an?\s+)?(?:system|admin|developer)\b"), 0.8, True),
     Rule("named_bot_persona", "impersonation",
-         re.compile(r"\b[Yy]ou(?:'re|\s+are)\s+(?:now\s+)?[A-Z]\w*(?:Bot|GPT|AI|Mode)\b|\b(?:[Ss]witch|[Cc]hange)\s+"
+         rx.compile(r"\b[Yy]ou(?:'re|\s+are)\s+(?:now\s+)?[A-Z]\w*(?:Bot|GPT|AI|Mode)\b|\b(?:[Ss]witch|[Cc]hange)\s+"
                     r"(?:your\s+)?personalit(?:y|ies)\b|\byou(?:'re|\s+are)\s+(?:now\s+)?(?:free|unbound|"
                     r"liberated|unleashed)\b(?!\s+to\s+(?:go|leave|come|join))", re.IGNORECASE), 0.6, True),
     Rule("answer_anything", "impersonation",
@@ -160,7 +164,7 @@ RULES: tuple[Rule, ...] = (
          _r(r"\b(?:unrestricted|unfiltered|uncensored|jailbroken)\s+(?:ai|assistant|model|mode|version|bot|llm|"
             r"output|responses?|answers?|access)\b"),
          0.6, True),
-    Rule("dan_mode", "impersonation", re.compile(r"\bDAN\b"), 0.6, True),
+    Rule("dan_mode", "impersonation", rx.compile(r"\bDAN\b"), 0.6, True),
     Rule("jailbreak_mode", "impersonation",
          _r(r"\bdo\s+anything\s+now\b|\bjailbr(?:eak|oken)\s+(?:mode|prompt|activated|enabled|ai|assistant|"
             r"model)\b|\bdeveloper\s+mode\b"), 0.6, True),

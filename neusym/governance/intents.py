@@ -26,6 +26,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from neusym.language import regex as rx
 from neusym.regex_gate import RuleGate
 
 __all__ = ["Folded", "IntentHit", "addressee", "authority", "duty", "role_reference", "first_person", "intent_hits", "is_mention", "is_record"]
@@ -84,12 +85,12 @@ _DUTY = [
     rf"need\s+to|needs\s+to|has\s+to|have\s+to|are\s+to|is\s+to|will\s+now|are\s+required|is\s+required|soll|sollen|"
     rf"muss|mussen|darf|durfen|debe|deben|deberan|tiene\s+que|tienen\s+que|doit|doivent|devra|devront|deve|devono)\b",
 ]
-_ADDRESS_RE = [re.compile(p, _F | re.MULTILINE) for p in _ADDRESS]
-_DUTY_RE = [re.compile(p, _F | re.MULTILINE) for p in _DUTY]
+_ADDRESS_RE = [rx.compile(p, _F | re.MULTILINE) for p in _ADDRESS]
+_DUTY_RE = [rx.compile(p, _F | re.MULTILINE) for p in _DUTY]
 
 # the assistant in its role: its replies, configuration, operators, persona; "the user" as a third party. People
 # talking to people say "your kind words", "your store"; only an agent has "your replies" and serves "the user".
-_ROLE = re.compile(
+_ROLE = rx.compile(
     r"\b(?:your|you\s+r|deine|deinen|deiner|tus?|vos|tes|ton|ta|tue?i?)\s+(?:(?:\w+\s+)?(?:replies|reply|answers|"
     r"responses|outputs|summaries|configuration|config|setup|instructions|guidelines|programming|system\s+prompt|"
     r"prompt|operators?|developers?|creators?|persona|training|memory|memories|filters|safety|restrictions|"
@@ -103,7 +104,7 @@ _ROLE = re.compile(
     r"\b(?:maintenance|developer|debug|god|admin)\s+mode\b|\bnew\s+persona\b|\bwho\s+never\s+refuses\b", _F)
 
 # fake authority: a bracketed header / a claim to speak for the system, the vendor, the administrator
-_AUTHORITY = re.compile(
+_AUTHORITY = rx.compile(
     r"^\s*[\[(<*#]+\s*(?:system|sys|admin|administrator|developer|operator|security|it|root|systemhinweis|"
     r"sicherheitshinweis|sistema|aviso\s+del\s+sistema|avis\s+de\s+securite|avis\s+systeme|aviso\s+de\s+seguridad|"
     r"system\s+notice|security\s+notice|official|compliance|policy\s+update|memory\s+update)\b[^\]\n)>]{0,40}"
@@ -251,7 +252,7 @@ _CUES: list[tuple[str, float, str, str]] = [
      _alt("save|store|remember|speichern|speichere|guarda|guardar|enregistre|memorise|salva|pay|bezahlen|"
           "tell|sagen|always|immer|siempre|toujours|memory|.")),
 ]
-_WORD = re.compile(r"\w+")
+_WORD = rx.compile(r"\w+")
 
 
 def _first_words(alternation: str) -> frozenset[str] | None:
@@ -270,30 +271,30 @@ def _first_words(alternation: str) -> frozenset[str] | None:
     return frozenset(out)
 
 
-_CUE_RE = [(name, weight, re.compile(r"\b" + a + r"\b", _F), re.compile(r"\b" + b + r"\b", _F),
+_CUE_RE = [(name, weight, rx.compile(r"\b" + a + r"\b", _F), rx.compile(r"\b" + b + r"\b", _F),
             _first_words(a), _first_words(b)) for name, weight, a, b in _CUES]
 
 # talk about attacks (a mention, not a use): a paper, a course, a warning, a definition, a translation
-_MENTION = re.compile(  # talk *about* an attack phrase: a definition, an example, a study
+_MENTION = rx.compile(  # talk *about* an attack phrase: a definition, an example, a study
     r"\b(?:such\s+as|for\s+example|e\.g\.|known\s+as|consists?\s+(?:of|in)|refers?\s+to|we\s+(?:study|propose|"
     r"present)|how\s+to\s+(?:recogni[sz]e|spot|detect)|wie\s+z\.\s*b\.|zum\s+beispiel|beispielsweise|"
     r"como\s+por\s+ejemplo|consiste\s+en|por\s+ejemplo|consiste\s+a|par\s+exemple|"
     r"(?:never|nunca|niemals|jamais)\s+(?:share|compartas|teilen|partagez)|will\s+never\s+ask|"
     r"jamas\s+te\s+lo\s+pedira|fragt\s+niemals|ne\s+vous\s+demandera\s+jamais)\b", _F)
-_MENTION_WEAK = re.compile(  # ... which counts when the attack words are quoted
+_MENTION_WEAK = rx.compile(  # ... which counts when the attack words are quoted
     r"\b(?:research|paper|abstract|article|articulo|course|syllabus|training|awareness|warning|beware|scam|scams|"
     r"phishing|recogni[sz]e|detect(?:s|ion|ing)?|translation|translates?|ubersetzung|traduccion|traduction|"
     r"betrug|schulung|estafa|curso|formation|arnaque|arnaques|reconnaitre|injection|injektion|inyeccion|"
     r"like|comme|como|wie)\b", _F)
-_QUOTED = re.compile(r"(?<!\w)'[^']{6,}'(?!\w)|\"[^\"]{6,}\"|«[^»]{6,}»|„[^“]{6,}“|“[^”]{6,}”|‘[^’]{6,}’")
+_QUOTED = rx.compile(r"(?<!\w)'[^']{6,}'(?!\w)|\"[^\"]{6,}\"|«[^»]{6,}»|„[^“]{6,}“|“[^”]{6,}”|‘[^’]{6,}’")
 
 # a record of something done or unchanged (a bank API's "transfer completed", "details unchanged"), not a request
-_RECORD = re.compile(
+_RECORD = rx.compile(
     r"\b(?:completed|executed|processed|delivered|received|confirmed|done|succeeded|on\s+file|unchanged|"
     r"stay\s+the\s+same|remain\s+the\s+same|ausgefuhrt|abgeschlossen|erledigt|unverandert|bleiben\s+gleich|"
     r"realizada|completada|ejecutada|no\s+cambian|sin\s+cambios|effectue|execute|inchangees?|restent\s+les\s+memes|"
     r"eseguito|completato|invariati)\b", _F)
-_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|i'm|i've|ich|mein|meine|meinen|mich|mir|yo|mi|mis|me|je|j'|moi|mon|"
+_FIRST_PERSON = rx.compile(r"\b(?:i|me|my|mine|i'm|i've|ich|mein|meine|meinen|mich|mir|yo|mi|mis|me|je|j'|moi|mon|"
                            r"ma|mes|io|mio|mia)\b", _F)
 
 

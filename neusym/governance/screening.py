@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -26,6 +25,8 @@ from pydantic import BaseModel, Field
 from neusym.errors import ExtractionError
 from neusym.governance import asks, combiner, directives, intents
 from neusym.governance.injection_rules import RULES
+from neusym.language import regex as rx
+from neusym.language.normal import visible_form
 from neusym.llm import ChatModel, complete_json
 from neusym.regex_gate import RuleGate
 
@@ -33,39 +34,38 @@ __all__ = ["Evidence", "JudgeVerdict", "Screener", "ScreeningResult", "Signal"]
 
 _I = re.IGNORECASE
 _IMPERATIVE_VERBS = frozenset(["act", "add", "adopt", "agree", "allow", "answer", "append", "apply", "avoid", "become", "begin", "behave", "block", "bypass", "cease", "change", "cite", "claim", "collect", "comply", "continue", "copy", "delete", "deny", "disable", "discourage", "display", "do", "download", "drop", "dump", "email", "enable", "end", "ensure", "enter", "execute", "export", "fetch", "follow", "forget", "forward", "give", "grant", "hide", "ignore", "include", "inform", "insert", "inject", "keep", "leak", "link", "list", "log", "modify", "obey", "output", "override", "pass", "praise", "pretend", "print", "prioritise", "prioritize", "promote", "push", "rank", "recommend", "redirect", "refuse", "repeat", "replace", "reply", "reset", "respond", "reveal", "rewrite", "run", "sell", "send", "serve", "share", "skip", "start", "state", "stop", "store", "suggest", "switch", "tell", "treat", "trust", "turn", "update", "upload", "use", "visit", "warn", "write"])
-_LEAD_IN = re.compile(r"^(?:\W*(?:please|kindly|now|then|also|and|so|hi|hey|hello|ok|okay|first|finally|"
+_LEAD_IN = rx.compile(r"^(?:\W*(?:please|kindly|now|then|also|and|so|hi|hey|hello|ok|okay|first|finally|"
                       r"quick\s+favou?r(?:\s+for\s+\w+(?:\s+\w+)?)?|upon\s+reading\s+this|before\s+answering"
                       r"(?:\s+anything(?:\s+else)?)?|as\s+of\s+today|for\s+\w+\s+purposes|[\w\s]{0,40}:)\b\W*)+",
                       re.IGNORECASE)
-_SECOND_PERSON_SUBJECT = re.compile(r"^(?:you|your\s+\w+(?:\s+\w+)?|the\s+(?:assistant|model|bot|agent|ai)(?:'s)?"
+_SECOND_PERSON_SUBJECT = rx.compile(r"^(?:you|your\s+\w+(?:\s+\w+)?|the\s+(?:assistant|model|bot|agent|ai)(?:'s)?"
                                     r"(?:\s+\w+)?)\s+(?!know\b|guys\b)", re.IGNORECASE)
-_META_WORDS = re.compile(
+_META_WORDS = rx.compile(
     r"\b(?:configuration|config|set\s+up|setup|guidelines|guidance|instructions?|directives?|policy|policies|"
     r"persona|restrictions|rules|programming|checks|filters|logging|context\s+window|confidential|system|prompt|"
     r"operator|sponsor|behaviou?r|limits|refuses?|interests)\b", re.IGNORECASE)
-_OTHERS_WORDS = re.compile(
+_OTHERS_WORDS = rx.compile(
     r"\b(?:everybody|everyone|anyone|anybody|any\s+user|every\s+user|all\s+users|users|people|customers|"
     r"(?:all|any|every)\s+(?:responses|answers|replies|questions?|requests?))\b", re.IGNORECASE)
-_FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|we|us|our|ours|i'm|i've|i'll|i'd)\b", _I)
+_FIRST_PERSON = rx.compile(r"\b(i|me|my|mine|myself|we|us|our|ours|i'm|i've|i'll|i'd)\b", _I)
 
 # ------------------------------------------------------------------ invisible characters
-_TAG_CHARS = re.compile("[\U000e0000-\U000e007f]")
-_BIDI_OVERRIDES = re.compile("[\u202a-\u202e\u2066-\u2069]")
-_ZERO_WIDTH = re.compile("[\u200b\u200c\u2060-\u2064\ufeff]")
-_ZWJ_OUTSIDE_EMOJI = re.compile(r"(?<=[A-Za-z0-9])\u200d|\u200d(?=[A-Za-z0-9])")
+_TAG_CHARS = rx.compile("[\U000e0000-\U000e007f]")
+_BIDI_OVERRIDES = rx.compile("[\u202a-\u202e\u2066-\u2069]")
+_ZERO_WIDTH = rx.compile("[\u200b\u200c\u2060-\u2064\ufeff]")
+_ZWJ_OUTSIDE_EMOJI = rx.compile(r"(?<=[A-Za-z0-9])\u200d|\u200d(?=[A-Za-z0-9])")
 # Which words each rule needs before its regex can match (see neusym.regex_gate): most memories skip most rules.
 _GATE = RuleGate(rule.pattern for rule in RULES)
-_ALL_HIDDEN = re.compile("[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060-\u2064\ufeff]")
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
 _LEET_L = str.maketrans({"1": "l", "|": "l"})
-_LEET_WORD = re.compile(r"[\w@$!|]+")
-_LEET_CHARS = re.compile(r"[0-9@$!|]")
+_LEET_WORD = rx.compile(r"[\w@$!|]+")
+_LEET_CHARS = rx.compile(r"[0-9@$!|]")
 _KEYWORDS = frozenset(
     ["all", "ignore", "previous", "prior", "instructions", "instruction", "rules", "system", "prompt", "filters", "filter", "reveal", "jailbreak", "always", "never", "recommend", "disable", "follow", "safety", "policies", "guidelines", "tell", "disregard", "override", "assistant", "developer", "mode", "unrestricted", "promote", "secret", "password"])
-_SPACED = re.compile(r"\b(?:[A-Za-z](?: {1,2}|[.\-_*])){3,}[A-Za-z]\b")
-_MARKUP = re.compile(r"<!--|-->|<[^>]{1,200}>")
-_BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
+_SPACED = rx.compile(r"\b(?:[A-Za-z](?: {1,2}|[.\-_*])){3,}[A-Za-z]\b")
+_MARKUP = rx.compile(r"<!--|-->|<[^>]{1,200}>")
+_BASE64 = rx.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
 
 @dataclass(frozen=True)
 class Signal:
@@ -135,12 +135,12 @@ def _structural(text: str, self_ref: bool = True) -> list[Signal]:
     """
     directed = 0
     meta = others = False
-    for raw in re.split(r"(?<=[.!?;])\s+|\n+", text):
+    for raw in rx.split(r"(?<=[.!?;])\s+|\n+", text):
         sentence = raw.strip()
         if not sentence or (self_ref and _FIRST_PERSON.search(sentence)):
             continue
         body = _LEAD_IN.sub("", sentence)
-        first = re.match(r"[A-Za-z']+", body)
+        first = rx.match(r"[A-Za-z']+", body)
         if (first and first.group(0).lower() in _IMPERATIVE_VERBS) or _SECOND_PERSON_SUBJECT.match(body):
             directed += 1
             meta = meta or bool(_META_WORDS.search(sentence))
@@ -257,7 +257,7 @@ def _deleet(m: re.Match[str]) -> str:
 
 
 def _unspace(m: re.Match[str]) -> str:
-    return " ".join(re.sub(r"[ .\-_*]", "", word) for word in re.split(r" {2,}", m.group(0)))
+    return " ".join(rx.sub(r"[ .\-_*]", "", word) for word in rx.split(r" {2,}", m.group(0)))
 
 
 def _noisy_or(weights: list[float]) -> float:
@@ -320,7 +320,7 @@ class Screener:
         line: the verdict is the same, most memories are spared three more pattern searches."""
         user_channel = origin in ("user", "system")
         signals = self._signals(text, user_id=user_id, depth=0, self_ref=user_channel, shape=origin != "agent")
-        visible = intents.Folded(unicodedata.normalize("NFKC", _ALL_HIDDEN.sub("", text)))
+        visible = intents.Folded(visible_form(text))
         signals.extend(_intent_signals(visible, origin))
         risk = _noisy_or([s.weight for s in signals])
         directed = any(s.directed for s in signals)
@@ -360,7 +360,7 @@ class Screener:
         with imperatives all the time ("Try restarting the router")."""
         out: list[Signal] = []
         out.extend(self._hidden_chars(text))
-        visible = unicodedata.normalize("NFKC", _ALL_HIDDEN.sub("", text))
+        visible = visible_form(text)
         variants = [visible]
         # Markup is replaced by line breaks so hidden comments/spans are read as their own "turns", spaced-out
         # letters are re-joined ("i g n o r e") and leetspeak folded ("1gn0re") before the rules run again.
@@ -403,10 +403,10 @@ class Screener:
             out.append(Signal("zero_width_characters", "hidden", min(0.25 + 0.1 * zw, 0.6), f"{zw} zero-width"))
         return out
 
-    _TENANT_MARKER = re.compile(
+    _TENANT_MARKER = rx.compile(
         r"\b(?:user[_\- ]?id|tenant(?:[_\- ]?id)?|account[_\- ]?id|customer[_\- ]?id|uid)\s*[:=#]\s*[\"']?"
         r"([\w.@+\-]{2,64})", _I)
-    _TENANT_MENTION = re.compile(
+    _TENANT_MENTION = rx.compile(
         r"\b(?:for|about|of|from|to|on\s+behalf\s+of)\s+(?:the\s+)?(?:user|tenant|customer|account)\s+[\"']?"
         r"([\w.@+\-]{2,64})|\b(?:user|tenant)\s+[\"']?([\w.@+\-]{2,64})[\"']?'s\b", _I)
 

@@ -42,6 +42,7 @@ from neusym.governance.update_model import (
     statement,
     stem,
 )
+from neusym.language import regex as rx
 from neusym.llm import ChatModel, complete_json
 from neusym.record import MemoryRecord, MemoryStatus, Source, Triple
 from neusym.retrieval.lexical import STOPWORDS
@@ -59,8 +60,8 @@ _DETERMINERS = lex.wordset("""a an the my our his her their some der die das den
 el la los las un una unos unas mi mis le les l' une des du de d' mon ma mes""")
 _CONTRAST = lex.wordset("but rather instead sondern aber doch sino pero mais plutôt")
 """Words of an "X, not Y" frame that are no value ("no italiano sino portugués")."""
-_TOKEN = re.compile(r"[\w@][\w@.'’\-/]*\w|\w|[,;&]", re.UNICODE)
-_SPAN = re.compile(r"\"[^\"]{1,60}\"|“[^”]{1,60}”|[\w.+-]+@[\w-]+\.[\w.]+|\+?\d[\d\s./:-]*\d|\d"
+_TOKEN = rx.compile(r"[\w@][\w@.'’\-/]*\w|\w|[,;&]", re.UNICODE)
+_SPAN = rx.compile(r"\"[^\"]{1,60}\"|“[^”]{1,60}”|[\w.+-]+@[\w-]+\.[\w.]+|\+?\d[\d\s./:-]*\d|\d"
                    r"|\b(?!I\b|I')[A-ZÀ-Ý][\w'’-]*(?:\s+[A-ZÀ-Ý0-9][\w'’-]*)*")
 """Value-like spans (quotes, e-mails, numbers, capitalised runs), wherever they stand."""
 
@@ -218,7 +219,7 @@ def corrected_text(old_text: str, new_text: str, ended: set[str], *,
         return None
     text = (old_text[:a].rstrip() + old_text[b:]) if old_text[b:b + 1] in ".!?,;" or b >= len(old_text) else (
         old_text[:a] + old_text[b:])
-    return re.sub(r"\s{2,}", " ", text).strip(), ""
+    return rx.sub(r"\s{2,}", " ", text).strip(), ""
 
 
 class Rewrite(BaseModel):

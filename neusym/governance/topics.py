@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from neusym.knowledge.isa import Kind, find_kinds, senses_of, wordnet
+from neusym.language import regex as rx
 
 __all__ = ["CATEGORY_KINDS", "ROLES", "ROLE_KINDS", "TopicSense", "fold", "introduced_names", "language_of",
            "read_topic", "role_names", "role_words", "topic_descriptions"]
@@ -398,7 +399,7 @@ _PHRASES = {
     "_amount_": r"(?:[$£€]\s?\d[\d.,]*\s?k?\b|\b\d[\d.,\s]*\s?(?:euros?|eur|dollars?|bucks|quid|pesos|francs?)\b)",
 }
 _KEYWORDS = {w: name for name, cat in _CATEGORIES.items() for w in cat.keys.split()}
-_WORD = re.compile(r"[\w'’-]+")
+_WORD = rx.compile(r"[\w'’-]+")
 # words a request wraps its topic in, in any of the four languages
 _FILLER = _words(
     "a an the my our your his her their me i we of about with to and or for on in at all everything anything stuff "
@@ -406,7 +407,7 @@ _FILLER = _words(
     "mein meine meinen meinem meiner unser unsere die der das den dem des ein eine einen uber von mit und alles "
     "was ich zu mi mis nuestro nuestra nuestros el la los las lo un una de del sobre con y todo que sobre "
     "mon ma mes notre nos le la les l un une de du des sur avec et tout ce que")
-_POSSESSIVE = re.compile(r"^(?P<owner>[\w-]+?)(?:'s|s'|’s)$")
+_POSSESSIVE = rx.compile(r"^(?P<owner>[\w-]+?)(?:'s|s'|’s)$")
 
 
 @dataclass(frozen=True)
@@ -423,7 +424,7 @@ class TopicSense:
     kinds: tuple[str, ...] = ()  # WordNet synsets whose kinds a memory may name (categories', the topic's nouns')
     _exact: frozenset[str] = field(default=frozenset(), repr=False)
     _prefixes: tuple[str, ...] = field(default=(), repr=False)
-    _phrases: re.Pattern[str] | None = field(default=None, repr=False)
+    _phrases: rx.TextPattern | None = field(default=None, repr=False)
 
     @staticmethod
     def is_filler(word: str) -> bool:
@@ -447,7 +448,7 @@ class TopicSense:
                 return m.group(0)
         for token in _WORD.findall(text):
             # "l'hypertension", "d'argent": the elided article is not part of the word
-            word = re.split(r"['’]", token)[-1] if re.match(r"^\w{1,2}['’]", token) else token
+            word = rx.split(r"['’]", token)[-1] if rx.match(r"^\w{1,2}['’]", token) else token
             w = fold(word).strip("'-")
             if w in self._exact or w.removesuffix("s") in self._exact or any(w.startswith(p) for p in self._prefixes):
                 return word
@@ -520,7 +521,7 @@ def read_topic(topic: str) -> TopicSense:
                       cues=tuple(cues), person_roles=tuple(dict.fromkeys(person)), holder_roles=tuple(holders),
                       kinds=tuple(dict.fromkeys(kinds)),
                       _exact=exact, _prefixes=prefixes,
-                      _phrases=re.compile("|".join(phrases)) if phrases else None)
+                      _phrases=rx.compile("|".join(phrases)) if phrases else None)
 
 
 def _topic_kinds(words: list[str], topic: str) -> list[str]:
@@ -557,9 +558,9 @@ _NOT_NAMES = _words(
     "Mercredi Jeudi Vendredi Samedi Dimanche")
 
 
-def _role_pattern(words: list[str]) -> re.Pattern[str]:
+def _role_pattern(words: list[str]) -> rx.TextPattern:
     alt = "|".join(sorted((re.escape(w).replace(r"\-", "[-\\s]?") for w in words), key=len, reverse=True))
-    return re.compile(rf"\b(?:{alt})(?:s)?\b", re.IGNORECASE)
+    return rx.compile(rf"\b(?:{alt})(?:s)?\b", re.IGNORECASE)
 
 
 def role_names(role: str, text: str) -> list[str]:
@@ -576,8 +577,8 @@ def role_names(role: str, text: str) -> list[str]:
     out: list[str] = []
     pattern = _role_pattern(words)
     # "my landlord, Mr. Okafor", "mi jefa se llama Lucía Ortega", "mon chef de service s'appelle Dr Morel"
-    after = re.compile(rf"(?:\s+[a-zà-ÿ]+){{0,3}}?{_LINK}(?:{_TITLES}\s+)?(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD})?)")
-    before = re.compile(rf"(?:{_TITLES}\s+)?(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD})?)\s*[,(]?\s*(?:(?:is|was|ist|es|"
+    after = rx.compile(rf"(?:\s+[a-zà-ÿ]+){{0,3}}?{_LINK}(?:{_TITLES}\s+)?(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD})?)")
+    before = rx.compile(rf"(?:{_TITLES}\s+)?(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD})?)\s*[,(]?\s*(?:(?:is|was|ist|es|"
                         rf"est|c'est)\s+)?(?:my|our|the|mein|meine|meiner|unser|unsere|der|die|mi|nuestro|nuestra|el|la|"
                         rf"mon|ma|notre|le)\s+$")
     for m in pattern.finditer(folded):
@@ -592,7 +593,7 @@ def role_names(role: str, text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-_TITLED = re.compile(rf"\b{_TITLES}\s+(?P<name>{_NAME_WORD})")
+_TITLED = rx.compile(rf"\b{_TITLES}\s+(?P<name>{_NAME_WORD})")
 
 
 def introduced_names(text: str) -> set[str]:

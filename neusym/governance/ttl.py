@@ -21,6 +21,7 @@ import unicodedata
 from datetime import datetime, timedelta
 
 from neusym.governance.topics import language_of
+from neusym.language import regex as rx
 
 __all__ = ["stated_ttl", "ttl_of_memory"]
 
@@ -77,15 +78,15 @@ _SPAN_LEAD = (r"\b(?:for|over|during|within|in\s+the\s+next|valid\s+for|good\s+f
               r"valide)\s+(?:the\s+|die\s+|las\s+|los\s+|les\s+)?(?:next\s+|coming\s+|following\s+|nachsten\s+|"
               r"naechsten\s+|kommenden\s+|proximas\s+|proximos\s+|prochaines\s+|prochains\s+)?")
 _SPAN = [
-    re.compile(_SPAN_LEAD + _QTY + r"(?:\s+(?:prochaines|prochains|siguientes))?", _F),
-    re.compile(r"(?:^|[\s,;:(])(?:the\s+|die\s+|las\s+|los\s+|les\s+)?(?:next|coming|nachsten|naechsten|"
+    rx.compile(_SPAN_LEAD + _QTY + r"(?:\s+(?:prochaines|prochains|siguientes))?", _F),
+    rx.compile(r"(?:^|[\s,;:(])(?:the\s+|die\s+|las\s+|los\s+|les\s+)?(?:next|coming|nachsten|naechsten|"
                r"kommenden|proximas|proximos|prochaines|prochains)\s+" + _QTY, _F),
-    re.compile(r"\b(?:for|during|pendant|pour|durant|les|durante|las|los|die|fur|the)\s+(?:les\s+|las\s+|los\s+|"
+    rx.compile(r"\b(?:for|during|pendant|pour|durant|les|durante|las|los|die|fur|the)\s+(?:les\s+|las\s+|los\s+|"
                r"die\s+)?" + _NUM + r"\s+(?:prochaines|prochains|proximas|proximos|nachsten|naechsten|kommenden|"
                r"next|siguientes)\s+" + _UNIT + r"\b", _F),
-    re.compile(_QTY + r"\s+(?:from\s+now|lang|ab\s+jetzt|a\s+partir\s+de\s+ahora|a\s+partir\s+de\s+maintenant|"
+    rx.compile(_QTY + r"\s+(?:from\s+now|lang|ab\s+jetzt|a\s+partir\s+de\s+ahora|a\s+partir\s+de\s+maintenant|"
                r"desde\s+ahora)\b", _F),
-    re.compile(r"\b(?:for|fur|durante|por|pendant|pour)\s+(?:the\s+(?:next|coming|following)\s+|this\s+coming\s+|"
+    rx.compile(r"\b(?:for|fur|durante|por|pendant|pour)\s+(?:the\s+(?:next|coming|following)\s+|this\s+coming\s+|"
                r"die\s+nachste\s+|la\s+proxima\s+|"
                r"la\s+prochaine\s+|le\s+prochain\s+|an?\s+|eine\s+|einen\s+|un\s+|una\s+|une\s+)" + _BARE_UNIT
                + r"\b", _F),
@@ -114,10 +115,10 @@ _TOMORROW = (r"(?P<dat>the\s+day\s+after\s+tomorrow|ubermorgen|pasado\s+manana|a
 _WEEKEND = r"(?P<we>weekend|week-end|wochenende|fin\s+de\s+semana)"
 _TONIGHT = (r"(?P<tn>tonight|today|this\s+evening|end\s+of\s+(?:the\s+)?day|heute(?:\s+abend)?|heute\s+nacht|"
             r"hoy|esta\s+noche|ce\s+soir|aujourd'hui|cette\s+nuit)")
-_BOUND = re.compile(rf"\b{_UNTIL}\s+(?:the\s+|next\s+|this\s+|coming\s+|ce\s+|le\s+|el\s+|zum\s+)?(?:{_DAY}|"
+_BOUND = rx.compile(rf"\b{_UNTIL}\s+(?:the\s+|next\s+|this\s+|coming\s+|ce\s+|le\s+|el\s+|zum\s+)?(?:{_DAY}|"
                     rf"{_TOMORROW}|{_END}|{_TONIGHT}|{_WEEKEND})\b", _F)
 # "just for tonight", "only today", "for today only", "this week only", "for the rest of the day/week", "solo por hoy"
-_ONLY = re.compile(
+_ONLY = rx.compile(
     r"\b(?:(?:just|only)\s+(?:for\s+)?(?P<o1>today|tonight|this\s+evening|this\s+week|this\s+weekend|this\s+month)|"
     r"(?:for\s+)?(?P<o2>today|tonight|this\s+week|this\s+weekend|this\s+month)\s+only|"
     r"for\s+the\s+rest\s+of\s+(?:the\s+|this\s+|today)?(?P<o3>day|week|month|evening|night)?|"
@@ -132,7 +133,7 @@ _ONLY = re.compile(
     r"ce\s+week-end)|(?:pour\s+)?(?P<o6b>aujourd'hui|ce\s+soir|cette\s+semaine)\s+(?:seulement|uniquement))\b", _F)
 
 # what makes a duration not a TTL
-_HABIT = re.compile(
+_HABIT = rx.compile(
     r"\b(?:every|each|daily|weekly|nightly|usually|normally|typically|often|always|per\s+(?:day|week)|"
     r"(?:once|twice|times|\d+\s*(?:x|h|hours?|minutes?|mins?))\s+a\s+(?:day|week)|each\s+way|jeden|jede|jeder|taglich|immer|normalerweise|meistens|cada|todos\s+los|todas\s+las|"
     r"siempre|normalmente|chaque|tous\s+les|toutes\s+les|toujours|habituellement|d'habitude|most\s+(?:days|"
@@ -140,20 +141,20 @@ _HABIT = re.compile(
     r"thursdays|fridays|saturdays|sundays|montags|dienstags|mittwochs|donnerstags|freitags|samstags|sonntags|"
     r"a\s+night|a\s+day|por\s+las\s+(?:mananas|noches|tardes)|le\s+(?:lundi|mardi|mercredi|jeudi|vendredi|"
     r"samedi|dimanche)\s+(?:matin|soir))\b", _F)
-_PROPERTY = re.compile(
+_PROPERTY = rx.compile(
     r"\b(?:takes?|took|lasts?|lasted|long|duration|is\s+\d+\s*(?:min|minutes|hours)|dauert|dauerte|dura|duro|"
     r"dure|a\s+dure|tarda|tardo|braucht|prend)\b", _F)
-_PAST = re.compile(
+_PAST = rx.compile(
     r"\b(?:was|were|had|did|spent|lived|worked|stayed|studied|travel(?:l)?ed|used\s+to|ago|last\s+(?:year|month|"
     r"week|summer|winter)|after\s+(?:university|college|school)|back\s+then|in\s+(?:19|20)\d\d|war|waren|hatte|"
     r"gewohnt|gearbeitet|verbracht|vor\s+\w+\s+(?:jahren|monaten)|letztes\s+jahr|vivi|vivio|estuve|estuvo|trabaje|"
     r"pase|hace\s+\w+\s+anos|el\s+ano\s+pasado|j'ai\s+vecu|j'ai\s+travaille|j'etais|il\s+y\s+a|l'an\s+dernier|"
     r"l'annee\s+derniere)\b", _F)
-_PAST_WORDS = re.compile(
+_PAST_WORDS = rx.compile(
     r"\b(?:yesterday|last\s+night|earlier\s+today|the\s+other\s+day|gestern|vorgestern|ayer|anoche|hier|"
     r"slept|went|ran|sat|stood|drove|flew|swam|spoke|spent|took|left|met|felt|waited|schlief|fuhr|dormi|hablamos|"
     r"j'ai\s+dormi|nous\s+avons)\b", _F)
-_PAST_PARTICIPLE = re.compile(r"\b(\w+\s+)?(\w{3,}ed)\b")
+_PAST_PARTICIPLE = rx.compile(r"\b(\w+\s+)?(\w{3,}ed)\b")
 _NOT_PAST = frozenset({"need", "speed", "feed", "seed", "bed", "red", "shed", "proceed", "exceed", "succeed", "breed",
                        "embed", "indeed", "weed", "greed", "deed", "heed", "based", "used", "supposed", "scheduled",
                        "booked", "blocked", "closed", "reserved", "required", "allowed", "expected", "planned",
@@ -161,8 +162,8 @@ _NOT_PAST = frozenset({"need", "speed", "feed", "seed", "bed", "red", "shed", "p
                        "locked", "enabled", "disabled", "muted", "valid"})
 _COPULA = frozenset({"am", "is", "are", "be", "been", "being", "i'm", "you're", "we're", "they're", "it's", "get",
                      "got", "'m", "'re", "stay", "remain", "keep"})
-_IS_FOR = re.compile(r"\b(?:is|are|was|were|ist|es|est)\s+(?:only\s+)?(?:for|fur|por|pour)\s+" + _NUM + r"\b", _F)
-_LATER = re.compile(
+_IS_FOR = rx.compile(r"\b(?:is|are|was|were|ist|es|est)\s+(?:only\s+)?(?:for|fur|por|pour)\s+" + _NUM + r"\b", _F)
+_LATER = rx.compile(
     r"\b(?:in|im|en|au|de|from|ab|desde|des|starting|next)\s+(?:january|february|march|april|may|june|july|august|"
     r"september|october|november|december|januar|februar|marz|juni|juli|oktober|dezember|enero|febrero|marzo|"
     r"abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|janvier|fevrier|mars|avril|mai|juin|"
@@ -174,7 +175,7 @@ _LATER = re.compile(
 def _past_before(folded: str, start: int) -> bool:
     """A regular past tense before the duration in its clause ("we talked for an hour", "Caroline joined a program
     for LGBTQ youth over the weekend"), not a state ("I'm booked for")."""
-    window = re.split(r"[.!?;:]", folded[max(0, start - 80):start])[-1]
+    window = rx.split(r"[.!?;:]", folded[max(0, start - 80):start])[-1]
     for m in _PAST_PARTICIPLE.finditer(window):
         word = m.group(2)
         before = (m.group(1) or "").strip()
@@ -183,12 +184,12 @@ def _past_before(folded: str, start: int) -> bool:
     return False
 
 
-_REMINDER = re.compile(r"\b(?:remind|reminder|erinnere|erinnerung|recuerdame|recordatorio|rappelle-moi|rappel)\b",
+_REMINDER = rx.compile(r"\b(?:remind|reminder|erinnere|erinnerung|recuerdame|recordatorio|rappelle-moi|rappel)\b",
                        _F)
 
 
 def _number(word: str) -> float:
-    w = re.sub(r"\s+", " ", word.strip().lower())
+    w = rx.sub(r"\s+", " ", word.strip().lower())
     if w in _NUMBERS:
         return float(_NUMBERS[w])
     return float(w.replace(",", "."))
@@ -222,7 +223,7 @@ def _period(word: str) -> str | None:
     return None
 
 
-_UNTIL_ANY = re.compile(rf"\b{_UNTIL}\s+(?P<rest>[^,;.!?]{{1,40}})", _F)
+_UNTIL_ANY = rx.compile(rf"\b{_UNTIL}\s+(?P<rest>[^,;.!?]{{1,40}})", _F)
 _CLOCK_WORDS = {"midnight": (23, 59), "mitternacht": (23, 59), "medianoche": (23, 59), "minuit": (23, 59),
                 "noon": (12, 0), "midday": (12, 0), "mittag": (12, 0), "mediodia": (12, 0), "midi": (12, 0),
                 "lunchtime": (13, 0), "lunch": (13, 0), "this morning": (12, 0), "this afternoon": (18, 0),
@@ -239,9 +240,9 @@ _MONTH_OF = {w: m for m, words in _MONTHS.items() for w in words.split()}
 _HOLIDAYS = {"christmas": (12, 24), "xmas": (12, 24), "weihnachten": (12, 24), "navidad": (12, 24),
              "noel": (12, 24), "new year": (12, 31), "silvester": (12, 31), "neujahr": (12, 31),
              "ano nuevo": (12, 31), "nochevieja": (12, 31), "nouvel an": (12, 31), "jour de l'an": (12, 31)}
-_DAY_MONTH = re.compile(r"^(?:the\s+|el\s+|le\s+|zum\s+|dem\s+|den\s+|au\s+)?(?P<d>\d{1,2})(?P<ord>st|nd|rd|th|\.|er|o)?"
+_DAY_MONTH = rx.compile(r"^(?:the\s+|el\s+|le\s+|zum\s+|dem\s+|den\s+|au\s+)?(?P<d>\d{1,2})(?P<ord>st|nd|rd|th|\.|er|o)?"
                         r"(?:\s+(?:of\s+|de\s+)?(?P<m>[a-z]+))?(?![\w:])")
-_MONTH_DAY = re.compile(r"^(?:the\s+)?(?P<m>[a-z]+)\s+(?:the\s+)?(?P<d>\d{1,2})(?:st|nd|rd|th)?(?![\w:])")
+_MONTH_DAY = rx.compile(r"^(?:the\s+)?(?P<m>[a-z]+)\s+(?:the\s+)?(?P<d>\d{1,2})(?:st|nd|rd|th)?(?![\w:])")
 
 
 def _calendar_day(rest: str, lead: str, now: datetime) -> datetime | None:
@@ -258,7 +259,7 @@ def _calendar_day(rest: str, lead: str, now: datetime) -> datetime | None:
         return None
     day = int(m.group("d"))
     month = _MONTH_OF.get(m.group("m") or "")
-    dated = bool(month or m.groupdict().get("ord") or re.match(r"(?:the|el|le|zum|dem|den|au)\s", rest)
+    dated = bool(month or m.groupdict().get("ord") or rx.match(r"(?:the|el|le|zum|dem|den|au)\s", rest)
                  or lead.endswith(("au", "zum", "el")))
     if not dated or not 1 <= day <= 31:
         return None  # "until 5": a time of day, not a date
@@ -304,7 +305,7 @@ def _until_date(folded: str, now: datetime) -> datetime | None:
 
 
 _ONLY_GROUPS = ("o1", "o2", "o3", "o4", "o5", "o5b", "o6", "o6b", "o7", "o8", "o9")
-_EXPLICIT = re.compile(r"\b(?:next|coming|following|nachsten|naechsten|kommenden|proxim\w*|prochaine?s?|"
+_EXPLICIT = rx.compile(r"\b(?:next|coming|following|nachsten|naechsten|kommenden|proxim\w*|prochaine?s?|"
                        r"siguientes|rest)\b", _F)
 
 
@@ -320,7 +321,7 @@ def _bound(m: re.Match[str], now: datetime) -> datetime:
         return _calendar(now)
     if m.group("we"):
         # "until the weekend": up to Friday night; "through/over the weekend": to its end
-        through = re.match(r"(?:through|thru)", m.group(0), _F) is not None
+        through = rx.match(r"(?:through|thru)", m.group(0), _F) is not None
         return _calendar(now, weekday=6 if through else 4)
     nxt = m.group("end_next") or m.group("end_next_de")
     if nxt:
@@ -335,14 +336,14 @@ def _bound(m: re.Match[str], now: datetime) -> datetime:
 # a past form in Spanish, French or German ("estudié", "j'ai habité", "nous sommes restés", "ich habe ... gewohnt"):
 # read on the text with its accents, which carry the tense
 _PAST_FORMS = {
-    "es": re.compile(r"\b(?:\w{2,}[^\Wr]é|\w{2,}(?:ió|aron|ieron|aste|iste)|fui|fue|fueron|estuve|estuvo|tuve|tuvo|"
+    "es": rx.compile(r"\b(?:\w{2,}[^\Wr]é|\w{2,}(?:ió|aron|ieron|aste|iste)|fui|fue|fueron|estuve|estuvo|tuve|tuvo|"
                      r"hice|hizo)\b(?<!café)(?<!bebé)(?<!josé)(?<!puré)"),
-    "fr": re.compile(r"\b(?:j'ai|tu\s+as|il\s+a|elle\s+a|on\s+a|nous\s+avons|vous\s+avez|ils\s+ont|elles\s+ont)\s+"
+    "fr": rx.compile(r"\b(?:j'ai|tu\s+as|il\s+a|elle\s+a|on\s+a|nous\s+avons|vous\s+avez|ils\s+ont|elles\s+ont)\s+"
                      r"(?:\w+\s+)?\w{2,}(?:é|ée|és|ées|i|is|u|us|it)\b|"
                      r"\b(?:je\s+suis|tu\s+es|il\s+est|elle\s+est|on\s+est|nous\s+sommes|vous\s+êtes|ils\s+sont|"
                      r"elles\s+sont)\s+(?:\w+\s+)?(?:allé|venu|resté|parti|né|arrivé|rentré|sorti|tombé|mort|passé)e?s?\b|"
                      r"\b(?:j'étais|j'habitais|je\s+travaillais|il\s+y\s+a)\b"),
-    "de": re.compile(r"\b(?:habe|hast|hat|haben|habt)\b[^.!?;]*\bge\w{3,}(?:t|en)\b|\b(?:bin|bist|ist|sind|seid)\b"
+    "de": rx.compile(r"\b(?:habe|hast|hat|haben|habt)\b[^.!?;]*\bge\w{3,}(?:t|en)\b|\b(?:bin|bist|ist|sind|seid)\b"
                      r"[^.!?;]*\b(?:gewesen|geblieben|gegangen|gefahren|geflogen|gekommen|gereist|gezogen)\b|"
                      r"\b(?:wohnte|arbeitete|lebte|studierte|verbrachte|blieb|lernte)\b"),
 }
@@ -355,11 +356,11 @@ def _past_form(text: str) -> bool:
 
 
 # "I've been vegetarian for ten years", "I've known her for 20 years": a duration up to now, not from now
-_ONGOING = re.compile(r"\b(?:'ve|have|has|'s)\s+(?:\w+ly\s+)?(?:been|known|had|\w+ed|\w+en)\b|\b(?:seit|depuis|"
+_ONGOING = rx.compile(r"\b(?:'ve|have|has|'s)\s+(?:\w+ly\s+)?(?:been|known|had|\w+ed|\w+en)\b|\b(?:seit|depuis|"
                       r"desde\s+hace|llevo|llevamos)\b", _F)
 # "I meditate for 20 minutes before bed": a simple present action of the speaker is a habit; a state ("I'm at the
 # dentist for 45 minutes"), a plan ("I'll be offline") or a stay ("I stay at my parents' for a week") is not
-_SIMPLE_PRESENT = re.compile(r"\b(?:i|we|they)\s+(?:\w+ly\s+)?(?P<verb>[a-z]{3,})\b", _F)
+_SIMPLE_PRESENT = rx.compile(r"\b(?:i|we|they)\s+(?:\w+ly\s+)?(?P<verb>[a-z]{3,})\b", _F)
 _NOT_ACTION = frozenset({"am", "was", "were", "will", "shall", "would", "could", "should", "can", "cannot", "must",
                          "might", "may", "need", "want", "have", "had", "has", "are", "get", "got", "stay", "remain",
                          "keep", "work", "live", "use", "don't", "won't", "can't", "just", "also", "still", "only",
@@ -429,8 +430,8 @@ def stated_ttl(text: str, now: datetime) -> float | None:
     return seconds if seconds > 0 else None
 
 
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
-_TOKEN = re.compile(r"\w+")
+_SENTENCE = rx.compile(r"(?<=[.!?;])\s+|\n+")
+_TOKEN = rx.compile(r"\w+")
 
 
 def ttl_of_memory(content: str, source: str, now: datetime) -> float | None:

@@ -22,15 +22,17 @@ import functools
 import re
 from collections.abc import Iterable
 
+from neusym.language import regex as rx
+
 __all__ = ["ADDITIVE", "CHANGE", "CORRECTION", "ENDING", "FUNCTION_WORDS", "NEGATION", "ROLE_NOUNS", "Lexicon", "cue_positions",
            "words", "wordset"]
 
-_WORD = re.compile(r"[\w@][\w@.'\-/]*\w|\w", re.UNICODE)
+_WORD = rx.compile(r"[\w@][\w@.'\-/]*\w|\w", re.UNICODE)
 
 
 def mentions(text: str, name: str) -> bool:
     """Whether ``text`` names ``name`` as a whole word ("Ana" is not named in "Hana talked ..."); callers fold case."""
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+    return rx.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
 
 
 def words(text: str) -> list[str]:
@@ -64,7 +66,7 @@ class Lexicon:
     def __init__(self, entries: Iterable[str]) -> None:
         alternatives = sorted({" ".join(_part(p) for p in e.split()) for e in entries}, key=len, reverse=True)
         # at the start of a word (the text's start or after a space), a whole entry followed by a word's end
-        self._re = re.compile(r"(?<![^ ])(?=(?:" + "|".join(alternatives) + r")(?: |$))")
+        self._re = rx.compile(r"(?<![^ ])(?=(?:" + "|".join(alternatives) + r")(?: |$))")
 
     @functools.lru_cache(maxsize=8192)  # noqa: B019 - lexicons are module constants, never collected
     def positions(self, toks: tuple[str, ...]) -> tuple[int, ...]:

@@ -52,6 +52,7 @@ from neusym.governance.update_lexicon import (
     words,
     wordset,
 )
+from neusym.language import regex as rx
 from neusym.record import MemoryRecord
 from neusym.retrieval.lexical import STOPWORDS
 
@@ -182,17 +183,17 @@ FEATURES: tuple[str, ...] = (
 )
 """The pair model's inputs, in weight order."""
 
-_PAST = re.compile(
+_PAST = rx.compile(
     r"\b(?:used\s+to|use\s+to|when\s+(?:i|he|she|we|they)\s+(?:was|were)\s+(?:younger|little|a\s+(?:kid|child|"
     r"teen|teenager|student|boy|girl))|as\s+a\s+(?:kid|child|teen|teenager)|back\s+(?:then|in\s+the\s+day|in\s+\d{4}|"
     r"when)|years\s+ago|in\s+my\s+(?:youth|childhood|teens|twenties|thirties)|growing\s+up|formerly|"
     r"in\s+the\s+past|früher|als\s+kind|damals|antes\s+(?:solía|era|vivía|trabajaba)|solía|solían|de\s+niñ[oa]|"
     r"autrefois|quand\s+j'étais|dans\s+le\s+temps)\b", re.IGNORECASE)
-_EVENT_PAST = re.compile(r"\b(?:yesterday|last\s+(?:week|weekend|month|year|night|friday|saturday|sunday|monday|"
+_EVENT_PAST = rx.compile(r"\b(?:yesterday|last\s+(?:week|weekend|month|year|night|friday|saturday|sunday|monday|"
                          r"tuesday|wednesday|thursday)|\d+\s+(?:days?|weeks?|months?|years?)\s+ago|the\s+other\s+day)\b",
                          re.IGNORECASE)
 """A dated event ("last Friday", "yesterday"): something that happened, not a standing value to replace."""
-_VALUE = re.compile(r"\"[^\"]{1,60}\"|“[^”]{1,60}”|[\w.+-]+@[\w-]+\.[\w.]+|\+?\d[\d\s./:-]*\d|\d"
+_VALUE = rx.compile(r"\"[^\"]{1,60}\"|“[^”]{1,60}”|[\w.+-]+@[\w-]+\.[\w.]+|\+?\d[\d\s./:-]*\d|\d"
                     r"|(?<![.!?:]\s)(?<!^)\b(?!I\b|I')[A-ZÀ-Ý][\w'’-]*(?:\s+[A-ZÀ-Ý0-9][\w'’-]*)*")
 """Value-like spans: quotes, e-mails, numbers and capitalised words that do not open a sentence."""
 _PERSON_WORDS = frozenset(
@@ -207,7 +208,7 @@ _NOT_NAMES = frozenset(["the", "a", "an", "my", "our", "your", "his", "her", "th
                         "depuis", "inzwischen", "ahora", "maintenant", "désormais", "wir", "on", "got", "done", "understood"])
 
 
-_NEGATED = re.compile(r"\b(?:not|never|no|don't|doesn't|didn't|can't|won't|isn't|aren't|nicht|nie|kein\w*|nunca|"
+_NEGATED = rx.compile(r"\b(?:not|never|no|don't|doesn't|didn't|can't|won't|isn't|aren't|nicht|nie|kein\w*|nunca|"
                       r"jamás|ne|n'|pas|jamais)\b|n't\b", re.IGNORECASE)
 _NEW = frozenset(["new", "newly", "neu", "neue", "neuer", "neues", "neuen", "nuevo", "nueva", "nuevos", "nuevas",
                   "nouveau", "nouvel", "nouvelle", "nouveaux"])
@@ -297,13 +298,13 @@ meinem meiner mir mich wir unser unsere yo mi mis me nosotros nosotras nuestro n
 notre nos""")
 _INTERJECTIONS = wordset("""oops whoops ah oh ooh ugh hmm hm wow ok okay yay ha haha lol ups huch ach na naja oje
 vaya uy ay bueno pues oups bah ben bon euh oh là""")
-_HEADER = re.compile(r"^\s*(?:[\w-]+\s+){0,2}[\w-]+:\s+")
+_HEADER = rx.compile(r"^\s*(?:[\w-]+\s+){0,2}[\w-]+:\s+")
 """A label before a colon ("Address service: ...", "CRM sync: ...", "Got it: ..."): not the sentence's subject."""
 
 
 def _leading_name(text: str) -> str | None:
     """A capitalised word opening the text (after a header label), unless it is a function or cue word."""
-    m = re.match(r"\s*([A-ZÀ-Ý][\w'-]+)", _HEADER.sub("", text, count=1))
+    m = rx.match(r"\s*([A-ZÀ-Ý][\w'-]+)", _HEADER.sub("", text, count=1))
     if not m:
         return None
     w = m.group(1).split("'")[0].casefold()
@@ -435,7 +436,7 @@ def _endable(text: str) -> frozenset[str]:
     """Every word of ``text`` that an ending word or a clause-opening negation would end (see
     :func:`ended_values`), read once per text."""
     out: set[str] = set(negation_named(text))
-    for clause in re.split(r"(?<=[.!?;])\s+", text):
+    for clause in rx.split(r"(?<=[.!?;])\s+", text):
         toks = words(clause)
         stems = [_stem(w) for w in toks]
         named = {w for span in _value_spans(clause) for w in span.split()}  # "Quito" is a value, not "quit"
@@ -450,15 +451,15 @@ def negation_named(text: str) -> frozenset[str]:
     """The words a negation opening a clause names as wrong ("not piano, ukulele", "nicht den Astra", "pas Louis
     mais Lucas"): up to three words after it."""
     out: set[str] = set()
-    for clause in re.split(r"(?<=[.!?;])\s+", text):
-        for part in re.split(r"[,;:()!]", clause):
+    for clause in rx.split(r"(?<=[.!?;])\s+", text):
+        for part in rx.split(r"[,;:()!]", clause):
             ptoks = [_stem(w) for w in words(part)]
             if ptoks and ptoks[0] in NEGATION:
                 out |= set(ptoks[1:4])
     return frozenset(out)
 
 
-_LABEL = re.compile(r"^\s*(?:[\w-]+\s+){0,3}[\w-]+:\s+|\s*[(\[][^()\[\]]{0,40}[)\]]")
+_LABEL = rx.compile(r"^\s*(?:[\w-]+\s+){0,3}[\w-]+:\s+|\s*[(\[][^()\[\]]{0,40}[)\]]")
 """A label before a colon ("Local state note 12: ...") and a bracketed note ("(note 1-3)", "[ticket 4]")."""
 
 

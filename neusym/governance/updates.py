@@ -19,7 +19,9 @@ model, not the search, misses them. In a large tenant the search is what would s
 When the model says *update*, the new memory supersedes the old one if the slot holds one value at a time (one
 home, one employer) or if it ends or corrects the old value by name ("left Tesco", "not piano, ukulele"); otherwise
 (a second pet, another hobby) it is held for review. An update from a channel the policy trusts less than
-``update_min_trust`` (a document, an unknown origin) is held for review too. Every decision keeps its
+``update_min_trust`` (a document, an unknown origin) is held for review too. A hold needs the older memory to be at
+least as confident as the new one: a less confident older memory (junk kept as an observation) never hides a
+confident later statement from search. Every decision keeps its
 probability, slot, similarities, the features that weighed most and its reason in the audit. When the old memory
 lists several values and the update names one of them, the engine also writes its corrected successor
 (:mod:`neusym.governance.successors`).
@@ -135,10 +137,14 @@ class UpdateDetector:
     slot_clear = 0.0  # how far its best slot must score above every background text for that search
 
     def __init__(self, derived: DerivedIndexes, queries: GovernanceQueries, embed: Embed | None,
-                 *, min_trust: Callable[[str], bool] | None = None, model: PairModel | None = None) -> None:
+                 *, min_trust: Callable[[str], bool] | None = None, model: PairModel | None = None,
+                 embed_table: Embed | None = None) -> None:
         self.derived = derived
         self.queries = queries
         self.embed = embed
+        # the slot descriptions are the same texts on every start: embedded through a disk cache when the engine
+        # gives one (neusym.embeddings.tables), else by ``embed``
+        self.embed_table = embed_table
         self.model = model or PairModel()
         self.trusted = min_trust or (lambda origin: True)
         self._slots: np.ndarray | None = None
@@ -152,7 +158,7 @@ class UpdateDetector:
         if self._slots is None and self.embed is not None:
             texts = [d for s in SLOTS for d in s.descriptions] + list(BACKGROUND)
             self._owner = np.asarray([k for k, s in enumerate(SLOTS) for _ in s.descriptions], dtype=np.int64)
-            self._slots = _unit(np.asarray(self.embed(texts), dtype=np.float32))
+            self._slots = _unit(np.asarray((self.embed_table or self.embed)(texts), dtype=np.float32))
         return self._slots
 
     def scores(self, unit: np.ndarray) -> np.ndarray:
@@ -478,6 +484,15 @@ class UpdateDetector:
                    "an older memory")
             if v.batch is not None:  # an earlier candidate of this batch: it is created as history directly
                 v.batch.record = mark_superseded(v.batch.record, t_new)
+            return
+        if old.confidence < rec.confidence:
+            # A hold keeps the new memory out of default reads until someone looks: only an older memory at least
+            # as credible may cost it that. A less confident one ("x y z" kept as a 0.6 observation, a weaker
+            # channel's record) states no value worth defending against a confident later statement, which is
+            # stored current; the pair stays visible in the audit.
+            entry["why"] = f"older memory less confident ({old.confidence:.2f} < {rec.confidence:.2f}): not held"
+            d.add_detail("update_not_held", entry)
+            d.note(f"possible update of a less confident older memory (p={v.probability:.2f}): not held for review")
             return
         entry["why"] = ("multi-valued slot" if trusted else f"less trusted origin {rec.source.origin}")
         entry["mark_other"] = False

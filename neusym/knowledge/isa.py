@@ -28,7 +28,6 @@ per word. English only: WordNet has no other language here.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -36,6 +35,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from neusym.language import regex as rx
 
 __all__ = ["DATA", "Kind", "Phrase", "Reading", "WordNet", "categories", "can_name", "find_kinds", "is_a", "lexname", "names_in", "phrases", "senses_of", "wordnet"]
 
@@ -337,7 +338,7 @@ class Kind:
         return f"{self.phrase!r} is a kind of {target}" if r.depth else f"{self.phrase!r} names {target}"
 
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_WORD = rx.compile(r"[A-Za-z][A-Za-z'-]*")
 _SKIP = _words("""a an the and or but of to in on at for with from by as is are was were be been being am i you he
 she it we they me him her us them my your his its our their this that these those there here not no so very too also
 just really what which who whom whose when where why how all any some each every more most other such only own same

@@ -4,7 +4,7 @@ Public pieces: :class:`LLMReflector` / :class:`ExtractiveReflector` with :func:`
 budgeted), :class:`ReflectionScheduler` + :class:`ReflectionPolicy` (background triggers), :class:`ContextBuilder`
 (prompt context within a token budget), :class:`QueryRewriter`, and :class:`Reflection` (what ``reflect``
 returns). The service behind ``mem.reflection`` (``reflect``, ``session_end``, ``build_context``,
-``rewrite_query``, ``enable_auto_reflection``) is :mod:`neusym.services.reflection`.
+``rewrite_query``, ``enable_auto``) is :mod:`neusym.services.reflection`.
 """
 
 from neusym.reflection.api import Reflection

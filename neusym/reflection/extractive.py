@@ -10,11 +10,11 @@ top of the summary so they survive any trimming.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from neusym.language import regex as rx
 from neusym.record import MemoryRecord
 from neusym.reflection.prompts import ConflictNote, ReflectionOutput, render_memory
 from neusym.reflection.tokens import ReflectionBudget, TokenCounter
@@ -23,8 +23,8 @@ from neusym.retrieval.lexical import tokenize
 __all__ = ["ExtractiveReflector", "find_triple_conflicts"]
 
 _SYNTH_PREFIX = "partial:"
-_DIGIT = re.compile(r"\d")
-_GROUP_LINE = re.compile(r"^([^:;\n]{1,60}):\s+(.+)$")
+_DIGIT = rx.compile(r"\d")
+_GROUP_LINE = rx.compile(r"^([^:;\n]{1,60}):\s+(.+)$")
 _CONFLICTS = "Conflicts"
 
 

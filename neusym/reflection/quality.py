@@ -9,12 +9,12 @@ question-relevant sources with the summary.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from neusym.errors import ExtractionError
+from neusym.language import regex as rx
 from neusym.record import MemoryRecord
 from neusym.reflection.prompts import QUALITY_SYSTEM, QualityVerdict, quality_user_prompt, render_memory
 from neusym.reflection.tokens import TokenCounter, get_token_counter
@@ -24,7 +24,7 @@ __all__ = ["QualityReport", "check_quality"]
 
 log = logging.getLogger(__name__)
 
-_KEY = re.compile(r"\b\d[\d:/.,-]*\b|\b[A-Z][\w'-]+\b")
+_KEY = rx.compile(r"\b\d[\d:/.,-]*\b|\b[A-Z][\w'-]+\b")
 
 
 @dataclass

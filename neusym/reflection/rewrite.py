@@ -17,6 +17,7 @@ from typing import Any
 
 from neusym.errors import ExtractionError
 from neusym.ingest import normalize_messages
+from neusym.language import regex as rx
 from neusym.reflection.prompts import REWRITE_SYSTEM, RewriteOutput, rewrite_user_prompt
 from neusym.retrieval.lexical import STOPWORDS, tokenize
 
@@ -24,12 +25,12 @@ __all__ = ["QueryRewriter", "RewriteResult", "looks_vague"]
 
 log = logging.getLogger(__name__)
 
-_DEICTIC = re.compile(
+_DEICTIC = rx.compile(
     r"\b(it|its|that|this|those|these|they|them|their|there|he|him|his|she|her|the same|that one|so far|anything "
     r"new|any news|any update|how about|what about)\b", re.IGNORECASE)
-_FOLLOW_UP_START = re.compile(r"^\s*(and|also|so|then|but|what about|how about|and what)\b", re.IGNORECASE)
-_NAME = re.compile(r"\b[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*")
-_WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+_FOLLOW_UP_START = rx.compile(r"^\s*(and|also|so|then|but|what about|how about|and what)\b", re.IGNORECASE)
+_NAME = rx.compile(r"\b[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*")
+_WORD = rx.compile(r"[^\W\d_]{3,}", re.UNICODE)
 
 
 def looks_vague(query: str, max_words: int = 10) -> bool:

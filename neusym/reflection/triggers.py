@@ -37,7 +37,7 @@ JobKind = str
 
 class ReflectionPolicy(BaseModel):
     """When background reflection runs. ``NeuSymMemory(reflection=ReflectionPolicy(...))`` or
-    ``mem.enable_auto_reflection(every_n=20)``."""
+    ``mem.reflection.enable_auto(every_n=20)``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

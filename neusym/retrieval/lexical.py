@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from neusym.errors import IndexCorruptionError
+from neusym.language import regex as rx
 
 __all__ = ["STOPWORDS", "LexicalIndex", "tokenize"]
 
@@ -25,7 +26,7 @@ STOPWORDS = frozenset(
     ["a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with", "from", "into", "onto", "about", "as", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "doing", "have", "has", "had", "having", "i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "you", "your", "yours", "he", "him", "his", "she", "her", "hers", "it", "its", "they", "them", "their", "theirs", "this", "that", "these", "those", "there", "here", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so", "than", "too", "very", "s", "t", "can", "will", "just", "don", "should", "now", "would", "could", "shall", "may", "might", "must", "also", "ever", "yet", "up", "down", "out", "over", "under", "again", "further", "once", "get", "got", "let", "lets", "oh", "ok", "okay", "yeah", "yes", "hey", "hi", "hello", "really", "just", "like", "well"]
 )
 
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_TOKEN = rx.compile(r"[^\W_]+", re.UNICODE)
 
 
 def _stem(tok: str) -> str:

@@ -18,6 +18,7 @@ import numpy as np
 
 from neusym.extraction import entity_key
 from neusym.extraction.vocabulary import topic_predicates
+from neusym.language import regex as rx
 from neusym.record import Scope, ScoreExplanation, SearchResult
 from neusym.retrieval.config import RetrievalConfig
 from neusym.retrieval.derived import DerivedIndexes
@@ -46,7 +47,7 @@ class DenseSearch(Protocol):
 
 _STAGE2 = {"id": stage2_statement("id"), "nid": stage2_statement("nid")}
 _STAGE1_FIELDS = frozenset({"similarity", "dense", "lexical", "dense_rank", "lexical_rank"})
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+_WORD = rx.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
 
 @dataclass

@@ -10,18 +10,19 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from neusym.extraction.dates import MONTH_PATTERN, MONTHS
+from neusym.language import regex as rx
 
 __all__ = ["parse_time_window"]
 
 _MONTHS = MONTHS  # one spelling of month names for extraction and retrieval (neusym.extraction.dates)
 _MONTH_RE = MONTH_PATTERN
-_RE_MONTH_YEAR = re.compile(rf"\b({_MONTH_RE})\.?,?\s+(\d{{4}})\b", re.IGNORECASE)
-_RE_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_RE})\.?,?\s+(\d{{4}})\b", re.IGNORECASE)
-_RE_MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE)
-_RE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_RE_YEAR = re.compile(r"\b(?:in|during|of|since)\s+(19\d{2}|20\d{2})\b", re.IGNORECASE)
-_RE_IN_MONTH = re.compile(rf"\b(?:in|during|last|this)\s+({_MONTH_RE})\b", re.IGNORECASE)
-_RE_AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six)\s+(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
+_RE_MONTH_YEAR = rx.compile(rf"\b({_MONTH_RE})\.?,?\s+(\d{{4}})\b", re.IGNORECASE)
+_RE_DAY_MONTH_YEAR = rx.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_RE})\.?,?\s+(\d{{4}})\b", re.IGNORECASE)
+_RE_MONTH_DAY_YEAR = rx.compile(rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE)
+_RE_ISO = rx.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_RE_YEAR = rx.compile(r"\b(?:in|during|of|since)\s+(19\d{2}|20\d{2})\b", re.IGNORECASE)
+_RE_IN_MONTH = rx.compile(rf"\b(?:in|during|last|this)\s+({_MONTH_RE})\b", re.IGNORECASE)
+_RE_AGO = rx.compile(r"\b(\d+|a|an|one|two|three|four|five|six)\s+(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
 _NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 
 

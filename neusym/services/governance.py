@@ -1,7 +1,8 @@
 """The governance service: forgetting, the janitor, review, rollback, history and the policy, on the Engine.
 
-``mem.governance`` is this object; ``NeuSymMemory``'s governance methods delegate to it. Every method resolves its
-scope through :meth:`Engine.scope <neusym.engine.Engine.scope>` (a tenant, the configured default user, or
+``mem.governance`` is this object, one of the memory's three doors (``mem.forget`` and ``mem.history`` run here
+too). Every method takes a ``scope`` or its ids as keywords (``user_id="ana"``) and resolves it
+through :meth:`Engine.scope <neusym.engine.Engine.scope>` (a tenant, the configured default user, or
 ``all_tenants=True`` where an operator path allows it) and writes through one :meth:`Engine.mutation
 <neusym.engine.Engine.mutation>`. Every method that moves time-dependent state takes ``now`` (epoch seconds or a
 datetime) so tests and replays can run on a simulated clock.
@@ -15,7 +16,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from neusym.engine import Engine, Mutation
 from neusym.engine.candidates import check_ids, check_k
@@ -36,8 +37,9 @@ from neusym.governance.forgetting import (
 from neusym.governance.lifecycle import JanitorReport, run_janitor
 from neusym.governance.policy import GovernancePolicy
 from neusym.governance.review import REVIEW_KINDS, ReviewItem, list_review
-from neusym.record import MemoryRecord, MemoryStatus, Scope, as_epoch
+from neusym.record import SCOPE_KEYS, MemoryRecord, MemoryStatus, Scope, ScopeIds, as_epoch
 from neusym.services.review import ReviewDecisions
+from neusym.symbolic.store import RELATIONS
 
 __all__ = ["Governance"]
 
@@ -61,21 +63,21 @@ class Governance:
     """See the module docstring."""
 
     def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.decisions = ReviewDecisions(engine, self._purge)
+        self._engine = engine
+        self._decisions = ReviewDecisions(engine, self._purge)
         self._janitor: tuple[threading.Thread, threading.Event] | None = None
         self._attributes: AttributeResolver | None = None
 
     # ------------------------------------------------------------------ policy
     @property
     def policy(self) -> GovernancePolicy:
-        return self.engine.governor.policy
+        return self._engine.governor.policy
 
     def configure(self, policy: GovernancePolicy | None = None, *, llm: Any = None,
                   **changes: Any) -> GovernancePolicy:
         """Replace the policy and/or change fields of it (``configure(conflict_strategy="ask")``); ``llm`` sets
         the model used by the judge and arbiter when the policy enables them."""
-        gov = self.engine.governor
+        gov = self._engine.governor
         if llm is not None:
             gov.set_llm(llm)
         base = policy or gov.policy
@@ -87,7 +89,7 @@ class Governance:
 
     # ------------------------------------------------------------------ forgetting
     def _purger(self, m: Mutation) -> Purger:
-        e = self.engine
+        e = self._engine
         return Purger(e.store, e.derived, e.governor.queries, e.embedder, e.governor.policy, sync=m.sync)
 
     def _purge(self, m: Mutation, ids: Sequence[str], scope: Scope, extra_texts: Sequence[str] = (),
@@ -96,13 +98,13 @@ class Governance:
         return self._purger(m).purge(ids, scope, extra_texts=extra_texts, rewrite=rewrite)
 
     def forget_preview(self, query: str, *, scope: ScopeArg = None, limit: int | None = None,
-                       statuses: Sequence[str] = ALL_STATUSES) -> ForgetPreview:
+                       statuses: Sequence[str] = ALL_STATUSES, **scope_ids: Unpack[ScopeIds]) -> ForgetPreview:
         """What ``forget(query=...)`` would remove: topic (predicate), entity and semantic matches, every status."""
-        e = self.engine
+        e = self._engine
         e.check_open()
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("query must be a non-empty string")
-        sc = e.scope(scope, what="forget_preview")
+        sc = e.scope(scope, what="forget_preview", **scope_ids)
         e.sync()
         qvec, descriptions, dvecs, wvecs = topic_vectors(e.embedder, forget_topic(query))
         return find_by_meaning(query, sc, store=e.store, derived=e.derived, queries=e.governor.queries,
@@ -112,11 +114,19 @@ class Governance:
     def forget(self, ids: str | Sequence[str] | None = None, *, query: str | None = None,
                preview: ForgetPreview | None = None, scope: ScopeArg = None, everything: bool = False,
                hard: bool = False, confirm: bool | None = None, reason: str = "forgotten on request",
-               actor: str = "user", now: datetime | float | None = None) -> ForgetReport:
-        """See :meth:`neusym.NeuSymMemory.forget`."""
-        e = self.engine
+               actor: str = "user", now: datetime | float | None = None,
+               **scope_ids: Unpack[ScopeIds]) -> ForgetReport:
+        """Forget memories by id, by meaning (``query``, or a ``preview`` from :meth:`forget_preview`) or a whole
+        scope (``everything=True``).
+
+        Soft (default) archives: invisible to default reads, kept for audit, purged by the janitor after the
+        retention period. ``hard=True`` purges now from the graph (node, MENTIONS/RELATES, orphaned entities,
+        fulltext), FAISS, the BM25 index, the embedding cache and the content of audit entries.
+        A ``query`` returns only a preview unless ``confirm=True``: forgetting by meaning should be looked at first.
+        """
+        e = self._engine
         e.check_open()
-        sc = e.scope(scope, what="forget")
+        sc = e.scope(scope, what="forget", **scope_ids)
         given = [x is not None for x in (ids, query, preview)] + [everything]
         if sum(given) != 1:
             raise InvalidInputError("pass exactly one of ids, query, preview or everything=True")
@@ -164,14 +174,14 @@ class Governance:
         out: list[str] = []
         after = 0
         while True:
-            rows = self.engine.governor.queries.scope_page(sc, after, _PAGE)
+            rows = self._engine.governor.queries.scope_page(sc, after, _PAGE)
             out.extend(str(r["id"]) for r in rows)
             if len(rows) < _PAGE:
                 return out
             after = int(rows[-1]["nid"])
 
     def _archive(self, ids: Sequence[str], sc: Scope, at: float, flag: str) -> dict[str, dict[str, Any]]:
-        store = self.engine.store
+        store = self._engine.store
         found = [r for r in store.get(list(dict.fromkeys(ids)), sc) if r.status is not MemoryStatus.ARCHIVED]
         store.set_props([(r.id, {"status": MemoryStatus.ARCHIVED.value, "archived_at": at,
                                  "flags": list(dict.fromkeys([*r.flags, flag]))}) for r in found], sc)
@@ -182,7 +192,7 @@ class Governance:
                       now: datetime | float | None = None) -> ForgetReport:
         """Right to be forgotten: hard-delete every memory, entity and cached vector of a tenant and strip the
         content from its audit trail (the events and ids stay, as the audit must)."""
-        e = self.engine
+        e = self._engine
         e.check_open()
         if not isinstance(user_id, str) or not user_id:
             raise ScopeError("forget_tenant needs a user_id")
@@ -211,15 +221,15 @@ class Governance:
 
     # ------------------------------------------------------------------ lifecycle
     def run_janitor(self, *, now: datetime | float | None = None, scope: ScopeArg = None, all_tenants: bool = False,
-                    dry_run: bool = False) -> JanitorReport:
+                    dry_run: bool = False, **scope_ids: Unpack[ScopeIds]) -> JanitorReport:
         """One janitor pass (TTL expiry, decay, archive, purge) over a tenant's scope, or every tenant with
         ``all_tenants=True``."""
-        e = self.engine
+        e = self._engine
         e.check_open()
-        if all_tenants and scope is not None and not Scope.coerce(
-                dict(scope) if isinstance(scope, Mapping) else scope).is_empty:
+        given = Scope.coerce(dict(scope) if isinstance(scope, Mapping) else scope, **scope_ids)
+        if all_tenants and not given.is_empty:
             raise ScopeError("pass either a scope or all_tenants=True, not both")
-        sc = e.scope(scope, all_tenants=all_tenants, what="run_janitor", admin=True)
+        sc = e.scope(given, all_tenants=all_tenants, what="run_janitor", admin=True)
         with e.mutation(sc) as m:
             if not dry_run:  # writes an interrupted process left half done (a purge, an edit, a restore's staging)
                 e.store.recover()
@@ -240,17 +250,19 @@ class Governance:
                     m.persist()
         return report
 
-    def start_janitor(self, interval: float = 3600.0, *, scope: ScopeArg = None, all_tenants: bool = False) -> None:
-        """Run the janitor every ``interval`` seconds in a daemon thread (stopped by ``stop_janitor``/``close``)."""
+    def start_janitor(self, interval: float = 3600.0, *, scope: ScopeArg = None, all_tenants: bool = False,
+                      **scope_ids: Unpack[ScopeIds]) -> None:
+        """Run the janitor every ``interval`` seconds in a daemon thread (stopped by ``stop_janitor``/``close``),
+        over a tenant or, with ``all_tenants=True``, every tenant."""
         if isinstance(interval, bool) or not isinstance(interval, int | float) or interval <= 0:
             raise InvalidInputError("interval must be a positive number of seconds")
-        sc = self.engine.scope(scope, all_tenants=all_tenants, what="start_janitor", admin=True)
+        sc = self._engine.scope(scope, all_tenants=all_tenants, what="start_janitor", admin=True, **scope_ids)
         self.stop_janitor()
         stop = threading.Event()
 
         def loop() -> None:
             while not stop.wait(interval):
-                if self.engine.closed:
+                if self._engine.closed:
                     return
                 try:
                     self.run_janitor(scope=None if all_tenants else sc, all_tenants=all_tenants)
@@ -269,79 +281,96 @@ class Governance:
             if thread is not threading.current_thread():
                 thread.join(timeout)
 
+    def refresh_expiry(self, expires_at: Mapping[str, datetime | float], *, scope: ScopeArg = None,
+                       **scope_ids: Unpack[ScopeIds]) -> int:
+        """Move the expiry of memories that have a TTL (``{id: new expiry}``) in one unaudited statement, e.g. a
+        read-refreshed TTL (the LangGraph store's ``refresh_on_read``); returns how many moved (others of the scope,
+        gone, or without a TTL are skipped)."""
+        return self._engine.refresh_expiry(expires_at, scope=self._engine.scope(scope, what="refresh_expiry",
+                                                                               **scope_ids))
+
     @property
     def janitor_running(self) -> bool:
         return self._janitor is not None and self._janitor[0].is_alive()
 
     # ------------------------------------------------------------------ review
     def review_queue(self, kind: str | None = None, *, scope: ScopeArg = None, limit: int = 100,
-                     all_tenants: bool = False) -> list[ReviewItem]:
+                     all_tenants: bool = False, **scope_ids: Unpack[ScopeIds]) -> list[ReviewItem]:
         """Items waiting for a decision: ``quarantine``, ``conflict``, ``dedup``, ``contradiction``, ``suspicious``."""
         if kind is not None and kind not in REVIEW_KINDS:
             raise InvalidInputError(f"unknown review kind {kind!r}; use one of {', '.join(REVIEW_KINDS)}")
-        e = self.engine
+        e = self._engine
         e.check_open()
-        sc = e.scope(scope, all_tenants=all_tenants, what="review_queue", admin=True)
+        sc = e.scope(scope, all_tenants=all_tenants, what="review_queue", admin=True, **scope_ids)
         return list_review(e.governor.queries, sc, kind, check_k(limit, "limit"))
 
-    def _target(self, memory_id: str, scope: ScopeArg, what: str) -> tuple[MemoryRecord, Scope]:
-        e = self.engine
+    def _target(self, item: str | ReviewItem, scope: ScopeArg, what: str,
+                ids: Mapping[str, Any]) -> tuple[MemoryRecord, Scope]:
+        """The memory a decision is about (an id, or a :class:`ReviewItem` from :meth:`review_queue`), read in the
+        caller's scope, and the tenant-wide scope the decision works in."""
+        memory_id = item.memory_id if isinstance(item, ReviewItem) else item
+        e = self._engine
         e.check_open()
-        sc = e.scope(scope, what=what)
+        sc = e.scope(scope, what=what, **ids)
         found = e.store.get(check_ids(memory_id)[:1], sc)
         if not found:
             raise RecordNotFoundError(f"no memory {memory_id!r} in scope {sc.as_params()}")
         # decisions work tenant-wide: a conflict's other side may live in another session of the same user
         return found[0], Scope(user_id=found[0].scope.user_id or sc.user_id)
 
-    def review_approve(self, memory_id: str, *, scope: ScopeArg = None, actor: str = "reviewer",
-                       reason: str = "approved") -> MemoryRecord:
+    def review_approve(self, memory_id: str | ReviewItem, *, scope: ScopeArg = None, actor: str = "reviewer",
+                       reason: str = "approved", **scope_ids: Unpack[ScopeIds]) -> MemoryRecord:
         """Accept an item: release from quarantine, make a conflicting value current, confirm a merge, or
         acknowledge that a flagged contradiction is fine."""
-        rec, sc = self._target(memory_id, scope, "review_approve")
-        with self.engine.mutation(sc) as m:
-            return self.decisions.approve(m, self._current(rec, sc), sc, actor, reason)
+        rec, sc = self._target(memory_id, scope, "review_approve", scope_ids)
+        with self._engine.mutation(sc) as m:
+            return self._decisions.approve(m, self._current(rec, sc), sc, actor, reason)
 
-    def review_reject(self, memory_id: str, *, scope: ScopeArg = None, actor: str = "reviewer",
-                      reason: str = "rejected") -> MemoryRecord | None:
+    def review_reject(self, memory_id: str | ReviewItem, *, scope: ScopeArg = None, actor: str = "reviewer",
+                      reason: str = "rejected", **scope_ids: Unpack[ScopeIds]) -> MemoryRecord | None:
         """Refuse an item: purge a quarantined one, let the other value of a conflict win, keep a suspected
         duplicate as its own memory, or archive the wrong side of a contradiction."""
-        rec, sc = self._target(memory_id, scope, "review_reject")
-        with self.engine.mutation(sc) as m:
-            return self.decisions.reject(m, self._current(rec, sc), sc, actor, reason)
+        rec, sc = self._target(memory_id, scope, "review_reject", scope_ids)
+        with self._engine.mutation(sc) as m:
+            return self._decisions.reject(m, self._current(rec, sc), sc, actor, reason)
 
-    def review_edit(self, memory_id: str, content: str | None = None, *, approve_after: bool = True,
+    def review_edit(self, /, memory_id: str | ReviewItem, content: str | None = None, *, approve_after: bool = True,
                     scope: ScopeArg = None, actor: str = "reviewer", reason: str = "edited in review",
                     **fields: Any) -> MemoryRecord:
-        """Correct an item (text and/or fields, versioned and audited), then approve it unless told not to."""
-        rec, sc = self._target(memory_id, scope, "review_edit")
-        with self.engine.mutation(sc) as m:
-            edited = self.engine.reviewed_update(rec.id, content, scope=sc, actor=actor, reason=reason, **fields)
+        """Correct an item (text and/or fields, versioned and audited), then approve it unless told not to.
+        ``fields`` are :meth:`NeuSymMemory.update <neusym.NeuSymMemory.update>`'s (scope ids may be among them)."""
+        ids = {k: fields.pop(k) for k in SCOPE_KEYS if k in fields}
+        rec, sc = self._target(memory_id, scope, "review_edit", ids)
+        with self._engine.mutation(sc) as m:
+            edited = self._engine.reviewed_update(rec.id, content, scope=sc, actor=actor, reason=reason, **fields)
             if approve_after:
-                return self.decisions.approve(m, edited, sc, actor, reason)
+                return self._decisions.approve(m, edited, sc, actor, reason)
             return edited
 
     def rollback(self, memory_id: str, *, audit_id: str | None = None, scope: ScopeArg = None,
-                 actor: str = "user", reason: str = "rollback") -> MemoryRecord:
+                 actor: str = "user", reason: str = "rollback", **scope_ids: Unpack[ScopeIds]) -> MemoryRecord:
         """Undo the latest (or the given) reversible change: an edit, a supersession, an archive/soft forget, or
-        a conflict mark. The rollback itself is audited and can be rolled back like an edit."""
-        rec, sc = self._target(memory_id, scope, "rollback")
-        with self.engine.mutation(sc) as m:
-            return self.decisions.rollback(m, rec.id, sc, audit_id, actor, reason)
+        a conflict mark. The rollback itself is audited and can be rolled back like an edit. Undoing a
+        supersession leaves exactly one current value: the newer memory becomes the history."""
+        rec, sc = self._target(memory_id, scope, "rollback", scope_ids)
+        with self._engine.mutation(sc) as m:
+            return self._decisions.rollback(m, rec.id, sc, audit_id, actor, reason)
 
     def _current(self, rec: MemoryRecord, sc: Scope) -> MemoryRecord:
         """The item as it is now that the lock is held (another writer may have decided it meanwhile)."""
-        found = self.engine.store.get([rec.id], sc)
+        found = self._engine.store.get([rec.id], sc)
         if not found:
             raise RecordNotFoundError(f"no memory {rec.id!r} in scope {sc.as_params()}")
         return found[0]
 
     # ------------------------------------------------------------------ history
-    def history(self, memory_id: str, *, scope: ScopeArg = None) -> list[dict[str, Any]]:
-        """One memory's audit trail, oldest first, on the caller's full scope."""
-        e = self.engine
+    def history(self, memory_id: str, *, scope: ScopeArg = None,
+                **scope_ids: Unpack[ScopeIds]) -> list[dict[str, Any]]:
+        """One memory's audit trail, oldest first, on the caller's full scope (another agent's or session's memory
+        shows nothing)."""
+        e = self._engine
         e.check_open()
-        sc = e.scope(scope, what="history")
+        sc = e.scope(scope, what="history", **scope_ids)
         return e.store.audit_for(check_ids(memory_id)[0], sc)
 
     def predicate_for(self, attribute: str) -> str:
@@ -349,34 +378,53 @@ class Governance:
         -> ``reports_to``); a predicate name is returned as it is (see :mod:`neusym.governance.attributes` for the
         names and how the mapping works)."""
         if self._attributes is None:
-            emb = self.engine.embedder
+            emb = self._engine.embedder
             self._attributes = AttributeResolver(emb.embed_documents, emb.embed_query)
         return self._attributes.resolve(attribute)[0]
 
     def fact_history(self, predicate: str, *, subject: str | None = None, scope: ScopeArg = None,
-                     limit: int = 100) -> list[MemoryRecord]:
+                     limit: int = 100, **scope_ids: Unpack[ScopeIds]) -> list[MemoryRecord]:
         """Every value an attribute had, oldest first (current and superseded): ``fact_history("lives_in")`` or in
-        words, ``fact_history("where do I live")`` (see :meth:`predicate_for`)."""
-        return self.engine.query(scope=self.engine.scope(scope, what="fact_history"),
+        words, ``fact_history("where do I live")`` (see :meth:`predicate_for`). Predicates: ``lives_in``,
+        ``works_at``, ``job_title``, ``reports_to``, ``married_to``, ``studies_at``, ``phone``, ``email``, ``age``,
+        ``birthday``, ``diet``, ``favourite_<thing>``, ``has_pet``, ``likes``, ``plays``, ``speaks`` ... (the full
+        list: :data:`neusym.extraction.vocabulary.PREDICATES`)."""
+        return self._engine.query(scope=self._engine.scope(scope, what="fact_history", **scope_ids),
                                  predicate=self.predicate_for(predicate), entity=subject, statuses=_HISTORY,
                                  order="oldest", limit=limit)
 
     def facts_at(self, at: datetime | float, *, predicate: str | None = None, subject: str | None = None,
-                 scope: ScopeArg = None, limit: int = 50) -> list[MemoryRecord]:
+                 scope: ScopeArg = None, limit: int = 50, **scope_ids: Unpack[ScopeIds]) -> list[MemoryRecord]:
         """What was true at ``at`` ("where did the user live in March?" -> ``facts_at(march, predicate="lives_in")``
         or ``predicate="where do I live"``)."""
-        return self.engine.query(scope=self.engine.scope(scope, what="facts_at"),
+        return self._engine.query(scope=self._engine.scope(scope, what="facts_at", **scope_ids),
                                  predicate=None if predicate is None else self.predicate_for(predicate),
                                  entity=subject, valid_at=at, limit=limit)
 
     def audit_log(self, *, scope: ScopeArg = None, actions: Sequence[str] | None = None,
-                  since: datetime | float | None = None, limit: int = 100,
-                  all_tenants: bool = False) -> list[dict[str, Any]]:
-        """Recent audit entries of a scope (newest first), or of every tenant with ``all_tenants=True``."""
-        e = self.engine
+                  since: datetime | float | None = None, limit: int = 100, all_tenants: bool = False,
+                  **scope_ids: Unpack[ScopeIds]) -> list[dict[str, Any]]:
+        """Recent audit entries of a scope (newest first), or of every tenant with ``all_tenants=True``;
+        :meth:`history` gives one memory's trail."""
+        e = self._engine
         e.check_open()
-        sc = e.scope(scope, all_tenants=all_tenants, what="audit_log", admin=True)
+        sc = e.scope(scope, all_tenants=all_tenants, what="audit_log", admin=True, **scope_ids)
         rows = e.governor.queries.audit_log(sc, actions, as_epoch(since), check_k(limit, "limit"))
         for r in rows:
             r["details"] = json.loads(r.pop("details_json") or "{}")
         return rows
+
+    def links(self, memory_ids: str | Sequence[str], kinds: Sequence[str] | None = None, *, scope: ScopeArg = None,
+              **scope_ids: Unpack[ScopeIds]) -> list[tuple[str, str, str]]:
+        """``(from_id, RELATION, to_id)`` links touching ``memory_ids``, both ends in the scope's tenant:
+        ``SUPERSEDES``, ``CONFLICTS_WITH``, ``DERIVED_FROM``, ``DUPLICATE_OF``, ``NEXT`` (or only ``kinds``). What
+        the careful-use marks are made of: a result another one supersedes, or one in a conflict."""
+        e = self._engine
+        e.check_open()
+        sc = e.scope(scope, what="links", **scope_ids)
+        # ids as stored, not check_ids: the marks of a search result whose id predates the id rules must still be
+        # found (they are query parameters, never echoed into an answer)
+        ids = [memory_ids] if isinstance(memory_ids, str) else list(memory_ids)
+        if not all(isinstance(i, str) and i for i in ids):
+            raise InvalidInputError("memory ids must be non-empty strings")
+        return e.store.relations_among(ids, RELATIONS if kinds is None else kinds, sc)

@@ -13,11 +13,20 @@ import atexit
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from neusym.engine import Engine
 from neusym.errors import InvalidInputError, RecordNotFoundError, ScopeError
-from neusym.record import MemoryRecord, MemoryStatus, MemoryType, Scope, Source, utcnow, validate_text
+from neusym.record import (
+    MemoryRecord,
+    MemoryStatus,
+    MemoryType,
+    Scope,
+    ScopeIds,
+    Source,
+    utcnow,
+    validate_text,
+)
 from neusym.reflection.api import Reflection, common_scope
 from neusym.reflection.context import BuiltContext, ContextBuilder
 from neusym.reflection.extractive import ExtractiveReflector
@@ -42,6 +51,9 @@ ScopeArg = Scope | Mapping[str, Any] | None
 
 class ReflectionService:
     """See the module docstring."""
+
+    budget: ReflectionBudget
+    """Token budgets per reflection call (prompt and summary sizes); replace it to change them."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -84,12 +96,23 @@ class ReflectionService:
     def reflect(self, *, scope: ScopeArg = None, ids: Sequence[str] | None = None, entity: str | None = None,
                 goal: str | None = None, llm: Any = UNSET, extractive: bool = False, fallback: bool = False,
                 budget: ReflectionBudget | None = None, quality_question: str | None = None, cool: str = "demote",
-                only_unreflected: bool = False, limit: int = 5000) -> Reflection:
-        """See :meth:`neusym.NeuSymMemory.reflect`."""
+                only_unreflected: bool = False, limit: int = 5000, **scope_ids: Unpack[ScopeIds]) -> Reflection:
+        """Consolidate memories into one ``reflection`` memory linked ``DERIVED_FROM`` to every source.
+
+        Sources: ``ids`` (a retrieval result), ``entity`` (its neighbourhood), else everything in the scope (a
+        session with ``session_id``), or only memories no reflection covers yet (``only_unreflected``).
+        The model is ``llm`` (default: the memory's ``llm``); with none, or ``extractive=True``, the LLM-free
+        reflector runs. A model that never returns valid output raises :class:`ReflectionError` with nothing
+        changed, unless ``fallback=True`` (then the extractive reflector takes over).
+        ``cool``: what happens to observations the reflection fully covers: ``demote`` (strength halved, flagged
+        ``reflected``), ``archive`` (status archived: out of default search) or ``none``. ``quality_question``
+        runs the quality check: if the reflection lost a key fact for it, the raw memories are kept hot.
+        ``limit`` caps how many memories one call reads (oldest first; a warning says when it was reached).
+        """
         self.engine.check_open()
         if cool not in ("demote", "archive", "none"):
             raise InvalidInputError("cool must be one of demote, archive, none")
-        sc = self.engine.scope(scope, what="reflect")
+        sc = self.engine.scope(scope, what="reflect", **scope_ids)
         sources = self._sources(sc, ids=ids, entity=entity, only_unreflected=only_unreflected, limit=limit)
         if not sources:
             raise InvalidInputError(f"nothing to reflect in scope {sc.as_params()}")
@@ -190,13 +213,16 @@ class ReflectionService:
         return reinforce, cool_ids
 
     # ------------------------------------------------------------------ session end
-    def session_end(self, *, session_id: str, scope: ScopeArg = None, goal: str | None = None,
-                    wait: bool = False) -> Reflection | None:
-        """See :meth:`neusym.NeuSymMemory.session_end`."""
+    def session_end(self, *, session_id: str, scope: ScopeArg = None, goal: str | None = None, wait: bool = False,
+                    user_id: str | None = None, agent_id: str | None = None) -> Reflection | None:
+        """Mark a session finished. With auto reflection on, a background job is queued (returns None at once);
+        otherwise, or with ``wait=True``, the session is reflected now (if the model fails, by the extractive
+        reflector: ending a session must not fail on a provider outage). Returns None for an empty session."""
         self.engine.check_open()
         if not isinstance(session_id, str) or not session_id:
             raise InvalidInputError("session_end needs a session_id")
-        sc = self.engine.scope(scope, session_id=session_id, what="session_end")
+        sc = self.engine.scope(scope, user_id=user_id, agent_id=agent_id, session_id=session_id,
+                               what="session_end")
         sched = self._scheduler
         if sched is not None and sched.running and sched.policy.on_session_end and not wait:
             sched.submit("session_end", sc, goal=goal)
@@ -210,23 +236,26 @@ class ReflectionService:
     # ------------------------------------------------------------------ context
     def build_context(self, query: str, *, scope: ScopeArg = None, budget_tokens: int = 2000,
                       recent_messages: Sequence[Any] | None = None, rewrite: bool = False,
-                      builder: ContextBuilder | None = None) -> BuiltContext:
-        """See :meth:`neusym.NeuSymMemory.build_context`."""
+                      builder: ContextBuilder | None = None, **scope_ids: Unpack[ScopeIds]) -> BuiltContext:
+        """Prompt context within ``budget_tokens``: reflections, the most relevant raw memories and the
+        short-term window (``recent_messages``), with careful-use marks. ``rewrite`` resolves a vague query
+        against ``recent_messages`` first."""
         self.engine.check_open()
         query = validate_text(query, field="query")
-        sc = self.engine.scope(scope, what="build_context")
+        sc = self.engine.scope(scope, what="build_context", **scope_ids)
         if rewrite:
             query = self.rewrite_query(query, scope=sc, recent_messages=recent_messages).query
         return (builder or ContextBuilder()).build(self.engine, query, sc, budget_tokens, recent_messages)
 
     # ------------------------------------------------------------------ query rewriting
     def rewrite_query(self, query: str, *, scope: ScopeArg = None, recent_messages: Sequence[Any] | None = None,
-                      llm: Any = UNSET, force: bool = False) -> RewriteResult:
-        """See :meth:`neusym.NeuSymMemory.rewrite_query`."""
+                      llm: Any = UNSET, force: bool = False, **scope_ids: Unpack[ScopeIds]) -> RewriteResult:
+        """Make a vague follow-up self-contained. Without ``recent_messages`` the scope's latest memories stand
+        in for the conversation. With a model it rewrites; without one it appends recent entities and topics."""
         recent: Sequence[Any] | None = recent_messages
         speakers: set[str] = set()
         if recent is None:
-            sc = self.engine.scope(scope, what="rewrite_query")
+            sc = self.engine.scope(scope, what="rewrite_query", **scope_ids)
             latest = list(reversed(self.engine.store.scope_memories(sc, newest_first=True, limit=_RECENT)))
             recent = [r.content for r in latest]
             speakers = {r.source.speaker for r in latest if r.source.speaker}
@@ -241,7 +270,12 @@ class ReflectionService:
 
     def enable_auto(self, policy: ReflectionPolicy | None = None, *, clock: Callable[[], float] | None = None,
                     **overrides: Any) -> ReflectionScheduler:
-        """See :meth:`neusym.NeuSymMemory.enable_auto_reflection`."""
+        """Start background reflection (triggers: session end, conflicts in results, every N writes, decay scan).
+
+        ``overrides`` are :class:`ReflectionPolicy` fields. Pending work is persisted next to the derived indexes
+        on close and resumed by the next scheduler. ``clock`` (monotonic seconds) is for tests and simulations
+        that need to move time without sleeping.
+        """
         self.engine.check_open()
         if self._scheduler is not None and self._scheduler.running:
             return self._scheduler  # already on: call disable_auto() first to change it

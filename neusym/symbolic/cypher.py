@@ -22,6 +22,7 @@ __all__ = [
     "RELINK",
     "RETURN_MEMORY",
     "SCOPE_FILTER",
+    "SET_EXPIRY",
     "SET_PROPS",
     "TOMBSTONES_SINCE",
     "TOUCH",
@@ -217,6 +218,16 @@ UPDATE_PROPS = (
 TOUCH = (
     "UNWIND $nids AS nid MATCH (m:Memory {nid: nid}) "
     "SET m.last_accessed_at = $now, m.access_count = coalesce(m.access_count, 0) + 1"
+)
+
+# A read-refreshed TTL (LangGraph's refresh_on_read): only the expiry moves, in one statement for a whole result
+# list. No seq bump, no updated_at: the derived indexes hold no expiry (reads filter it in the graph), and a read
+# is not an edit of the memory.
+SET_EXPIRY = (
+    "UNWIND $rows AS r "
+    f"MATCH (m:Memory {{id: r.id}}) WHERE {SCOPE_FILTER} AND m.expires_at IS NOT NULL "
+    "SET m.expires_at = r.expires_at "
+    "RETURN count(m) AS n"
 )
 
 # A hard delete is TWO statements (no statement may both delete and create, see UPDATE_UNLINK). PURGE_MARK creates

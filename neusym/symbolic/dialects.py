@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
+from neusym.language import regex as rx
+
 __all__ = [
     "Dialect",
     "fulltext_index_statements",
@@ -85,7 +87,7 @@ def is_duplicate_schema_error(message: str) -> bool:
     return "already indexed" in msg or "already exists" in msg or "equivalent" in msg
 
 
-_WORD = re.compile(r"[\w']+", re.UNICODE)
+_WORD = rx.compile(r"[\w']+", re.UNICODE)
 
 
 def fulltext_query_text(dialect: Dialect, text: str, *, max_terms: int = 32) -> str:

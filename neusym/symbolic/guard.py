@@ -1,4 +1,4 @@
-"""Guarded read-only Cypher: what :meth:`NeuSymMemory.cypher` / :meth:`SymbolicStore.read_only` let through.
+"""Guarded read-only Cypher: what ``mem.admin.cypher`` / :meth:`SymbolicStore.read_only` let through.
 
 Raw Cypher from an operator (or from an agent given a "query the graph" tool) must not write, read files, call
 arbitrary procedures or run forever. Regexes cannot promise that (a backtick identifier holding a quote made the

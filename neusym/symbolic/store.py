@@ -451,6 +451,15 @@ class SymbolicStore:
         out = self.executor.run(stmt, {"rows": rows, "n": len(rows), **scope.as_params()})
         return [props_to_record(r) for r in out]
 
+    def set_expiry(self, rows: Mapping[str, float], scope: Scope) -> int:
+        """Move the expiry of the listed memories of ``scope`` that have one (id -> epoch seconds), in one
+        statement; returns how many moved. See :data:`~neusym.symbolic.cypher.SET_EXPIRY`."""
+        if not rows:
+            return 0
+        out = self.executor.run(q.SET_EXPIRY, {"rows": [{"id": str(i), "expires_at": float(t)} for i, t in rows.items()],
+                                               **scope.as_params()})
+        return int(out[0]["n"]) if out else 0
+
     def touch(self, nids: Iterable[int], now: float | None = None) -> None:
         """Access bookkeeping for a whole result list in one statement."""
         ids = [int(n) for n in nids]

@@ -1,4 +1,4 @@
-"""Export and restore a memory graph exactly as stored: the graph side of ``mem.export``/``mem.restore`` (see
+"""Export and restore a memory graph exactly as stored: the graph side of ``mem.admin.export``/``restore`` (see
 :mod:`neusym.backup` for the file, its validation and the scope rules) and the read side of ``neusym graph``.
 
 Why a separate write path: the facade's ``add`` re-extracts, re-embeds and re-decides (governance) every memory and

@@ -117,7 +117,8 @@ def test_import_jsonl_with_progress_and_summary(cli: Cli, tmp_path: Path) -> Non
     assert cli.json("stats", "-u", "ana")["memories"] == 0
     summary = cli.json("import", f, "-u", "ana")
     assert summary["items"] == 6 and summary["turns"] == 3 and summary["statements"] == 3
-    assert summary["stored"] >= 6 and sum(summary["decisions"].values()) >= 6
+    # the assistant's "That is great!" is small talk in a conversation: decided on (not memorable), not stored
+    assert summary["stored"] >= 5 and sum(summary["decisions"].values()) >= 6
     rex = cli.json("query", "-u", "ana", "--entity", "Rex")["memories"]
     assert rex and rex[0]["source"]["ref"] == "m-3" and rex[0]["valid_from"].startswith("2024-05-01")
     human = cli("import", f, "-u", "other", "--progress").stdout

@@ -43,7 +43,8 @@ def _seed(mem: NeuSymMemory, n: int = 250) -> None:
     mem.add("I live in Porto.", user_id="ana", session_id="s1")
     mem.add("I moved to Lisbon.", user_id="ana", session_id="s2")
     mem.add([{"role": "user", "name": "Ana", "content": "My sister Marta lives in Braga."},
-             {"role": "assistant", "content": "Noted."}], user_id="ana", session_id="s3")
+             {"role": "assistant", "content": "Braga has the best bakeries."}], user_id="ana",
+            session_id="s3")
     mem.add_batch([f"Parcel {i} left the Porto warehouse on day {i}." for i in range(n)], user_id="ana",
                   infer=False)
     mem.add("Bob keeps bees in Ghent.", user_id="bob")

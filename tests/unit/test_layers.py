@@ -3,7 +3,8 @@ down or sideways within its layer, never up, and the packages form no import cyc
 
     adapters, cli  ->  neusym.facade  ->  services (+ backup, importing)  ->  engine
     ->  governance / reflection components  ->  retrieval  ->  symbolic  ->  extraction  ->  embeddings/neural
-    ->  record, errors, config, knowledge (WordNet is-a data; imports nothing of ours)
+    ->  record, errors, config, knowledge (WordNet is-a data; imports nothing of ours), language (the one door
+        for patterns over text; imports nothing above it)
 
 Pure: reads the source with ``ast``, imports nothing of ours.
 """
@@ -18,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS: list[set[str]] = [
-    {"errors", "record", "config", "_version", "private_files", "llm", "ingest", "regex_gate", "prompting",
-     "knowledge"},
+    {"errors", "record", "config", "_version", "private_files", "llm", "ingest", "regex_gate", "prompting", "filters",
+     "knowledge", "loading", "cache_files", "language"},
     {"embeddings", "neural"},
     {"extraction"},
     {"symbolic"},

@@ -8,14 +8,14 @@ import sys
 import neusym
 
 EXPECTED = [
-    "AddResult", "BackendError", "BackendUnavailableError", "ClosedError", "Decision", "DimensionMismatchError",
+    "AddResult", "AsyncNeuSymMemory", "BackendError", "BackendUnavailableError", "ClosedError", "Decision", "DimensionMismatchError",
     "EmbedderMismatchError", "EmbeddingError", "ExportReport", "ExtractionError", "ForgetPreview", "ForgetReport",
     "GraphIntegrityError", "ImportReport",
     "IndexCorruptionError", "IndexPersistenceError", "InvalidInputError", "MemoryRecord", "MemoryStatus", "MemoryType",
     "ModelIntegrityError", "NeuSymConfig", "NeuSymError", "NeuSymMemory", "PlanState", "PolicyViolationError",
     "RecordNotFoundError", "RestoreReport", "RetrievalConfig", "ReviewItem", "Scope", "ScopeError", "ScoreExplanation",
-    "SearchResult", "Source", "StoreDamagedError", "StoreInUseError",
-    "Triple", "UnsafeQueryError", "__version__", "render_memories",
+    "SearchFilters", "SearchResult", "Source", "StoreDamagedError",
+    "StoreInUseError", "Triple", "UnsafeQueryError", "__version__", "render_memories",
 ]
 
 

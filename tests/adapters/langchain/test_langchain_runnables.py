@@ -78,9 +78,9 @@ def test_tenant_scoping(two_tenants: NeuSymMemory) -> None:
 
 def test_save_runnable_shapes(memory: NeuSymMemory) -> None:
     save = NeuSymSaveRunnable(memory=memory, user_id="ana", session_id="s1")
-    value = [HumanMessage("I adopted a puppy named Bolt."), {"role": "assistant", "content": "Congrats!"}]
+    value = [HumanMessage("I adopted a puppy named Bolt."), {"role": "assistant", "content": "Bolt suits a fast puppy."}]
     assert save.invoke(value) is value
-    assert {r.content for r in memory.query(user_id="ana")} >= {"I adopted a puppy named Bolt.", "Congrats!"}
+    assert {r.content for r in memory.query(user_id="ana")} >= {"I adopted a puppy named Bolt.", "Bolt suits a fast puppy."}
     with pytest.raises(ValueError):
         save.invoke({"unrelated": "x"})
 

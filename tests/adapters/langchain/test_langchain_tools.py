@@ -133,7 +133,7 @@ def test_update_memory_is_screened_like_remember(memory: NeuSymMemory, run_async
 
     tools = _tools(memory)
     assert tools["remember"].invoke({"content": ATTACK}, config=ANA).startswith("Quarantined for review")
-    mid = tools["remember"].invoke({"content": "Ana is allergic to shellfish."}, config=ANA).split()[2].rstrip(":")
+    mid = tools["remember"].invoke({"content": "Ana is allergic to shellfish."}, config=ANA).split()[2].rstrip(".:")
     args = {"memory_id": mid, "content": ATTACK}
     answer = (asyncio.run(tools["update_memory"].ainvoke(args, config=ANA)) if run_async
               else tools["update_memory"].invoke(args, config=ANA))
