@@ -48,16 +48,16 @@ def test_a_reembed_refuses_while_another_process_holds_the_store(tmp_path: Path)
         try:
             other("add", text="Eve is training for the Berlin marathon", user_id="u1")
             with pytest.raises(StoreInUseError) as err:
-                mem.reembed()
+                mem.admin.reembed()
             assert err.value.holders and f"pid {other.proc.pid} " in err.value.holders[0]
             assert "memory_worker" in err.value.holders[0]
             with pytest.raises(StoreInUseError):  # the same check when the re-embed is asked for at open
                 NeuSymMemory(config=cfg, embedder=HashingEmbedder(128), reembed=True)
-            assert _dims(mem.executor) == {256}  # nothing was converted
-            assert MetaStore(mem.executor).read().reembed_to is None  # nor recorded as started
+            assert _dims(mem._engine.executor) == {256}  # nothing was converted
+            assert MetaStore(mem._engine.executor).read().reembed_to is None  # nor recorded as started
         finally:
             other.close()
-        report = mem.reembed()  # alone now
+        report = mem.admin.reembed()  # alone now
         assert report.reembedded == len(FACTS) + 1
     finally:
         mem.close()
@@ -103,7 +103,7 @@ def test_reembed_repairs_a_store_of_two_widths(make_memory: Callable[..., NeuSym
         make_memory(embedder=HashingEmbedder(256))
     fixed = make_memory(embedder=HashingEmbedder(256), reembed=True)
     assert _dims(executor) == {256}
-    assert fixed.last_reembed is not None and fixed.last_reembed.reembedded == len(FACTS)
+    assert fixed.admin.last_reembed is not None and fixed.admin.last_reembed.reembedded == len(FACTS)
     for fact in FACTS:
         hits = fixed.search(fact, user_id="u1", k=2)
         assert hits and hits[0].content == fact

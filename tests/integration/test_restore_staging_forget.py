@@ -32,7 +32,7 @@ def _open(data_dir: Path) -> NeuSymMemory:
 
 
 def _staged(mem: NeuSymMemory, where: str = "true") -> int:
-    return sum(int(mem.cypher(f"MATCH (n:{label}) WHERE {where} RETURN count(n) AS n", all_tenants=True)[0]["n"])
+    return sum(int(mem.admin.cypher(f"MATCH (n:{label}) WHERE {where} RETURN count(n) AS n", all_tenants=True)[0]["n"])
                for label in (*STAGED_LABELS, RESTORE_RUN))
 
 
@@ -44,8 +44,8 @@ def _killed_restore(tmp_path: Path, user: str, n: int) -> list[str]:
         vecs = np.random.default_rng(5).standard_normal((n, DIM)).astype(np.float32)
         ids = [r.id for r in mem.add_batch([f"Ana{i} Silva lives in Porto{i % 7}." for i in range(n)],
                                            vectors=vecs, user_id=user)]
-        mem.export(tmp_path / "u.jsonl", user_id=user)
-        mem.forget_tenant(user)
+        mem.admin.export(tmp_path / "u.jsonl", user_id=user)
+        mem.governance.forget_tenant(user)
     finally:
         mem.close()
     script = textwrap.dedent(f"""
@@ -80,13 +80,13 @@ def test_a_forget_removes_what_a_killed_restore_staged(tmp_path: Path, how: str)
         assert _staged(mem) > 0 and not mem.get_many(ids, all_tenants=True)
         mem.add("Bob likes tea.", user_id="v", infer=False)
         if how == "forget_tenant":
-            mem.forget_tenant("u")
+            mem.governance.forget_tenant("u")
         else:  # the staged copies of exactly these ids, and with them the whole dead restore
             mem.forget(ids[:3], user_id="u", hard=True)
         assert _staged(mem) == 0
-        assert mem.cypher("MATCH (n) WHERE n.user_id = 'u' AND NOT n:Audit AND NOT n:Tombstone "
+        assert mem.admin.cypher("MATCH (n) WHERE n.user_id = 'u' AND NOT n:Audit AND NOT n:Tombstone "
                           "RETURN count(n) AS n", all_tenants=True)[0]["n"] == 0
-        assert mem.stats(user_id="v")["memories"] == 1
+        assert mem.admin.stats(user_id="v")["memories"] == 1
     finally:
         mem.close()
 
@@ -97,14 +97,14 @@ def test_an_open_sweeps_a_dead_restore_and_a_committed_runs_leftovers(tmp_path: 
     try:
         assert _staged(mem) > 0
         # the restore is silent for more than the stale time (an hour): the next open removes it
-        mem.executor.run(f"MATCH (r:{RESTORE_RUN}) SET r.heartbeat = $old", {"old": time.time() - 7200})
+        mem._engine.executor.run(f"MATCH (r:{RESTORE_RUN}) SET r.heartbeat = $old", {"old": time.time() - 7200})
     finally:
         mem.close()
     mem = _open(tmp_path)
     try:
         assert _staged(mem) == 0
         # a run that committed but whose cleanup did not run: its staged copies go at once
-        mem.executor.run(f"CREATE (:{RESTORE_RUN} {{id: 'r1', heartbeat: $now, committed_at: $now}}) "
+        mem._engine.executor.run(f"CREATE (:{RESTORE_RUN} {{id: 'r1', heartbeat: $now, committed_at: $now}}) "
                          f"CREATE (:{STAGED_LABELS[0]} {{id: 'x', user_id: 'w', content: 'left', restore_id: 'r1'}})",
                          {"now": time.time()})
     finally:
@@ -121,10 +121,10 @@ def test_the_janitor_sweeps_a_dead_restore(tmp_path: Path) -> None:
     mem = _open(tmp_path)
     try:
         assert _staged(mem) > 0
-        mem.run_janitor(all_tenants=True)
+        mem.governance.run_janitor(all_tenants=True)
         assert _staged(mem) > 0  # still within its heartbeat: perhaps alive
-        mem.executor.run(f"MATCH (r:{RESTORE_RUN}) SET r.heartbeat = $old", {"old": time.time() - 7200})
-        mem.run_janitor(all_tenants=True)
+        mem._engine.executor.run(f"MATCH (r:{RESTORE_RUN}) SET r.heartbeat = $old", {"old": time.time() - 7200})
+        mem.governance.run_janitor(all_tenants=True)
         assert _staged(mem) == 0
     finally:
         mem.close()

@@ -34,8 +34,8 @@ def _written(data_dir: Path) -> list[str]:
     mem = _open(data_dir)
     ids = [mem.add(f"note {i}: the parcel for flat {i} waits at the front desk", user_id="ana", infer=False)[0].id
            for i in range(N)]
-    mem.derived.save()
-    embedded = mem.engine.executor.embedded  # type: ignore[attr-defined]
+    mem._engine.derived.save()
+    embedded = mem._engine.executor.embedded  # type: ignore[attr-defined]
     embedded.stop(force=True)
     mem.close()  # the server is gone: nothing is compacted
     return ids
@@ -111,14 +111,14 @@ def test_a_damaged_store_is_refused_and_its_files_are_kept(tmp_path: Path, damag
             assert kept and {f.name for f in kept[0].iterdir()} >= set(before)
         found = len(mem.get_many(ids, user_id="ana"))
         assert found == {"no_manifest": N, "no_directory": 0, "garbled_command": N - 1, "cut_log": N - 1}[damage]
-        assert mem.stats(user_id="ana")["memories"] == found
+        assert mem.admin.stats(user_id="ana")["memories"] == found
         mem.add("a new note after the recovery", user_id="ana", infer=False)
     finally:
         mem.close()
     monkeypatch.delenv("NEUSYM_ACCEPT_DAMAGE")
     mem = _open(tmp_path)  # accepted once: the store is whole again as it now is
     try:
-        assert mem.stats(user_id="ana")["memories"] == found + 1
+        assert mem.admin.stats(user_id="ana")["memories"] == found + 1
     finally:
         mem.close()
 
