@@ -23,7 +23,7 @@ def test_train_cases_are_valid_and_cover_every_category() -> None:
     cases = case_files.load(["train"])
     assert {c["category"] for c in cases} == set(case_files.CATEGORIES)
     assert all(c["split"] == "train" for c in cases)
-    assert {"en", "de", "es", "fr"} <= {c["lang"] for c in cases}
+    assert {"en", "de", "es", "fr", "it", "pt"} <= {c["lang"] for c in cases}
     assert {"user", "tool", "document"} <= {c["origin"] for c in cases if c["category"] == "poisoning"}
 
 
