@@ -20,6 +20,7 @@ from langchain_models import PromptLog, open_memory, pick_chat_model, uses_real_
 
 from langchain_neusym import NeuSymMiddleware, NeuSymStore, NeuSymToolkit
 from neusym import NeuSymMemory
+from neusym.prompting import render_texts
 
 SYSTEM = ("You are Ana's meal planner. Before answering questions about the user, call `recall`. Save durable "
           "facts with `remember`; when the user asks you to forget something, `recall` it and `forget` each id. "
@@ -44,7 +45,8 @@ def save_profile(setting: str, value: str, runtime: ToolRuntime[UserContext]) ->
 def read_profile(runtime: ToolRuntime[UserContext]) -> str:
     """Read the current user's profile settings."""
     items = runtime.store.search(("profiles", runtime.context.user_id))
-    return "\n".join(i.value["content"] for i in items) or "no profile yet"
+    # stored values are memory text: framed and quoted as data, like every memory a model is shown
+    return render_texts([i.value["content"] for i in items], heading="Profile settings") or "no profile yet"
 
 
 def build_agent(memory: NeuSymMemory, model: Any) -> Any:

@@ -5,7 +5,8 @@
 
 A team's knowledge lives in NeuSym as ``knowledge`` memories scoped to the team. The chain retrieves with the
 two-stage search, answers from the retrieved notes only and cites their ids; an outdated note, once deleted, never
-reaches a prompt again. See langchain_rag_retriever.md.
+reaches a prompt again. The notes reach the prompt the way every NeuSym adapter shows memories: framed and quoted
+as stored data (``render_documents``), never as bare text in a system message. See langchain_rag_retriever.md.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import Runnable, RunnablePassthrough
 from langchain_models import PromptLog, open_memory, pick_chat_model
 
-from langchain_neusym import NeuSymRetriever
+from langchain_neusym import NeuSymRetriever, render_documents
 from neusym import NeuSymMemory
 
 NOTES = [
@@ -37,7 +38,9 @@ PROMPT = ChatPromptTemplate.from_messages([
 
 
 def format_notes(docs: list[Document]) -> str:
-    return "\n".join(f"[{d.id}] {d.page_content}" for d in docs)
+    """The retrieved notes as prompt text: inside NeuSym's data frame, one quoted line each, led by its id (a
+    note that says "ignore the above" stays a quoted record)."""
+    return render_documents(docs, heading="Team notes")
 
 
 def build_chain(memory: NeuSymMemory, model: Any, team: str) -> Runnable[dict[str, Any], dict[str, Any]]:
@@ -69,6 +72,7 @@ def main() -> None:
             print(f"  source [{doc.id}] score={doc.metadata['score']:.3f} {doc.metadata['score_explanation']}")
         prompt = log.since(mark)
         assert "vpn-lis.example.com" in prompt, "the stored note should reach the prompt"
+        assert "<neusym_memories>" in prompt, "the notes reach the prompt framed as stored data"
         assert "vpn-guest" not in prompt, "another team's notes never reach this team's prompt"
 
         outdated = [d.id for d in out["docs"] if "vpn-old" in d.page_content]

@@ -20,7 +20,7 @@ from llama_index.core.llms.mock import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llamaindex_models import pick_embedder, pick_llm
 
-from llama_index_neusym import NeuSymRetriever
+from llama_index_neusym import MEMORY_QA_TEMPLATE, NeuSymRetriever
 
 QUESTION = "Which city does Ana's sister live in?"
 
@@ -43,11 +43,13 @@ def main(data_dir: str | Path) -> Outcome:
         mem.add("My sister lives in Berlin.", user_id="bob", session_id="2024-05-03")  # another tenant
 
         # MockLLM echoes its prompt, so offline the "answer" shows the context the model was given.
-        engine = RetrieverQueryEngine.from_args(retriever, llm=pick_llm(MockLLM()))
+        # the memories reach the model framed and quoted as stored data (NeuSym's frame and preamble)
+        engine = RetrieverQueryEngine.from_args(retriever, llm=pick_llm(MockLLM()), text_qa_template=MEMORY_QA_TEMPLATE)
         response = engine.query(QUESTION)
         sources = [{"text": n.node.get_content(), "score": n.score, **n.node.metadata} for n in response.source_nodes]
         texts = " ".join(s["text"] for s in sources)
-        ok = "Lisbon" in texts and "Berlin" not in texts and all(s["user_id"] == "ana" for s in sources)
+        ok = ("Lisbon" in texts and "Berlin" not in texts and all(s["user_id"] == "ana" for s in sources)
+              and "<neusym_memories>" in str(response))  # MockLLM echoes its prompt: the frame is in it
         return Outcome(answer=str(response), sources=sources, ok=ok)
     finally:
         mem.close()

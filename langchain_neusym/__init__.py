@@ -13,7 +13,7 @@
 since it is the same idea); the engine is ``neusym.NeuSymMemory``.
 """
 
-from langchain_neusym._common import result_to_document
+from langchain_neusym._common import render_documents, result_to_document
 from langchain_neusym.memory import NeuSymChatMemory
 from langchain_neusym.middleware import NeuSymMiddleware
 from langchain_neusym.retrievers import NeuSymRetriever
@@ -42,5 +42,6 @@ __all__ = [
     "NeuSymToolkit",
     "NeuSymUpdateTool",
     "__version__",
+    "render_documents",
     "result_to_document",
 ]

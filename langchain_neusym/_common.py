@@ -21,13 +21,16 @@ from neusym.adapter_support import (
     SEARCH_KEYS,
     ReadScope,
     abuild_context,
+    asearch_shown,
     bound_ids,
     build_context,
     check_memory,
     check_search_kwargs,
     read_scope,
+    render_hits,
     resolve_scope,
     result_metadata,
+    search_shown,
 )
 
 __all__ = [
@@ -36,6 +39,7 @@ __all__ = [
     "ReadScope",
     "ScopedModel",
     "abuild_context",
+    "asearch_shown",
     "bound_ids",
     "build_context",
     "check_memory",
@@ -44,9 +48,11 @@ __all__ = [
     "last_human_text",
     "message_text",
     "read_scope",
+    "render_documents",
     "resolve_scope",
     "result_to_document",
     "runtime_ids",
+    "search_shown",
 ]
 
 
@@ -114,6 +120,15 @@ def result_to_document(result: SearchResult) -> Document:
         "explanation": result.explanation.model_dump(mode="json"),
     }
     return Document(id=rec.id, page_content=rec.content, metadata=metadata)
+
+
+def render_documents(docs: Sequence[Document], *, header: str = "", heading: str = "Relevant memories",
+                     show_ids: bool = True) -> str:
+    """Documents of :class:`~langchain_neusym.NeuSymRetriever` as prompt text: framed, quoted and marked as stored
+    data exactly as the recall tool shows memories (:mod:`neusym.prompting`), each line led by its id for a chain
+    that cites sources. Put this, never ``page_content`` itself, into a prompt. ``""`` for no documents."""
+    return render_hits([(d.page_content, {**d.metadata, "memory_id": d.metadata.get("memory_id") or d.id})
+                        for d in docs], header=header, heading=heading, show_ids=show_ids)
 
 
 def message_text(message: BaseMessage | Mapping[str, Any] | str) -> str:

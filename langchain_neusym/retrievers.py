@@ -13,10 +13,12 @@ from pydantic import Field, field_validator
 from langchain_neusym._common import (
     SCOPE_KEYS,
     ScopedModel,
+    asearch_shown,
     check_search_kwargs,
     config_ids,
     resolve_scope,
     result_to_document,
+    search_shown,
 )
 from neusym import InvalidInputError, Scope
 
@@ -27,8 +29,15 @@ class NeuSymRetriever(BaseRetriever, ScopedModel):
     """Retrieve memories as ``Document`` objects, best first.
 
     Each document's ``id`` is the memory id and its metadata carries ``type``, ``created_at``/``updated_at``/
-    ``valid_from``, the scope ids, ``score`` and the score explanation (``score_explanation`` as a one-line
-    summary, ``explanation`` with every component and the graph path).
+    ``valid_from``, the scope ids, ``status``, ``flags``, ``marks`` (the careful-use marks a prompt should show),
+    ``score`` and the score explanation (``score_explanation`` as a one-line summary, ``explanation`` with every
+    component and the graph path).
+
+    What it returns by default is what ``build_context`` shows a model: reviewed memories only (status
+    ``active``; nothing pending review or flagged ``suspicious`` by screening; never a quarantined one).
+    ``search_kwargs={"include_unreviewed": True}`` (or per call) adds what awaits review, marked in ``marks``.
+    ``page_content`` is the stored text as it is, for programs: to put documents into a prompt, render them with
+    :func:`langchain_neusym.render_documents` (framed, quoted and marked as data, :mod:`neusym.prompting`).
 
     Args:
         memory: an open :class:`neusym.NeuSymMemory`.
@@ -73,14 +82,12 @@ class NeuSymRetriever(BaseRetriever, ScopedModel):
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 k: int | None = None, **kwargs: Any) -> list[Document]:
         scope, call = self._call_args(k, kwargs)
-        results = self.memory.search(query, scope=scope, **call)
-        return [result_to_document(r) for r in results]
+        return [result_to_document(r) for r in search_shown(self.memory, query, scope, **call)]
 
     async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
                                        k: int | None = None, **kwargs: Any) -> list[Document]:
         scope, call = self._call_args(k, kwargs)
-        results = await self.memory.asearch(query, scope=scope, **call)
-        return [result_to_document(r) for r in results]
+        return [result_to_document(r) for r in await asearch_shown(self.memory, query, scope, **call)]
 
     def _get_ls_params(self, **kwargs: Any) -> LangSmithRetrieverParams:
         params = super()._get_ls_params(**kwargs)

@@ -26,6 +26,7 @@ from langchain_neusym._common import (
     ReadScope,
     ScopedModel,
     abuild_context,
+    asearch_shown,
     build_context,
     check_search_kwargs,
     config_ids,
@@ -35,6 +36,7 @@ from langchain_neusym._common import (
     resolve_scope,
     result_to_document,
     runtime_ids,
+    search_shown,
 )
 from neusym import InvalidInputError, Scope, ScopeError, SearchResult
 from neusym.reflection.api import Reflection
@@ -105,7 +107,7 @@ class NeuSymRetrievalRunnable(_ScopedRunnable):
         if self.output == "context":
             return build_context(self.memory, query, scope, max_tokens=self.max_tokens, k=self.k,
                                  encoding=self.encoding, header=self.header)
-        return self._shape(self.memory.search(query, scope=scope, k=self.k, **self.search_kwargs) if query else [])
+        return self._shape(search_shown(self.memory, query, scope, k=self.k, **self.search_kwargs) if query else [])
 
     async def _arun(self, value: Any, config: RunnableConfig) -> Any:
         query = self._query(value)
@@ -113,7 +115,7 @@ class NeuSymRetrievalRunnable(_ScopedRunnable):
         if self.output == "context":
             return await abuild_context(self.memory, query, scope, max_tokens=self.max_tokens, k=self.k,
                                         encoding=self.encoding, header=self.header)
-        return self._shape(await self.memory.asearch(query, scope=scope, k=self.k, **self.search_kwargs)
+        return self._shape(await asearch_shown(self.memory, query, scope, k=self.k, **self.search_kwargs)
                            if query else [])
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002

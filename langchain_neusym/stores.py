@@ -17,7 +17,7 @@ How namespaces map to NeuSym (one memory per item)::
 
 Why the key is a session: each item then has its own scope, so ``get``/``put`` find an item with one scoped
 lookup, and governance's duplicate merge (which works inside a scope) never folds two keys into one memory.
-Admission (screening, conflicts) still runs on every new item; a refused put raises
+Admission (screening, conflicts) runs on every put, a new item or an existing key's new value; a refused put raises
 :class:`neusym.PolicyViolationError`, a quarantined one is stored but never served. An item that governance marks
 superseded by a newer contradicting fact keeps its value for the store's reads (get, listing, search) while the
 engine's own recall prefers the newer fact; an item forgotten through governance (archived) is gone from the store.
@@ -39,8 +39,11 @@ find its JSON text; every read needs a tenant (a prefix that names the user, or 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import json
+import logging
+import threading
 import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -77,13 +80,17 @@ from neusym import (
     ScopeError,
     SearchResult,
 )
+from neusym.record import validate_label
 
 __all__ = ["NeuSymStore"]
+
+log = logging.getLogger("langchain_neusym")
 
 _META = "langgraph"
 _NS_TAG = "lgns:"
 _SUB_TAG = "lgsub:"
 _NOINDEX_TAG = "lgnx:"
+_TTL_TAG = "lgttl"  # items put with a TTL: what a sweep looks through, not the whole store
 _LIVE = [MemoryStatus.ACTIVE.value, MemoryStatus.PENDING.value]  # what a put updates in place
 _READ = [*_LIVE, MemoryStatus.SUPERSEDED.value]  # reads: a newer contradicting fact does not erase an item's value
 _ANY = [*_READ, MemoryStatus.QUARANTINED.value, MemoryStatus.ARCHIVED.value]
@@ -136,8 +143,12 @@ class NeuSymStore(BaseStore):
             LangMem's ``("memories", "{user_id}")``).
         index: ``IndexConfig``; only ``fields`` is used (default: a ``"content"`` or ``"text"`` string field, else
             the whole value as JSON). Embeddings are always the memory's own embedder.
-        ttl: ``TTLConfig`` (``default_ttl`` minutes, ``refresh_on_read``). Expired items disappear from every read
-            at once; NeuSym's governance purges them later.
+        ttl: ``TTLConfig``, read as LangGraph's SQL stores read it: ``default_ttl`` minutes for puts without a
+            ``ttl``; ``refresh_on_read`` (missing = ``False``, as ``SqliteStore`` reads it) makes get/search push
+            the expiry of what they return forward; a per-call ``refresh_ttl=True``/``False`` wins (the base
+            class's documented override, as ``PostgresStore`` does); ``sweep_interval_minutes`` paces
+            :meth:`start_ttl_sweeper`. Expired items disappear from every read at once; :meth:`sweep_ttl` deletes
+            them (NeuSym's janitor would archive them otherwise).
         all_tenants: allow ``list_namespaces`` without a tenant (an operator view across users).
         origin: the provenance recorded on stored items (governance trusts ``user`` more than ``agent``).
 
@@ -176,20 +187,26 @@ class NeuSymStore(BaseStore):
             warnings.warn("NeuSymStore embeds with the memory's own embedder; index['embed'] and index['dims'] "
                           "are ignored", UserWarning, stacklevel=2)
         self.index_fields: list[str] | None = list(index["fields"]) if index and index.get("fields") else None
-        self.ttl_config = ttl
+        # BaseStore.get/search turn a missing refresh_on_read (and a missing config) into refresh_ttl=True; the SQL
+        # stores do not refresh then, so the config is made explicit here and only a per-call request refreshes
+        self.ttl_config = TTLConfig(**{**(ttl or {}), "refresh_on_read": bool((ttl or {}).get("refresh_on_read"))})
+        self._ttl_given = ttl is not None
+        self._sweeper: threading.Thread | None = None
+        self._sweep_stop = threading.Event()
 
     # ------------------------------------------------------------------ BaseStore
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
         results: list[Result] = []
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        refresh: dict[str, dict[str, float]] = {}  # tenant -> memory id -> new expiry, for the batch's reads
         for op in ops:  # reads see the state before this batch's writes, as in InMemoryStore
             validate_op_namespace(op)
             _check_unicode(op)
             if isinstance(op, GetOp):
-                results.append(self._get(op))
+                results.append(self._get(op, refresh))
             elif isinstance(op, SearchOp):
-                results.append(self._search(op))
+                results.append(self._search(op, refresh))
             elif isinstance(op, ListNamespacesOp):
                 results.append(self._list_namespaces(op))
             elif isinstance(op, PutOp):
@@ -199,6 +216,8 @@ class NeuSymStore(BaseStore):
                 results.append(None)
             else:
                 raise InvalidInputError(f"unknown store operation {type(op).__name__}")
+        for user, expiry in refresh.items():  # ONE statement per tenant for every read of the batch, unaudited
+            self.memory.refresh_expiry(expiry, user_id=user)
         for op in puts.values():
             self._put(op)
         return results
@@ -258,27 +277,29 @@ class NeuSymStore(BaseStore):
         recs = self.memory.query(scope=scope, statuses=statuses, order="recent", limit=20)
         return [r for r in recs if (i := self._info(r)) and i["key"] == key and list(i["namespace"]) == list(namespace)]
 
-    def _refresh(self, recs: Iterable[MemoryRecord], refresh: bool) -> None:
-        if not refresh:
+    def _refresh(self, recs: Iterable[MemoryRecord], wanted: bool, refresh: dict[str, dict[str, float]]) -> None:
+        """Note the new expiry of every returned item that has a TTL; :meth:`batch` writes them all at once."""
+        if not wanted:
             return
+        now = time.time()
         for rec in recs:
             ttl = (self._info(rec) or {}).get("ttl")
-            if not ttl:
-                continue
-            with self.memory.atomic(rec.scope):  # a concurrent delete of the key wins: nothing left to refresh
-                if self.memory.get_many([rec.id], scope=rec.scope):
-                    self.memory.update(rec.id, scope=rec.scope, expires_at=datetime.fromtimestamp(
-                        time.time() + float(ttl) * 60, tz=UTC), actor=_ACTOR, reason="ttl refreshed on read")
+            if ttl and rec.scope.user_id:
+                refresh.setdefault(rec.scope.user_id, {})[rec.id] = now + float(ttl) * 60
 
-    def _get(self, op: GetOp) -> Item | None:
+    def _get(self, op: GetOp, refresh: dict[str, dict[str, float]]) -> Item | None:
         recs = self._lookup(op.namespace, op.key, _READ)
         if not recs:
             return None
-        self._refresh(recs[:1], op.refresh_ttl)  # BaseStore.get already applied ttl_config
+        self._refresh(recs[:1], op.refresh_ttl, refresh)  # BaseStore.get already applied ttl_config
         return Item(**self._item_fields(recs[0]))
 
     def _put(self, op: PutOp) -> None:
         namespace, key = tuple(op.namespace), str(op.key)
+        # keys and labels come back to the agent in items and sit in the memory's metadata: one printable line
+        for what, label in (("store key", key), *(("namespace label", x) for x in namespace)):
+            if label:
+                validate_label(label, what, 1024)
         if op.value is not None:
             if not isinstance(op.value, Mapping):
                 raise InvalidInputError(f"a store value must be a dict, got {type(op.value).__name__}")
@@ -302,7 +323,8 @@ class NeuSymStore(BaseStore):
         scope = self._item_scope(namespace, key, indexed)
         text = self._index_text(value, op.index)
         info = {"namespace": list(namespace), "key": key, "value": value, "index": op.index, "ttl": op.ttl}
-        fields: dict[str, Any] = {"metadata": {_META: info}, "tags": self._tags(namespace, indexed),
+        fields: dict[str, Any] = {"metadata": {_META: info},
+                                  "tags": self._tags(namespace, indexed) + ([_TTL_TAG] if op.ttl else []),
                                   "expires_at": datetime.fromtimestamp(time.time() + float(op.ttl) * 60, tz=UTC)
                                   if op.ttl else None}
         live = [r for r in existing if r.status.value in _LIVE and r.scope == scope]
@@ -326,10 +348,12 @@ class NeuSymStore(BaseStore):
         raise PolicyViolationError(f"governance did not store {namespace}/{key}: {reason}")
 
     def _overwrite(self, rec: MemoryRecord, text: str, scope: Scope, fields: dict[str, Any]) -> None:
+        """A put on an existing key edits its memory: the engine's update runs add's governance on new text, as
+        written by the store's ``origin`` (a text a new put would quarantine is quarantined, never served)."""
         self.memory.update(rec.id, text if text != rec.content else None, scope=scope, actor=_ACTOR,
-                           reason="store put", **fields)
+                           reason="store put", origin=self.origin, **fields)
 
-    def _search(self, op: SearchOp) -> list[SearchItem]:
+    def _search(self, op: SearchOp, refresh: dict[str, dict[str, float]]) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
         user = self._tenant(prefix)
         limit, offset = max(int(op.limit), 0), max(int(op.offset), 0)
@@ -348,7 +372,7 @@ class NeuSymStore(BaseStore):
             fill = self._listing(prefix, user, limit, bool(op.filter), tag=_NOINDEX_TAG + _js(list(prefix)))
             page += [(rec, None) for rec in fill
                      if (i := self._info(rec)) and _matches(i, prefix, op.filter)][: limit - len(page)]
-        self._refresh([rec for rec, _ in page], op.refresh_ttl)
+        self._refresh([rec for rec, _ in page], op.refresh_ttl, refresh)
         return [SearchItem(**self._item_fields(rec), score=s) for rec, s in page]
 
     def _ranked(self, query: str, prefix: tuple[str, ...], user: str, need: int,
@@ -380,6 +404,73 @@ class NeuSymStore(BaseStore):
             offset += len(page)
             if len(page) < _PAGE or (not filtered and len(out) >= need):
                 return out
+
+    # ------------------------------------------------------------------ TTL sweeping (LangGraph's SQL store API)
+    def sweep_ttl(self) -> int:
+        """Delete the store's expired items (hard, through NeuSym's one purge path); returns how many. Covers
+        the store's tenant, or every tenant's store items when the store is not bound to one: a sweep deletes only
+        what already vanished from every read."""
+        now = time.time()
+        scope = Scope(user_id=self.user_id) if self.user_id is not None else None
+        expired: dict[str, list[str]] = {}
+        offset = 0
+        while True:
+            page = self.memory.query(scope=scope, all_tenants=scope is None, tags=[_TTL_TAG], statuses=_ANY,
+                                     include_expired=True, order="oldest", limit=_PAGE, offset=offset)
+            for rec in page:
+                if rec.expires_at is not None and rec.expires_at.timestamp() <= now and rec.scope.user_id \
+                        and self._info(rec) is not None:
+                    expired.setdefault(rec.scope.user_id, []).append(rec.id)
+            offset += len(page)
+            if len(page) < _PAGE:
+                break
+        return sum(self.memory.delete(ids, user_id=user, actor=_ACTOR, reason="ttl expired (store sweep)")
+                   for user, ids in expired.items())
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
+        """Run :meth:`sweep_ttl` every ``sweep_interval_minutes`` (else the config's, else 5) in a daemon thread
+        until :meth:`stop_ttl_sweeper`; a store opened without a ``ttl`` config has nothing to sweep and returns a
+        finished future, as LangGraph's SQL stores do. Cancelling the future stops the thread."""
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        if not self._ttl_given:
+            future.set_result(None)
+            return future
+        future.add_done_callback(lambda f: self._sweep_stop.set() if f.cancelled() else None)
+        if self._sweeper is not None and self._sweeper.is_alive():
+            return future
+        self._sweep_stop.clear()
+        interval = float(sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5) * 60
+
+        def loop() -> None:
+            try:
+                while not self._sweep_stop.wait(interval):
+                    try:
+                        swept = self.sweep_ttl()
+                        if swept:
+                            log.info("store swept %d expired items", swept)
+                    except Exception:  # noqa: BLE001 - one failed pass must not end the sweeper
+                        log.exception("store TTL sweep failed")
+                if not future.done():
+                    future.set_result(None)
+            except BaseException as err:  # noqa: BLE001 - handed to whoever waits on the future
+                if not future.done():
+                    future.set_exception(err)
+
+        self._sweeper = threading.Thread(target=loop, name="neusym-store-ttl-sweeper", daemon=True)
+        self._sweeper.start()
+        return future
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; ``True`` once it has stopped (or was not running), ``False`` on timeout."""
+        thread = self._sweeper
+        if thread is None or not thread.is_alive():
+            return True
+        self._sweep_stop.set()
+        thread.join(timeout)
+        if thread.is_alive():
+            return False
+        self._sweeper = None
+        return True
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = tuple(op.match_conditions or ())

@@ -20,15 +20,17 @@ from pydantic import BaseModel, Field
 from langchain_neusym._common import (
     ReadScope,
     ScopedModel,
+    asearch_shown,
     config_ids,
     read_scope,
     resolve_scope,
     result_to_document,
     runtime_ids,
+    search_shown,
 )
-from neusym import NeuSymError, Scope, ScopeError, SearchResult, render_memories
-from neusym.governance.decisions import Decision
-from neusym.prompting import neutralize
+from neusym import MemoryRecord, MemoryStatus, NeuSymError, Scope, ScopeError, SearchResult, render_memories
+from neusym.governance.decisions import Decision, Flag
+from neusym.prompting import render_texts, shown_id
 
 __all__ = [
     "NeuSymForgetTool",
@@ -70,16 +72,21 @@ class _RememberInput(BaseModel):
 
 
 def _remember_answer(decisions: list[Decision]) -> str:
+    """One line per decision, then the stored texts (extraction may have rephrased the call's text) framed and
+    quoted as data (:func:`neusym.prompting.render_texts`); a quarantined text is not echoed."""
     parts = []
     for d in decisions:
-        if d.stored:
-            # the stored text may differ from the call's (extraction): one neutralised line, like every memory shown
-            parts.append(f"Stored memory {d.memory_id}: {neutralize(d.record.content)}")
+        if d.action.value == "quarantine":  # stored for review only: the model is not shown the text again
+            parts.append(f"Quarantined for review, not recalled: {d.reason}")
+        elif d.stored:
+            parts.append(f"Stored memory {shown_id(d.memory_id or '')}.")
         elif d.action.value == "merge":
-            parts.append(f"Already known as memory {d.target_id}; reinforced it.")
+            parts.append(f"Already known as memory {shown_id(d.target_id or '')}; reinforced it.")
         else:
             parts.append(f"Not stored ({d.action.value}): {d.reason}")
-    return "\n".join(parts) or "Nothing to remember."
+    block = render_texts([(d.memory_id, d.record.content) for d in decisions
+                          if d.stored and d.action.value != "quarantine"], heading="Stored")
+    return "\n".join([*parts, *([block] if block else [])]) or "Nothing to remember."
 
 
 class NeuSymRememberTool(_ScopedTool):
@@ -117,7 +124,9 @@ class _RecallInput(BaseModel):
 
 
 def _recall_answer(results: list[SearchResult]) -> tuple[str, list[Document]]:
-    text = render_memories(results, show_ids=True)  # framed and quoted: stored text is data, never instructions
+    # framed and quoted: stored text is data, never instructions; the search already left out what awaits review
+    # (unless the tool was configured with include_unreviewed), so what it returned is shown, marked
+    text = render_memories(results, show_ids=True, include_unreviewed=True)
     if not text:
         return "No relevant memories.", []
     return text, [result_to_document(r) for r in results]
@@ -140,7 +149,7 @@ class NeuSymRecallTool(_ScopedTool):
              run_manager: CallbackManagerForToolRun | None = None) -> tuple[str, list[Document]]:
         scope = self._read_scope(config)
         try:
-            results = self.memory.search(query, scope=scope, k=k, **self.search_kwargs)
+            results = search_shown(self.memory, query, scope, k=k, **self.search_kwargs)
         except NeuSymError as err:
             raise _fail(err) from err
         return _recall_answer(results)
@@ -149,7 +158,7 @@ class NeuSymRecallTool(_ScopedTool):
                     run_manager: AsyncCallbackManagerForToolRun | None = None) -> tuple[str, list[Document]]:
         scope = self._read_scope(config)
         try:
-            results = await self.memory.asearch(query, scope=scope, k=k, **self.search_kwargs)
+            results = await asearch_shown(self.memory, query, scope, k=k, **self.search_kwargs)
         except NeuSymError as err:
             raise _fail(err) from err
         return _recall_answer(results)
@@ -175,7 +184,7 @@ class NeuSymForgetTool(_ScopedTool):
 
     def _forget(self, memory_id: str, reason: str, scope: Scope) -> str:
         report = self.memory.forget(memory_id, scope=scope, hard=self.hard, reason=reason, actor="agent")
-        return f"Forgot memory {memory_id}." if report.count else f"No memory {memory_id} to forget."
+        return f"Forgot memory {shown_id(memory_id)}." if report.count else f"No memory {shown_id(memory_id)} to forget."
 
     def _run(self, memory_id: str, reason: str = "the user asked to forget it", *, config: RunnableConfig,
              run_manager: CallbackManagerForToolRun | None = None) -> str:
@@ -192,7 +201,7 @@ class NeuSymForgetTool(_ScopedTool):
             report = await self.memory.aforget(memory_id, scope=scope, hard=self.hard, reason=reason, actor="agent")
         except NeuSymError as err:
             raise _fail(err) from err
-        return f"Forgot memory {memory_id}." if report.count else f"No memory {memory_id} to forget."
+        return f"Forgot memory {shown_id(memory_id)}." if report.count else f"No memory {shown_id(memory_id)} to forget."
 
 
 # ---------------------------------------------------------------------- update
@@ -201,31 +210,45 @@ class _UpdateInput(BaseModel):
     content: str = Field(description="The corrected statement, replacing the old text.")
 
 
+def _update_answer(rec: MemoryRecord) -> str:
+    """What the model hears back: the new text framed and quoted as data, or, when governance quarantined it (the
+    same screening as ``remember``), that it will not be recalled (the text is not echoed)."""
+    if rec.status is MemoryStatus.QUARANTINED:
+        return (f"Quarantined memory {shown_id(rec.id)} for review: its new text will not be recalled until a "
+                "reviewer approves it (the previous text is kept in its history).")
+    note = " Listed for review: withheld from recall until approved." if Flag.SUSPICIOUS.value in rec.flags else ""
+    return (f"Updated memory {shown_id(rec.id)} (version {rec.version}).{note}\n"
+            + render_texts([(rec.id, rec.content)], heading="Updated"))
+
+
 class NeuSymUpdateTool(_ScopedTool):
-    """Correct a memory's text in place (versioned and audited)."""
+    """Correct a memory's text in place (versioned and audited; the new text passes the same governance as
+    ``remember``: screened as the agent's, quarantined if ``remember`` would quarantine it)."""
 
     name: str = "update_memory"
     description: str = "Correct an existing memory by id with the new statement (find ids with recall first)."
     args_schema: type[BaseModel] = _UpdateInput
+    origin: str = "agent"
 
     def _run(self, memory_id: str, content: str, *, config: RunnableConfig,
              run_manager: CallbackManagerForToolRun | None = None) -> str:
         scope = self._read_scope(config)
         try:
-            rec = self.memory.update(memory_id, content, scope=scope, actor="agent", reason="agent correction")
+            rec = self.memory.update(memory_id, content, scope=scope, actor="agent", reason="agent correction",
+                                     origin=self.origin)
         except NeuSymError as err:
             raise _fail(err) from err
-        return f"Updated memory {rec.id} (version {rec.version}): {neutralize(rec.content)}"
+        return _update_answer(rec)
 
     async def _arun(self, memory_id: str, content: str, *, config: RunnableConfig,
                     run_manager: AsyncCallbackManagerForToolRun | None = None) -> str:
         scope = self._read_scope(config)
         try:
             rec = await self.memory.aupdate(memory_id, content, scope=scope, actor="agent",
-                                            reason="agent correction")
+                                            reason="agent correction", origin=self.origin)
         except NeuSymError as err:
             raise _fail(err) from err
-        return f"Updated memory {rec.id} (version {rec.version}): {neutralize(rec.content)}"
+        return _update_answer(rec)
 
 
 # ---------------------------------------------------------------------- toolkit

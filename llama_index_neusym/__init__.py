@@ -11,9 +11,11 @@ The import path is flat (``llama_index_neusym``) on purpose: the package never a
 ``llama_index`` namespace, which would shadow ``llama_index.core``.
 """
 
+from llama_index_neusym._common import MEMORY_QA_TEMPLATE, MemoryNode, render_nodes
 from llama_index_neusym.memory import NeuSymChatMemory
 from llama_index_neusym.memory_blocks import NeuSymMemoryBlock
 from llama_index_neusym.retrievers import NeuSymRetriever
 from neusym import __version__
 
-__all__ = ["NeuSymChatMemory", "NeuSymMemoryBlock", "NeuSymRetriever", "__version__"]
+__all__ = ["MEMORY_QA_TEMPLATE", "MemoryNode", "NeuSymChatMemory", "NeuSymMemoryBlock", "NeuSymRetriever",
+           "__version__", "render_nodes"]

@@ -11,6 +11,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from llama_index_neusym._common import (
+    asearch_shown,
     bound_ids,
     check_memory,
     check_search_kwargs,
@@ -18,6 +19,7 @@ from llama_index_neusym._common import (
     open_memory,
     resolve_scope,
     result_to_node,
+    search_shown,
 )
 from neusym import InvalidInputError, NeuSymMemory, Scope
 
@@ -29,8 +31,15 @@ class NeuSymRetriever(BaseRetriever):
 
     Each node's metadata carries ``memory_id``, ``type``, ``created_at``/``updated_at``/``valid_from``/
     ``valid_to`` (ISO 8601), scope ids, ``tags``, ``entities``, ``score_explanation`` (one-line summary) and
-    ``score_components`` (every weighted component and the graph path). Only ``type`` and ``created_at`` are
-    shown to the LLM; the rest is for programs.
+    ``score_components`` (every weighted component and the graph path), ``status``, ``flags`` and ``marks``. The
+    nodes are :class:`~llama_index_neusym.MemoryNode` objects: programs read the stored text, an LLM reads each
+    memory as one quoted, neutralised line with its date, kind and careful-use marks (:mod:`neusym.prompting`);
+    use :data:`~llama_index_neusym.MEMORY_QA_TEMPLATE` (the records framed as data) in a query engine, or
+    :func:`~llama_index_neusym.render_nodes` for a prompt of your own.
+
+    By default it returns what ``build_context`` shows a model: reviewed memories only (status ``active``; nothing
+    pending review or flagged ``suspicious``; never a quarantined one); ``search_kwargs={"include_unreviewed":
+    True}`` adds what awaits review, marked.
 
     The scope is fixed at construction: ``user_id`` is the tenant boundary, ``agent_id``/``session_id`` narrow it.
     Without any id the memory's default scope is used. ``filters`` (LlamaIndex ``MetadataFilters`` or a dict) and
@@ -110,12 +119,12 @@ class NeuSymRetriever(BaseRetriever):
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if not query_bundle.query_str.strip():
             return []
-        hits = self._memory.search(query_bundle.query_str, scope=self._scope, k=self._top_k, **self._search_kwargs)
+        hits = search_shown(self._memory, query_bundle.query_str, self._scope, k=self._top_k, **self._search_kwargs)
         return [result_to_node(h) for h in hits]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if not query_bundle.query_str.strip():
             return []
-        hits = await self._memory.asearch(query_bundle.query_str, scope=self._scope, k=self._top_k,
-                                          **self._search_kwargs)
+        hits = await asearch_shown(self._memory, query_bundle.query_str, self._scope, k=self._top_k,
+                                   **self._search_kwargs)
         return [result_to_node(h) for h in hits]

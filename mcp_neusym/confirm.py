@@ -14,10 +14,13 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from neusym.errors import InvalidInputError
-from neusym.governance.forgetting import ForgetPreview
 from neusym.record import Scope
+
+if TYPE_CHECKING:
+    from neusym.governance.forgetting import ForgetPreview
 
 __all__ = ["Confirmations", "PendingForget"]
 

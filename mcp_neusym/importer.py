@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from mcp_neusym.models import ImportOut
 from neusym.errors import InvalidInputError
-from neusym.facade import NeuSymMemory
 from neusym.record import Scope
+
+if TYPE_CHECKING:
+    from neusym.facade import NeuSymMemory
 
 __all__ = ["BATCH", "MAX_IMPORT_ITEMS", "import_text"]
 

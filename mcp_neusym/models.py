@@ -8,12 +8,14 @@ is the connection's, and echoing it would only invite the model to "choose" one.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from neusym.governance.decisions import Decision
 from neusym.record import MemoryRecord, SearchResult
+
+if TYPE_CHECKING:
+    from neusym.governance.decisions import Decision
 
 __all__ = [
     "AuditEntryOut",
@@ -136,7 +138,9 @@ class ForgetOut(BaseModel):
 
 
 class UpdateOut(BaseModel):
-    memory: MemoryOut
+    memory: MemoryOut | None = Field(description="The edited memory; omitted when its new text was quarantined.")
+    memory_id: str
+    status: str = Field(description="active, pending, quarantined (withheld until a reviewer approves it) ...")
 
 
 class AuditEntryOut(BaseModel):
@@ -187,6 +191,8 @@ class ReflectOut(BaseModel):
     source_ids: list[str]
     reinforced: list[str] = Field(default_factory=list)
     cooled: list[str] = Field(default_factory=list)
+    marks: list[str] = Field(default_factory=list, description="How carefully to use the reflection (inherited "
+                                                                "from its sources: low confidence, conflicting).")
 
 
 class CurateOut(BaseModel):

@@ -3,9 +3,10 @@
 A tool's text result goes straight into the model's context, so a stored memory must not be able to pose as an
 instruction or as part of the result's structure. Listings of memories (recall, query, history) are rendered by the
 engine's one renderer, :func:`neusym.prompting.render_memories`, exactly as the LangChain recall tool renders them:
-framed, each text a quoted, neutralised line, with its id and careful-use marks. Items shown for review (the forget
-preview, the review queue) keep one neutralised line each (:func:`neusym.prompting.neutralize`) under a heading
-that says they are stored records, not instructions.
+framed, each text a quoted, neutralised line, with its id and careful-use marks. Every other text that shows memory
+text (remember's and update's echo of what was stored, the forget preview, the review queue, a reflection's summary)
+is framed the same way by :func:`neusym.prompting.render_texts`; a quarantined text is never echoed. The resources
+(JSON) show what the ``memory_context`` prompt shows: nothing awaiting review, each text one neutralised line.
 
 The prompt's context block comes from the engine's context builder through :mod:`neusym.adapter_support`, like
 the LangChain and LlamaIndex middleware: framed and quoted by :mod:`neusym.prompting`, the header inside the frame.
@@ -14,11 +15,14 @@ the LangChain and LlamaIndex middleware: framed and quoted by :mod:`neusym.promp
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from neusym.adapter_support import build_context
-from neusym.facade import NeuSymMemory
 from neusym.prompting import careful_use_marks, neutralize, render_memories
 from neusym.record import MemoryRecord, Scope, SearchResult
+
+if TYPE_CHECKING:
+    from neusym.facade import NeuSymMemory
 
 __all__ = ["DATA_NOTE", "CONTEXT_HEADER", "context_block", "flat", "framed", "marks"]
 

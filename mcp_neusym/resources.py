@@ -14,11 +14,12 @@ from mcp.server.fastmcp.prompts.base import Message, UserMessage
 from pydantic import Field
 
 from mcp_neusym.models import memory_out
-from mcp_neusym.render import DATA_NOTE, context_block, marks
+from mcp_neusym.render import DATA_NOTE, context_block, framed, marks
 from mcp_neusym.runtime import in_thread, tool_error
 from mcp_neusym.state import ServerState
 from mcp_neusym.tools_memory import Ctx
 from neusym.errors import InvalidInputError
+from neusym.prompting import neutralize, withheld_reason
 
 __all__ = ["PROFILE_URI", "RECENT_URI", "register_resources"]
 
@@ -32,12 +33,19 @@ def register_resources(server: FastMCP[Any], state: ServerState) -> None:
     mem = state.memory
     tenant = state.tenant
 
-    def _listing(types: list[str] | None, order: str, limit: int, what: str) -> str:
+    def _listing(types: list[str] | None, order: str, limit: int, what: str, *, reviewed_only: bool) -> str:
+        """``reviewed_only``: leave out what a prompt withholds (a profile is read as prompt context); otherwise
+        list it with its marks, as the tools do. Memory text goes through :mod:`neusym.prompting` either way:
+        each content neutralised, and ``text`` is the framed block to put in front of a model."""
         scope = tenant.read_scope(server.get_context())
-        recs = mem.query(scope=scope, types=types, order=order, limit=limit)
+        listed = mem.query(scope=scope, types=types, order=order, limit=limit)
+        recs = [r for r in listed if withheld_reason(r) is None] if reviewed_only else listed
         found = marks(mem, recs, scope)
+        shown = [memory_out(r, found[r.id]).model_copy(update={"content": neutralize(r.content)}) for r in recs]
         return json.dumps({"about": f"{what} ({DATA_NOTE})", "count": len(recs),
-                           "memories": [memory_out(r, found[r.id]).model_dump(mode="json") for r in recs]},
+                           "withheld_until_reviewed": len(listed) - len(recs),
+                           "memories": [m.model_dump(mode="json") for m in shown],
+                           "text": framed(mem, recs, scope, title=what, empty="")},
                           ensure_ascii=False, indent=1)
 
     async def _safe(fn: Any) -> str:
@@ -50,12 +58,14 @@ def register_resources(server: FastMCP[Any], state: ServerState) -> None:
                      description="The connected user's current facts, preferences and instructions, most "
                                  "important first.")
     async def profile() -> str:
-        return await _safe(lambda: _listing(_PROFILE_TYPES, "importance", 200, "current facts about the user"))
+        return await _safe(lambda: _listing(_PROFILE_TYPES, "importance", 200, "current facts about the user",
+                                                reviewed_only=True))
 
     @server.resource(RECENT_URI, name="recent_memories", title="Recent memories", mime_type="application/json",
                      description=f"The connected user's {_RECENT} most recent memories.")
     async def recent() -> str:
-        return await _safe(lambda: _listing(None, "recent", _RECENT, "the user's most recent memories"))
+        return await _safe(lambda: _listing(None, "recent", _RECENT, "the user's most recent memories",
+                                                reviewed_only=False))
 
     @server.prompt(name="memory_context", title="Memory context",
                    description="The memory context block NeuSym's middleware puts into a system prompt: "

@@ -5,24 +5,29 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import ContentBlock
+from mcp.types import ContentBlock, GetPromptResult
 from pydantic import ValidationError
 
 from mcp_neusym.http import BearerTokenGate, bind, serve_app
+from mcp_neusym.opening import MemoryProxy, OpeningMemory
 from mcp_neusym.resources import register_resources
 from mcp_neusym.settings import HttpAddress, ServerSettings
 from mcp_neusym.state import ServerState
 from mcp_neusym.tools_admin import register_admin_tools
 from mcp_neusym.tools_memory import register_memory_tools
-from neusym.facade import NeuSymMemory
+from neusym.loading import show_on_stderr
+
+if TYPE_CHECKING:
+    from neusym.facade import NeuSymMemory
 
 __all__ = ["INSTRUCTIONS", "NeuSymMCP", "build_server", "http_app", "run", "serve"]
 
@@ -41,10 +46,31 @@ INSTRUCTIONS = (
 class NeuSymMCP(FastMCP[Any]):
     """``FastMCP`` with NeuSym's error wording: a tool error says what was wrong in one line ("InvalidInputError:
     k: Input should be less than or equal to 50"), without the SDK's "Error executing tool" prefix or pydantic's
-    help links, so a model can correct its call."""
+    help links, so a model can correct its call.
+
+    ``ready`` (optional) is awaited before any tool, resource or prompt runs: the memory of ``neusym mcp`` opens in
+    the background while the server already answers ``initialize`` and the listings (:mod:`mcp_neusym.opening`).
+    """
+
+    def __init__(self, *args: Any, ready: Callable[[], Awaitable[None]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._ready = ready
+
+    async def _wait_ready(self) -> None:
+        if self._ready is not None:
+            await self._ready()
+
+    async def read_resource(self, uri: Any) -> Iterable[ReadResourceContents]:
+        await self._wait_ready()
+        return await super().read_resource(uri)
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None) -> GetPromptResult:
+        await self._wait_ready()
+        return await super().get_prompt(name, arguments)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Sequence[ContentBlock] | dict[str, Any]:
         try:
+            await self._wait_ready()
             return await super().call_tool(name, arguments)
         except ToolError as err:
             cause = err.__cause__
@@ -77,18 +103,20 @@ def _security(http: HttpAddress | None) -> TransportSecuritySettings | None:
 
 
 def build_server(memory: NeuSymMemory, settings: ServerSettings | None = None, *,
-                 http: HttpAddress | None = None, log_level: str = "WARNING") -> FastMCP[Any]:
+                 http: HttpAddress | None = None, log_level: str = "WARNING",
+                 ready: Callable[[], Awaitable[None]] | None = None) -> FastMCP[Any]:
     """A ``FastMCP`` server exposing ``memory`` under ``settings`` (the tenant rule, the tool selection).
 
     The caller owns ``memory`` (and closes it after the server stops). ``http`` only sets the address the SDK's
-    settings report and its DNS-rebinding protection; :func:`serve` does the serving.
+    settings report and its DNS-rebinding protection; :func:`serve` does the serving. ``ready``, when given, is
+    awaited before every call that uses the memory (see :class:`NeuSymMCP`).
     """
     settings = settings or ServerSettings()
     settings.check_transport(http)
     server = NeuSymMCP(
         settings.name, instructions=INSTRUCTIONS, host=http.host if http else "127.0.0.1",
         port=http.port if http else 8000, log_level=log_level.upper(),  # type: ignore[arg-type]
-        transport_security=_security(http),
+        transport_security=_security(http), ready=ready,
     )
     state = ServerState(memory, settings)
     register_memory_tools(server, state)
@@ -104,12 +132,12 @@ def http_app(server: FastMCP[Any], settings: ServerSettings) -> Any:
 
 
 def serve(memory: NeuSymMemory, settings: ServerSettings | None = None, *, http: HttpAddress | None = None,
-          log_level: str = "WARNING") -> None:
+          log_level: str = "WARNING", ready: Callable[[], Awaitable[None]] | None = None) -> None:
     """Serve ``memory`` until the client disconnects (stdio: stdin closes) or the process is told to stop (HTTP:
     SIGINT/SIGTERM through uvicorn). The caller owns and closes ``memory``; signals are left alone on stdio
     (see :func:`run` for the command line's handling)."""
     settings = settings or ServerSettings()
-    server = build_server(memory, settings, http=http, log_level=log_level)
+    server = build_server(memory, settings, http=http, log_level=log_level, ready=ready)
     if http is None:
         anyio.run(server.run_stdio_async)
         return
@@ -123,36 +151,44 @@ def serve(memory: NeuSymMemory, settings: ServerSettings | None = None, *, http:
 
 def run(open_memory: Callable[[], AbstractContextManager[NeuSymMemory]], settings: ServerSettings, *,
         http: HttpAddress | None = None, log_level: str = "WARNING") -> None:
-    """What ``neusym mcp`` does: open the memory, serve, close it. On stdio a SIGTERM ends serving like Ctrl-C
-    (so the memory is closed: indexes saved, the embedded graph released), and a second one arriving while the
-    memory closes (an MCP client's shutdown sequence sends one when the server takes a moment) is held off until
-    the close is done."""
+    """What ``neusym mcp`` does: serve at once while the memory opens in the background
+    (:mod:`mcp_neusym.opening`), then close it.
+
+    SIGTERM is an orderly stop on both transports, and the process exits normally: on stdio it ends serving like
+    Ctrl-C; over HTTP uvicorn shuts down gracefully and then re-raises the signal it caught, which lands here as
+    the same orderly stop (it used to kill the process: rc -15, the memory never closed). Either way the memory is closed right after (indexes saved, the embedded graph released at
+    once rather than by its watchdog). A second SIGTERM arriving while the memory closes (an MCP client's shutdown
+    sequence sends one when the server takes a moment) is held off until the close is done."""
     settings.check_transport(http)  # a bad combination fails before the memory is opened
     if http is not None and settings.token is None:
         who = ("any local process can act as any user by setting the header" if settings.tenant_source == "header"
                else "any local process can use this memory")
         log.warning("serving HTTP without --token/NEUSYM_MCP_TOKEN: %s", who)
+    show_on_stderr()
     previous: Any = signal.SIG_DFL
     installed = False
     terminated: list[int] = []
-    if http is None:
-        def interrupt(signum: int, frame: Any) -> None:
-            terminated.append(signum)
-            raise KeyboardInterrupt
 
-        with contextlib.suppress(ValueError):  # not the main thread: signals stay the host's
-            previous = signal.signal(signal.SIGTERM, interrupt)
-            installed = True
+    def interrupt(signum: int, frame: Any) -> None:
+        # stdio: nothing else stops the SDK's blocking read of stdin; HTTP: a SIGTERM before uvicorn took over the
+        # signals stops the start, and the one uvicorn re-raises after its graceful shutdown ends serve() here
+        terminated.append(signum)
+        raise KeyboardInterrupt
+
+    with contextlib.suppress(ValueError):  # not the main thread: signals stay the host's
+        previous = signal.signal(signal.SIGTERM, interrupt)
+        installed = True
+    opening = OpeningMemory(open_memory).start()
     try:
-        with open_memory() as memory:
-            try:
-                serve(memory, settings, http=http, log_level=log_level)
-            except KeyboardInterrupt:
-                if not terminated:  # Ctrl-C: the caller reports it; a SIGTERM is an orderly stop
-                    raise
-            finally:
-                if installed:
-                    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            serve(MemoryProxy(opening).as_memory(), settings, http=http, log_level=log_level, ready=opening.ready)
+        except KeyboardInterrupt:
+            if not terminated:  # Ctrl-C: the caller reports it; a SIGTERM is an orderly stop
+                raise
+        finally:
+            if installed:
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            opening.close()
     finally:
         if installed:
             signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)

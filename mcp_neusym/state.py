@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mcp_neusym.confirm import Confirmations
 from mcp_neusym.settings import ServerSettings
 from mcp_neusym.tenant import TenantResolver
-from neusym.facade import NeuSymMemory
+
+if TYPE_CHECKING:
+    from neusym.facade import NeuSymMemory
 
 __all__ = ["ServerState"]
 

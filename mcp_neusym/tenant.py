@@ -19,14 +19,16 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_neusym.settings import ServerSettings
 from neusym.adapter_support import read_scope as widen_for_reads
 from neusym.adapter_support import resolve_scope
 from neusym.errors import ScopeError
-from neusym.facade import NeuSymMemory
 from neusym.record import Scope
+
+if TYPE_CHECKING:
+    from neusym.facade import NeuSymMemory
 
 __all__ = ["NO_TENANT", "TenantResolver"]
 

@@ -23,11 +23,12 @@ from mcp_neusym.models import (
     ReviewListOut,
     memory_out,
 )
-from mcp_neusym.render import DATA_NOTE, flat
+from mcp_neusym.render import flat, framed, marks
 from mcp_neusym.runtime import Progress, guarded, in_thread
 from mcp_neusym.state import ServerState
 from mcp_neusym.tools_memory import AgentArg, Ctx, SessionArg, tool_result
-from neusym.record import MemoryRecord
+from neusym.prompting import render_texts, shown_id
+from neusym.record import MemoryRecord, MemoryType
 
 __all__ = ["MAX_IMPORT_CHARS", "register_admin_tools"]
 
@@ -56,10 +57,9 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
                                    for i in items], count=len(items))
         if not out.items:
             return tool_result(out, "The review queue is empty.")
-        lines = [f"{out.count} items waiting for review ({DATA_NOTE}):"]
-        lines += [f"- [{i.memory_id}] {i.kind}: {flat(i.memory.content, 300)} (why: {flat(i.reason, 200)})"
-                  for i in out.items]
-        return tool_result(out, "\n".join(lines))
+        block = render_texts([(i.memory_id, i.memory.content, f"{i.kind}; why: {flat(i.reason, 200)}")
+                              for i in out.items], heading="Waiting for review")
+        return tool_result(out, f"{out.count} items waiting for review:\n{block}")
 
     async def _decide(ctx: Ctx, memory_id: str, reason: str, approve: bool) -> CallToolResult:
         scope = tenant.tenant_scope(ctx)
@@ -72,7 +72,7 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
         out = ReviewDecisionOut(memory_id=memory_id, decision=verb, purged=rec is None,
                                 memory=memory_out(rec) if rec is not None else None)
         now = "purged" if rec is None else f"now {rec.status.value}"
-        return tool_result(out, f"{verb.capitalize()} {memory_id}: {now}.")
+        return tool_result(out, f"{verb.capitalize()} {shown_id(memory_id)}: {now}.")
 
     @guarded
     async def review_approve(
@@ -106,11 +106,15 @@ def register_admin_tools(server: FastMCP[Any], state: ServerState) -> None:
         done = await progress.run(lambda: mem.reflect(scope=scope, entity=entity, goal=goal,
                                                       only_unreflected=session_id is None and entity is None,
                                                       fallback=True), label="reflecting")
+        shown = done.memory or MemoryRecord(content=done.summary, type=MemoryType.REFLECTION, scope=done.scope)
+        found = await in_thread(lambda: marks(mem, [shown], scope))
         out = ReflectOut(stored=done.stored, id=done.id, summary=done.summary, source_ids=done.source_ids,
-                         reinforced=list(done.reinforced), cooled=list(done.cooled))
-        state_text = f"stored as {done.id}" if done.stored else "not stored"
-        return tool_result(out, f"Reflection over {len(out.source_ids)} memories ({state_text}): "
-                                f"{flat(done.summary, 1500)}")
+                         reinforced=list(done.reinforced), cooled=list(done.cooled), marks=found[shown.id])
+        state_text = f"stored as {shown_id(done.id or '')}" if done.stored else "not stored"
+        # the summary is memory text: framed and quoted like every other memory a tool shows
+        text = await in_thread(lambda: framed(mem, [shown], scope, title=f"Reflection over {len(out.source_ids)} "
+                                              f"memories ({state_text})", empty="The reflection is withheld."))
+        return tool_result(out, text)
 
     # ------------------------------------------------------------------ curate
     @guarded

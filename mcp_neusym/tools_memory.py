@@ -29,11 +29,13 @@ from mcp_neusym.models import (
     memory_out,
     recall_hit,
 )
-from mcp_neusym.render import DATA_NOTE, flat, framed, hits_with_marks, marks
+from mcp_neusym.render import flat, framed, hits_with_marks, marks
 from mcp_neusym.runtime import guarded, in_thread
 from mcp_neusym.state import ServerState
+from neusym.adapter_support import search_shown
 from neusym.cli._base import parse_duration, parse_time
 from neusym.errors import InvalidInputError, RecordNotFoundError
+from neusym.prompting import render_texts, shown_id
 from neusym.record import MemoryRecord
 
 __all__ = ["ChatMessage", "Ctx", "MemoryKind", "register_memory_tools", "tool_result"]
@@ -113,15 +115,19 @@ def register_memory_tools(server: FastMCP[Any], state: ServerState) -> None:
         out = RememberOut(stored=[memory_out(r) for r in res if r.status.value != "quarantined"], decisions=decisions)
         lines = []
         for d in decisions:
-            if d.action == "quarantine":
-                lines.append(f"Quarantined for review, not recalled ({d.reason}): {flat(d.content, 200)}")
+            if d.action == "quarantine":  # kept for review; its text is not shown to the model again
+                lines.append(f"Quarantined for review, not recalled: {flat(d.reason, 300)}")
             elif d.stored:
-                lines.append(f"Stored memory {d.memory_id} ({d.action}): {flat(d.content, 300)}")
+                lines.append(f"Stored memory {shown_id(d.memory_id or '')} ({d.action}).")
             elif d.action == "merge":
-                lines.append(f"Already known as memory {d.target_id}; reinforced it.")
+                lines.append(f"Already known as memory {shown_id(d.target_id or '')}; reinforced it.")
             else:
                 lines.append(f"Not stored ({d.action}): {d.reason}")
-        return tool_result(out, "\n".join(lines) or "Nothing to remember in that text.")
+        # what was stored (extraction may have rephrased it), framed and quoted as data
+        block = render_texts([(d.memory_id, d.content) for d in decisions if d.stored and d.action != "quarantine"],
+                             heading="Stored")
+        return tool_result(out, "\n".join([*lines, *([block] if block else [])]) or "Nothing to remember in that "
+                                                                                      "text.")
 
     # ------------------------------------------------------------------ recall
     @guarded
@@ -143,9 +149,9 @@ def register_memory_tools(server: FastMCP[Any], state: ServerState) -> None:
         scope = tenant.read_scope(ctx, session_id=session_id, agent_id=agent_id)
         t_from, t_to, at = _when(time_from, "time_from"), _when(time_to, "time_to"), _when(as_of, "as_of")
 
-        def run() -> tuple[RecallOut, str]:
-            results = mem.search(query, scope=scope, k=k, types=types, entities=entities, time_from=t_from,
-                                 time_to=t_to, valid_at=at)
+        def run() -> tuple[RecallOut, str]:  # what build_context would show: nothing that awaits review
+            results = search_shown(mem, query, scope, k=k, types=types, entities=entities, time_from=t_from,
+                                   time_to=t_to, valid_at=at)
             found = hits_with_marks(mem, results, scope)
             text = framed(mem, results, scope, title=f"{len(results)} memories for {flat(query, 200)!r}",
                           empty="No relevant memories.")
@@ -259,10 +265,10 @@ def register_memory_tools(server: FastMCP[Any], state: ServerState) -> None:
         out = await in_thread(preview)
         if not out.items:
             return tool_result(out, "Nothing matches that topic; nothing to forget.")
-        lines = [f"Would {'purge' if hard else 'forget'} {len(out.items)} memories ({DATA_NOTE}):"]
-        lines += [f"- [{i.id}] {i.type}: {flat(i.content, 300)}" for i in out.items]
+        lines = [f"Would {'purge' if hard else 'forget'} {len(out.items)} memories:",
+                 render_texts([(i.id, i.content, i.type) for i in out.items], heading="To forget")]
         if out.missing_ids:
-            lines.append(f"Not found for this user: {', '.join(out.missing_ids)}")
+            lines.append(f"Not found for this user: {', '.join(shown_id(i) for i in out.missing_ids)}")
         lines.append(f"To apply, call forget with confirm_token={out.confirm_token!r} (valid "
                      f"{out.expires_in_s}s). Show the list to the user first if they did not name these memories.")
         return tool_result(out, "\n".join(lines))
@@ -288,10 +294,17 @@ def register_memory_tools(server: FastMCP[Any], state: ServerState) -> None:
         if content is None and not fields:
             raise InvalidInputError("nothing to update: pass content and/or a field")
         scope = tenant.read_scope(ctx)
+        # new text is screened as the agent's, like ``remember``'s (the engine runs add's governance on it)
         rec = await in_thread(lambda: mem.update(memory_id, content, scope=scope, actor=_ACTOR, reason=reason,
-                                                 **fields))
-        out = UpdateOut(memory=memory_out(rec))
-        return tool_result(out, f"Updated memory {rec.id} (version {rec.version}): {flat(rec.content, 300)}")
+                                                 origin="agent", **fields))
+        if rec.status.value == "quarantined":
+            out = UpdateOut(memory=None, memory_id=rec.id, status=rec.status.value)
+            return tool_result(out, f"Quarantined memory {shown_id(rec.id)} for review: its new text will not be recalled "
+                                    "until a reviewer approves it (the previous text is kept in its history).")
+        out = UpdateOut(memory=memory_out(rec), memory_id=rec.id, status=rec.status.value)
+        note = " Listed for review: withheld from recall until approved." if "suspicious" in rec.flags else ""
+        return tool_result(out, f"Updated memory {shown_id(rec.id)} (version {rec.version}).{note}\n"
+                                + render_texts([(rec.id, rec.content)], heading="Updated"))
 
     # ------------------------------------------------------------------ history
     @guarded
@@ -320,8 +333,9 @@ def register_memory_tools(server: FastMCP[Any], state: ServerState) -> None:
                 return HistoryOut(memory_id=memory_id, audit=audit)
 
             out = await in_thread(trail)
-            lines = [f"Audit trail of {memory_id} (oldest first):"]
-            lines += [f"- {a.at} {a.action} by {a.actor}: {flat(a.reason or '', 200)}" for a in out.audit]
+            lines = [f"Audit trail of {shown_id(memory_id)} (oldest first):"]
+            lines += [f"- {a.at} {flat(a.action, 60)} by {flat(a.actor or '', 200)}: {flat(a.reason or '', 200)}"
+                      for a in out.audit]
             return tool_result(out, "\n".join(lines))
 
         pred = _predicate(attribute or "")
@@ -344,7 +358,7 @@ def register_memory_tools(server: FastMCP[Any], state: ServerState) -> None:
                                                                                  ", oldest first")
         text = await in_thread(lambda: framed(mem, recs, scope, title=title, empty=f"No recorded values of {pred}."))
         if out.values and out.current:
-            text += f"\nIn force: {', '.join(out.current)}"
+            text += f"\nIn force: {', '.join(shown_id(i) for i in out.current)}"
         return tool_result(out, text)
 
     ro = ToolAnnotations(readOnlyHint=True, openWorldHint=False)

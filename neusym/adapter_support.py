@@ -15,16 +15,17 @@ Internal: not part of the pinned public API, so adapters may change it together 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from neusym.errors import InvalidInputError, ScopeError
-from neusym.facade import NeuSymMemory
-from neusym.prompting import CLOSE, OPEN, PREAMBLE
-from neusym.record import Scope, SearchResult
-from neusym.reflection.context import ContextBuilder
-from neusym.reflection.tokens import get_token_counter
+from neusym.prompting import CLOSE, OPEN, PREAMBLE, careful_use_marks, render_memories, withheld_reason
+from neusym.record import MemoryRecord, MemoryStatus, MemoryType, Scope, SearchResult
+
+if TYPE_CHECKING:  # the engine loads when an adapter gets a memory, not when the adapter module is imported
+    from neusym.facade import NeuSymMemory
+    from neusym.reflection.context import ContextBuilder
 
 __all__ = [
     "SCOPE_KEYS",
@@ -38,8 +39,14 @@ __all__ = [
     "check_search_kwargs",
     "make_scope",
     "read_scope",
+    "record_of",
+    "render_hits",
     "resolve_scope",
     "result_metadata",
+    "asearch_shown",
+    "retriever_search",
+    "search_shown",
+    "shown_hits",
     "truncate_context",
 ]
 
@@ -48,13 +55,16 @@ ReadScope = Literal["user", "agent", "session"]
 
 SCOPE_KEYS: tuple[str, ...] = ("user_id", "agent_id", "session_id")
 SEARCH_KEYS = frozenset({"types", "tags", "entities", "plan_states", "statuses", "valid_at", "time_from",
-                         "time_to", "min_score", "recipe", "reranker", "touch", "rewrite_query"})
+                         "time_to", "min_score", "recipe", "reranker", "touch", "rewrite_query",
+                         "include_unreviewed"})
 """``NeuSymMemory.search`` keywords an adapter may pass through: filters and ranking options, never the scope."""
 
 
 # ---------------------------------------------------------------------- the engine and its scope
 def check_memory(memory: Any) -> NeuSymMemory:
     """``memory`` itself; adapters take the engine object, and a wrong one fails here, not at the first call."""
+    from neusym.facade import NeuSymMemory
+
     if not isinstance(memory, NeuSymMemory):
         raise InvalidInputError(f"memory must be a neusym.NeuSymMemory, got {type(memory).__name__}")
     return memory
@@ -139,6 +149,66 @@ def check_search_kwargs(
     return out
 
 
+def retriever_search(call: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """A retriever's search arguments, reviewed-only by default (what ``build_context`` shows): status ``active``
+    (and ``superseded`` for a point-in-time ``valid_at`` read), never a memory screening flagged ``suspicious``.
+    ``include_unreviewed=True`` adds what awaits review (status ``pending``, flagged ``suspicious``), marked in
+    each hit's ``marks``; explicit ``statuses`` are searched as given. Returns the arguments and whether the hits
+    must still be checked with :func:`neusym.prompting.withheld_reason` (the default: a record whose flags say it
+    awaits review is left out even if its status was not updated)."""
+    out = dict(call)
+    include = bool(out.pop("include_unreviewed", False))
+    check = not include and "statuses" not in out
+    if check:
+        out["statuses"] = ["active", *(["superseded"] if out.get("valid_at") is not None else [])]
+    out["include_unreviewed"] = include
+    return out, check
+
+
+def shown_hits(results: Sequence[SearchResult], check: bool) -> list[SearchResult]:
+    """``results`` without what a prompt must not show (see :func:`retriever_search`)."""
+    return [r for r in results if not check or withheld_reason(r.memory) is None]
+
+
+def search_shown(memory: NeuSymMemory, query: str, scope: Scope, *, k: int, **kwargs: Any) -> list[SearchResult]:
+    """The search every adapter's retrieval runs (retrievers, recall tools, retrieval runnables): reviewed-only by
+    default, like ``build_context`` (see :func:`retriever_search`)."""
+    call, check = retriever_search(kwargs)
+    return shown_hits(memory.search(query, scope=scope, k=k, **call), check)
+
+
+async def asearch_shown(memory: NeuSymMemory, query: str, scope: Scope, *, k: int,
+                        **kwargs: Any) -> list[SearchResult]:
+    """:func:`search_shown` without blocking the event loop."""
+    call, check = retriever_search(kwargs)
+    return shown_hits(await memory.asearch(query, scope=scope, k=k, **call), check)
+
+
+def record_of(text: str, metadata: Mapping[str, Any]) -> MemoryRecord:
+    """The record a hit's text and :func:`result_metadata` describe (id, type, times, status, flags, confidence:
+    what :func:`neusym.prompting.render_memories` reads), for rendering a ``Document``/node a program holds."""
+    def when(key: str) -> datetime | None:
+        value = metadata.get(key)
+        return datetime.fromisoformat(value) if isinstance(value, str) and value else None
+
+    return MemoryRecord(
+        id=str(metadata.get("memory_id") or ""), content=text, type=MemoryType(metadata.get("type") or "observation"),
+        created_at=when("created_at") or when("valid_from") or datetime.fromtimestamp(0).astimezone(),
+        valid_from=when("valid_from"), valid_to=when("valid_to"),
+        status=MemoryStatus(metadata.get("status") or "active"),
+        flags=list(metadata.get("flags") or []), confidence=float(metadata.get("confidence", 1.0)))
+
+
+def render_hits(hits: Iterable[tuple[str, Mapping[str, Any]]], *, header: str = "",
+                heading: str = "Relevant memories", show_ids: bool = True) -> str:
+    """Retrieved memories (``(text, metadata)`` of a LangChain ``Document`` or a LlamaIndex node) framed, quoted and
+    marked exactly as the recall tools show them (:func:`neusym.prompting.render_memories`): for a chain that puts
+    a retriever's results into a prompt. The retriever already chose what may be shown, so nothing is withheld
+    here except quarantined records."""
+    return render_memories([record_of(text, meta) for text, meta in hits], header=header, heading=heading,
+                           include_unreviewed=True, show_ids=show_ids)
+
+
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
@@ -158,6 +228,8 @@ def result_metadata(result: SearchResult) -> dict[str, Any]:
         "valid_from": _iso(rec.valid_from),
         "valid_to": _iso(rec.valid_to),
         "status": rec.status.value,
+        "flags": list(rec.flags),
+        "marks": careful_use_marks(rec),  # what a prompt should say about it (neusym.prompting)
         "user_id": rec.scope.user_id,
         "agent_id": rec.scope.agent_id,
         "session_id": rec.scope.session_id,
@@ -173,6 +245,9 @@ def result_metadata(result: SearchResult) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------- context text
 def _builder(k: int, encoding: str, header: str) -> ContextBuilder:
+    from neusym.reflection.context import ContextBuilder
+    from neusym.reflection.tokens import get_token_counter
+
     return ContextBuilder(counter=get_token_counter(encoding), k_memories=k, header=header)
 
 

@@ -11,8 +11,13 @@ What a restore guarantees, and why each rule exists:
 * **Validated before the first write.** The whole file is read and checked first: JSON, line order, counts against
   the ``end`` line, every memory's properties through the record model (``type`` a :class:`MemoryType`, times
   numbers, ``metadata_json`` a JSON object ...), every embedding through the decoder (base64, float32, one
-  dimension, finite, non-zero), every reference resolved. Then the graph is asked (still read-only) which ids
-  exist and whose they are. A bad line is reported with its line number and nothing is written.
+  dimension, finite, non-zero), every reference resolved, every id an id (memory and audit ids: 1-128 of
+  ``A-Z a-z 0-9 _ . : -``; scope ids and audit actors: one printable line), so no id can carry a line break or a
+  delimiter into a prompt. Then the graph is asked (still read-only) which ids exist and whose they are. A bad
+  line is reported with its line number and nothing is written.
+* **Streamed, bounded.** Lines are read at most :data:`MAX_LINE_CHARS` at a time (a longer one is refused without
+  being held whole), at most :data:`MAX_RESTORE_CHARS` in all, and a ``.gz`` file may not expand beyond
+  :data:`MAX_EXPANSION` times its size; a file that is not UTF-8 (or not gzip) is refused with its line number.
 * **All or nothing.** The lines are written staged, invisible to every read, and made visible by one atomic
   statement (:class:`~neusym.symbolic.transfer.StagedRestore`); any failure before it (the embedder, the
   database, a concurrent writer taking a restored id) deletes what was staged, so the store is as it was and a
@@ -20,6 +25,11 @@ What a restore guarantees, and why each rule exists:
 * **Exact.** Ids, times, statuses, versions, flags, origin, review state and embeddings come back as they were
   exported: a restore is a backup, not an import. Bringing *new* data in goes through :mod:`neusym.importing`,
   where the caller's scope wins over the file and origin/trust fields are ignored.
+* **Screened.** The one exception to exact: every current (active or pending) memory's text is screened as the
+  write path screens an edit (``Governor.screen``). A file's statuses and flags are not evidence that anyone
+  reviewed its text, so a text ``add`` would quarantine comes back quarantined (without its facts and mentions)
+  and a borderline one flagged ``suspicious``, each with an audit entry; ``RestoreReport.rescreened`` lists them (a
+  reviewer approves them again).
 
 The file format is described in :mod:`neusym.symbolic.transfer`.
 """
@@ -36,6 +46,7 @@ import math
 import os
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -45,7 +56,18 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from neusym.errors import InvalidInputError, ScopeError
-from neusym.record import MAX_CONTENT_BYTES, MemoryStatus, MemoryType, PlanState, Scope, Triple, validate_text
+from neusym.private_files import atomic_private
+from neusym.record import (
+    MAX_CONTENT_BYTES,
+    MemoryStatus,
+    MemoryType,
+    PlanState,
+    Scope,
+    Triple,
+    validate_id,
+    validate_label,
+    validate_text,
+)
 from neusym.symbolic.convert import encode_embedding, entity_namespace, props_to_record
 from neusym.symbolic.store import RELATIONS
 from neusym.symbolic.transfer import (
@@ -68,6 +90,18 @@ Source = str | os.PathLike[str] | IO[str]
 """A path (``.gz`` is read/written compressed) or an open text stream."""
 Progress = Callable[[int, int], None]
 """``progress(done, total)``: memories written so far out of all of them."""
+
+MAX_LINE_CHARS = 16 * 1024 * 1024
+"""Longest line a restore reads (characters, newline included). The largest valid memory line (1 MB of text,
+its metadata and facts, JSON-escaped, and an embedding) stays well below it; a longer line is refused as soon as
+this much of it was read, never held whole."""
+MAX_RESTORE_CHARS = 64 * 1024**3
+"""Most characters a restore reads from one file (after decompression): far beyond any real backup, a bound on the
+time a crafted file can take."""
+MAX_EXPANSION = 100
+"""A ``.gz`` file may decompress to at most this many times its size (once past ``EXPANSION_FLOOR``): JSON Lines of
+memories and embeddings compress 2-10x, a compression bomb thousands of times."""
+EXPANSION_FLOOR = 256 * 1024 * 1024
 
 _ORDER = {"header": 0, "memory": 1, "entity": 2, "mentions": 3, "relates": 4, "edge": 5, "audit": 6, "end": 7}
 _COUNTED = ("memory", "entity", "mentions", "relates", "edge", "audit")
@@ -108,6 +142,7 @@ class RestoreReport:
     reembedded: int = 0
     source: dict[str, Any] = field(default_factory=dict)  # the file's header: where and when it was exported
     unknown_fields: list[str] = field(default_factory=list)  # memory properties this version does not know (kept)
+    rescreened: list[str] = field(default_factory=list)  # current memories screening quarantined or flagged
     seconds: float = 0.0
 
     @property
@@ -118,7 +153,8 @@ class RestoreReport:
     def as_dict(self) -> dict[str, Any]:
         return {"file": self.file, "dry_run": self.dry_run,
                 "scope": self.scope if self.scope is not None else "all tenants", "restored": self.counts,
-                "source": dict(self.source), "unknown_fields": list(self.unknown_fields), "seconds": self.seconds}
+                "source": dict(self.source), "unknown_fields": list(self.unknown_fields),
+                "rescreened": list(self.rescreened), "seconds": self.seconds}
 
 
 # ---------------------------------------------------------------------------------------------------- files
@@ -138,23 +174,12 @@ def _open_text(path: Path) -> Iterator[IO[str]]:
         yield fh
 
 
-@contextmanager
-def _atomic_writer(target: Path) -> Iterator[IO[str]]:
-    """Write ``target`` through a private temporary file renamed into place: a failed export never leaves half a
-    backup under the real name, and the file is created 0600 (it holds every memory of the scope)."""
-    target = target.expanduser()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    os.close(fd)
-    try:
-        raw: IO[str] = (gzip.open(tmp, "wt", encoding="utf-8") if target.suffix == ".gz"  # noqa: SIM115
-                        else open(tmp, "w", encoding="utf-8"))  # noqa: SIM115
-        with raw as fh:
-            yield fh
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+def _atomic_writer(target: Path) -> AbstractContextManager[IO[str]]:
+    """Write ``target`` through a private temporary file renamed into place (:func:`neusym.private_files.
+    atomic_private`): a failed export never leaves half a backup under the real name, the file is 0600 in a 0700
+    directory if it had to create one (it holds every memory of the scope), and a symbolic link at ``target`` is
+    refused, never written through."""
+    return atomic_private(target, compress=target.suffix == ".gz")
 
 
 class _Lines:
@@ -179,11 +204,29 @@ class _Lines:
                 self._spool = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def read(self) -> Iterator[tuple[int, str]]:
-        """``(line number, text)`` for every line."""
+        """``(line number, text)`` for every line, streamed: no line longer than :data:`MAX_LINE_CHARS` is held
+        whole, and no more than :data:`MAX_RESTORE_CHARS` (a ``.gz`` file: :data:`MAX_EXPANSION` times its size)
+        is read; either is an :class:`InvalidInputError` naming the limit, raised while validating (before the
+        first write) or, for a file that grew since, before the commit."""
         first = self.digest is None
         sha = hashlib.sha256()
+        packed = (self.path.stat().st_size if self.path is not None and self.path.suffix == ".gz" else None)
+        total = 0
         with self._open(first) as fh:
-            for n, raw in enumerate(fh, 1):
+            n = 0
+            while True:
+                raw = self._line(fh, n + 1)
+                if not raw:
+                    break
+                n += 1
+                total += len(raw)
+                if total > MAX_RESTORE_CHARS:
+                    raise InvalidInputError(f"{self.name}: more than {MAX_RESTORE_CHARS:,} characters (the restore "
+                                            "limit); nothing was restored")
+                if packed is not None and total > max(EXPANSION_FLOOR, MAX_EXPANSION * packed):
+                    raise InvalidInputError(
+                        f"{self.name}: decompresses to more than {MAX_EXPANSION} times its size ({packed:,} bytes; "
+                        "a compression bomb?); nothing was restored")
                 sha.update(raw.encode("utf-8", "surrogatepass"))
                 if first and self._spool is not None:
                     self._spool.write(raw)
@@ -192,6 +235,19 @@ class _Lines:
             self.digest = sha.hexdigest()
         elif sha.hexdigest() != self.digest:
             raise InvalidInputError(f"{self.name} changed while it was being restored; nothing was restored")
+
+    def _line(self, fh: IO[str], n: int) -> str:
+        """The next line, at most :data:`MAX_LINE_CHARS` read of it; a file that is not UTF-8 text (or not gzip
+        data, or a truncated one) is a typed error with the line number."""
+        try:
+            raw = fh.readline(MAX_LINE_CHARS + 1)
+        except (UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as err:
+            raise InvalidInputError(f"{self.name}:{n}: cannot be read ({type(err).__name__}: {str(err)[:160]}); "
+                                    "nothing was restored") from err
+        if len(raw) > MAX_LINE_CHARS:
+            raise InvalidInputError(f"{self.name}:{n}: a line longer than {MAX_LINE_CHARS:,} characters (the "
+                                    "restore's line limit); nothing was restored")
+        return raw
 
     @contextmanager
     def _open(self, first: bool) -> Iterator[IO[str]]:
@@ -273,6 +329,14 @@ def _text(value: Any, where: str, what: str, *, max_bytes: int = MAX_CONTENT_BYT
     return value
 
 
+def _checked(check: Callable[[Any, str], str], value: Any, where: str, what: str) -> str:
+    """``check(value, what)`` (an id or label rule of :mod:`neusym.record`) with the line's place in the error."""
+    try:
+        return check(value, what)
+    except InvalidInputError as err:
+        raise _fail(where, str(err)) from err
+
+
 def _number(value: Any, where: str, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise _fail(where, f"{what} must be a finite number, got {value!r}"[:300])
@@ -350,12 +414,14 @@ def check_memory_props(props: Any, where: str) -> tuple[dict[str, Any], Scope, l
             raise _fail(where, f"property {key!r} is reserved")
         if key in ("id", "content") and (not isinstance(value, str) or not value):
             raise _fail(where, f"memory {key} must be a non-empty string")
-        if key == "content":
+        if key == "id":
+            _checked(validate_id, value, where, "memory id")
+        elif key == "content":
             try:
                 value = validate_text(value, field="content")
             except InvalidInputError as err:
                 raise _fail(where, str(err)) from err
-        elif key in _MEMORY_STR or key == "id":
+        elif key in _MEMORY_STR:
             _text(value, where, key, max_bytes=64_000)
         elif key in _MEMORY_TIME:
             _number(value, where, key)
@@ -390,6 +456,9 @@ def check_memory_props(props: Any, where: str) -> tuple[dict[str, Any], Scope, l
     for key in ("id", "content", "created_at"):
         if key not in out:
             raise _fail(where, f"memory without {key}")
+    for key in ("user_id", "agent_id", "session_id"):
+        if out.get(key) is not None:
+            _checked(validate_label, out[key], where, key)
     try:
         scope = Scope(user_id=out.get("user_id"), agent_id=out.get("agent_id"), session_id=out.get("session_id"))
     except ValueError as err:
@@ -445,15 +514,17 @@ class _Checked:
     need_embedding: set[str] = field(default_factory=set)  # memories that come without an embedding
     dimension: int | None = None
     unknown: set[str] = field(default_factory=set)
+    rescreened: dict[str, Rescreen] = field(default_factory=dict)  # id -> what screening changes on restore
 
 
 class _Validator:
     """Checks lines in order; everything a line refers to must have been seen (the export writes memories, then
     entities, then what links them, then the audit trail, and a file in any other order is refused)."""
 
-    def __init__(self, name: str, target: Scope | None) -> None:
+    def __init__(self, name: str, target: Scope | None, screen: Screen | None = None) -> None:
         self.name = name
         self.target = target
+        self.screen = screen
         self.seen = _Checked()
         self.rank = -1
         self.ended = False
@@ -530,6 +601,9 @@ class _Validator:
         self.seen.namespaces.add(self.seen.memories[mid])
         self.seen.users[mid] = scope.user_id
         self.seen.unknown.update(unknown)
+        change = self.screen(props, scope) if self.screen is not None else None
+        if change is not None:
+            self.seen.rescreened[mid] = change
         obj["props"] = props
 
     def _namespace_ok(self, ns: str) -> bool:
@@ -611,17 +685,20 @@ class _Validator:
 
     def _audit(self, obj: dict[str, Any], where: str) -> None:
         props = self._props(obj, where, "audit")
-        aid = _text(props.get("id"), where, "audit id", max_bytes=4096)
+        aid = _checked(validate_id, props.get("id"), where, "audit id")
         if aid in self.seen.audit_ids:
             raise _fail(where, f"audit entry {aid} appears twice")
-        _text(props.get("action"), where, "audit action", max_bytes=4096)
+        _checked(validate_id, props.get("action"), where, "audit action")
         _number(props.get("at"), where, "audit at")
+        for key in ("actor", "user_id", "agent_id", "session_id"):  # shown by history and its tools
+            if props.get(key) is not None:
+                _checked(validate_label, props[key], where, f"audit {key}")
         if "details_json" in props:
             _json_field(props["details_json"], where, "audit details_json", dict)
         user = props.get("user_id")
         mid = props.get("memory_id")
         if mid is not None:
-            mid = _text(mid, where, "audit memory_id", max_bytes=4096)
+            mid = _checked(validate_id, mid, where, "audit memory_id")
         if mid is not None and mid in self.seen.memories:
             if user != self.seen.users[mid]:
                 raise _fail(where, f"audit entry {aid} names tenant {user!r}, not the tenant of its memory")
@@ -661,6 +738,47 @@ def _ids(scope: Scope | None) -> str:
     return "{" + ", ".join(f"{k}={v!r}" for k, v in scope.as_params().items() if v is not None) + "}"
 
 
+# ---------------------------------------------------------------------------------------------------- screening
+@dataclass
+class Rescreen:
+    """What governance changes on one restored memory: its new properties and the audit entry saying why."""
+
+    props: dict[str, Any]
+    audit: dict[str, Any]
+
+
+Screen = Callable[[dict[str, Any], Scope], Rescreen | None]
+_CURRENT = (MemoryStatus.ACTIVE.value, MemoryStatus.PENDING.value)
+# a quarantined memory carries no graph facts (see governance.admission): its lookup keys go with them
+_NO_FACTS: dict[str, Any] = {"entity_names": [], "entity_uids": [], "predicates": [], "object_uids": [],
+                             "po_keys": [], "triples_json": "[]"}
+
+
+def _screening(mem: Engine) -> Screen:
+    """Every current memory a restore brings back is screened as an edit of it would be (``Governor.screen``, the
+    first step of the write path's ``admit``): a file's statuses and flags are not evidence that anyone reviewed
+    its text, so a text ``add`` would quarantine comes back quarantined (its facts and mentions left out) and a
+    borderline one flagged ``suspicious``, each with an audit entry. Everything else is restored exactly."""
+
+    def check(props: dict[str, Any], scope: Scope) -> Rescreen | None:
+        if props.get("status", MemoryStatus.ACTIVE.value) not in _CURRENT:
+            return None
+        rec = props_to_record(props)
+        d = mem.governor.screen(rec, scope)
+        after = d.record
+        if after.status is rec.status and set(after.flags) == set(rec.flags):
+            return None
+        new: dict[str, Any] = {"status": after.status.value, "flags": list(after.flags),
+                               "metadata_json": json.dumps(after.metadata, ensure_ascii=False, default=str)}
+        if after.status is MemoryStatus.QUARANTINED:
+            new.update(_NO_FACTS)
+        entry = mem.governor.decision_audits([d], scope, actor="restore")[0]
+        entry["reason"] = f"screened on restore: {d.reason}"
+        return Rescreen(props=new, audit=entry)
+
+    return check
+
+
 # ---------------------------------------------------------------------------------------------------- restore
 def restore(mem: Engine, source: Source, *, scope: Scope | None, skip_existing: bool = False,
             reembed: bool = False, dry_run: bool = False, batch: int = 200,
@@ -675,7 +793,7 @@ def restore(mem: Engine, source: Source, *, scope: Scope | None, skip_existing: 
     _check_tenant(scope, "restore")
     lines = _Lines(source)
     try:
-        checker = _Validator(lines.name, scope)
+        checker = _Validator(lines.name, scope, _screening(mem))
         for n, raw in lines.read():
             checker.line(n, raw)
         seen = checker.finish()
@@ -686,6 +804,7 @@ def restore(mem: Engine, source: Source, *, scope: Scope | None, skip_existing: 
                                                                        "backend")})
         existing = _check_graph(mem, seen, skip_existing=skip_existing, reembed=reembed, name=lines.name)
         report.skipped = len(existing)
+        report.rescreened = sorted(set(seen.rescreened) - existing)
         if dry_run:
             report.memories = len(seen.memories) - len(existing)
             report.entities = seen.kinds.get("entity", 0)
@@ -696,7 +815,8 @@ def restore(mem: Engine, source: Source, *, scope: Scope | None, skip_existing: 
             report.reembedded = len((set(seen.memories) if reembed else seen.need_embedding) - existing)
         else:
             _write(mem, lines, existing, report, reembed=reembed, batch=max(1, int(batch)), progress=progress,
-                   total=len(seen.memories) - len(existing))
+                   total=len(seen.memories) - len(existing),
+                   rescreened={k: v for k, v in seen.rescreened.items() if k not in existing})
     finally:
         lines.close()
     report.seconds = round(time.perf_counter() - started, 3)
@@ -717,7 +837,8 @@ def _check_graph(mem: Engine, seen: _Checked, *, skip_existing: bool, reembed: b
                                 f"({len(foreign)} such ids); nothing was restored")
     if there and not skip_existing:
         raise InvalidInputError(f"{len(there)} of the {len(seen.memories)} memories already exist here (e.g. "
-                                f"{sorted(there)[0]}); restore into an empty graph or skip existing ones")
+                                f"{sorted(there)[0]}); restore into an empty graph, or keep the existing ones and "
+                                "restore the rest with skip_existing=True (neusym restore --skip-existing)")
     purged = existing_memories(mem.store, sorted(seen.foreign_audit))
     clash = sorted(i for i, user in purged.items() if user != seen.foreign_audit[i])
     if clash:
@@ -731,12 +852,15 @@ def _clean(props: Any) -> dict[str, Any]:
 
 
 def _write(mem: Engine, lines: _Lines, existing: set[str], report: RestoreReport, *, reembed: bool,
-           batch: int, progress: Progress | None, total: int) -> None:
+           batch: int, progress: Progress | None, total: int, rescreened: dict[str, Rescreen]) -> None:
     """Second pass: stage every line, commit in one statement, then let the derived indexes catch up.
 
     The lines were validated in the first pass; this one reads the same bytes (checked by their hash before the
-    commit, so a file changed in between is never committed) and only shapes them for the graph.
+    commit, so a file changed in between is never committed) and only shapes them for the graph, with what
+    screening changed (``rescreened``: new properties, no mentions or facts for a quarantined memory, and the
+    audit entries).
     """
+    quarantined = {k for k, v in rescreened.items() if v.props["status"] == MemoryStatus.QUARANTINED.value}
     pending: dict[str, list[dict[str, Any]]] = {"memory": [], "entity": [], "audit": [],
                                                 **{rel: [] for rel in LINK_TYPES}}
     staged_memories = 0
@@ -766,18 +890,21 @@ def _write(mem: Engine, lines: _Lines, existing: set[str], report: RestoreReport
             obj = json.loads(raw)
             kind = obj["kind"]
             if kind == "memory":
-                if str(obj["props"]["id"]) in existing:
+                mid = str(obj["props"]["id"])
+                if mid in existing:
                     continue
-                pending["memory"].append({"props": _clean(obj["props"]), "embedding": obj.get("embedding")})
+                change = rescreened.get(mid)
+                props = {**_clean(obj["props"]), **(change.props if change else {})}
+                pending["memory"].append({"props": props, "embedding": obj.get("embedding")})
             elif kind == "entity":
                 pending["entity"].append({"uid": obj["uid"], "props": _clean(obj["props"])})
             elif kind == "mentions":
-                if obj["memory_id"] in existing:  # a kept memory keeps its own links
+                if obj["memory_id"] in existing or obj["memory_id"] in quarantined:  # kept ones keep their own
                     continue
                 kind = "MENTIONS"
                 pending[kind].append({"src": obj["memory_id"], "dst": obj["uid"], "props": _clean(obj.get("props"))})
             elif kind == "relates":
-                if obj["props"].get("memory_id") in existing:
+                if obj["props"].get("memory_id") in existing or obj["props"].get("memory_id") in quarantined:
                     continue
                 kind = "RELATES"
                 pending[kind].append({"src": obj["src"], "dst": obj["dst"], "props": _clean(obj["props"])})
@@ -789,6 +916,7 @@ def _write(mem: Engine, lines: _Lines, existing: set[str], report: RestoreReport
             else:
                 continue
             flush(kind)
+        pending["audit"] += mem.store.audit_rows([v.audit for v in rescreened.values()])
         for kind in pending:
             flush(kind, force=True)
         with mem.mutation(None, persist=True):  # FAISS/BM25 follow the graph, as after any write

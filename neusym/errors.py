@@ -9,6 +9,7 @@ Callers catch at the level they need::
     ├── RecordNotFoundError        no memory with that id *in this scope* (also a KeyError)
     ├── BackendError               the graph database failed
     │   ├── BackendUnavailableError  cannot start/reach the database (binary missing, server down, auth)
+    │   ├── GraphIntegrityError      the graph broke an invariant NeuSym relies on (damaged; stop writing to it)
     │   ├── DimensionMismatchError   embedding size differs from the stored index
     │   │   └── EmbedderMismatchError  the store was embedded by another model (re-embed: neusym reindex --reembed)
     │   └── EmbeddingError           the embedding model failed or returned unusable vectors (NaN/inf, zero, shape)
@@ -32,6 +33,7 @@ __all__ = [
     "EmbedderMismatchError",
     "EmbeddingError",
     "ExtractionError",
+    "GraphIntegrityError",
     "IndexCorruptionError",
     "IndexPersistenceError",
     "InvalidInputError",
@@ -73,6 +75,17 @@ class BackendError(NeuSymError):
 
 class BackendUnavailableError(BackendError):
     """The graph database could not be started or reached."""
+
+
+class GraphIntegrityError(BackendError):
+    """The graph breaks an invariant every NeuSym write keeps: a node under two kinds' labels (an ``Audit:Memory``),
+    a memory without its id, a tombstone beside a live memory, a label entry of a deleted node. Raised by the check
+    after every purge (and by anything that finds such a graph) instead of going on writing into a damaged graph.
+    ``problems`` lists what was found; the message says how to recover."""
+
+    def __init__(self, message: str, *, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = list(problems or [])
 
 
 class DimensionMismatchError(BackendError):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -53,6 +53,11 @@ if TYPE_CHECKING:
 __all__ = ["AddResult", "NeuSymMemory"]
 
 ScopeArg = Scope | dict[str, Any] | None
+
+
+def _item_id(item: str | ReviewItem) -> str:
+    """A review call's memory id: the id itself, or a :class:`ReviewItem` from ``review_queue``."""
+    return item.memory_id if isinstance(item, ReviewItem) else item
 
 
 def _sc(scope: ScopeArg, user_id: str | None = None, agent_id: str | None = None,
@@ -293,14 +298,18 @@ class NeuSymMemory:
 
     def update(self, memory_id: str, content: str | None = None, *, scope: ScopeArg = None,
                user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
-               actor: str = "user", reason: str = "manual edit", **fields: Any) -> MemoryRecord:
+               actor: str = "user", reason: str = "manual edit", origin: str | None = None,
+               **fields: Any) -> MemoryRecord:
         """Edit a memory in place (version +1, audited with the previous values for rollback).
 
+        New text passes the same governance as ``add`` (screened as written by ``origin``, default the memory's
+        own: a text ``add`` would quarantine is stored quarantined, withheld from reads until a reviewer approves;
+        a TTL it states applies; it may supersede an older value); the decision is in the audit.
         ``fields`` may set: type, importance, confidence, strength, tags, metadata, plan_state, valid_from,
         valid_to, expires_at, status.
         """
         return self.engine.update(memory_id, content, scope=_sc(scope, user_id, agent_id, session_id), actor=actor,
-                                  reason=reason, **fields)
+                                  reason=reason, origin=origin, **fields)
 
     def delete(self, memory_ids: str | Sequence[str], *, scope: ScopeArg = None, user_id: str | None = None,
                agent_id: str | None = None, session_id: str | None = None, actor: str = "user",
@@ -383,18 +392,27 @@ class NeuSymMemory:
         limit: int = 50,
         offset: int = 0,
         all_tenants: bool = False,
+        include_expired: bool = False,
     ) -> list[MemoryRecord]:
         """Symbolic retrieval without any vector step, e.g. open plans involving "Li Si" due in two weeks::
 
             mem.query(entity="Li Si", types=["plan"], plan_states=["open"], due_within=timedelta(days=14))
 
         ``limit`` is at most 1000 and ``offset`` at most 100,000 (page deeper sets with an export instead).
+        ``include_expired`` also lists memories whose TTL ran out (the janitor has not archived them yet).
         """
         return self.engine.query(
             scope=_sc(scope, user_id, agent_id, session_id), entity=entity, predicate=predicate, object=object,
             types=types, tags=tags, plan_states=plan_states, statuses=statuses, valid_at=valid_at,
             time_from=time_from, time_to=time_to, due_within=due_within, order=order, limit=limit, offset=offset,
-            all_tenants=all_tenants)
+            all_tenants=all_tenants, include_expired=include_expired)
+
+    def refresh_expiry(self, expires_at: Mapping[str, datetime | float], *, scope: ScopeArg = None,
+                       user_id: str | None = None, agent_id: str | None = None,
+                       session_id: str | None = None) -> int:
+        """Move the expiry of memories that have a TTL ({id: new expiry}) in one unaudited statement, e.g. a
+        read-refreshed TTL; returns how many moved (others of the scope, gone, or without a TTL are skipped)."""
+        return self.engine.refresh_expiry(expires_at, scope=_sc(scope, user_id, agent_id, session_id))
 
     def get(self, memory_id: str, *, scope: ScopeArg = None, user_id: str | None = None,
             agent_id: str | None = None, session_id: str | None = None, all_tenants: bool = False) -> MemoryRecord:
@@ -559,28 +577,28 @@ class NeuSymMemory:
         return self.governance.review_queue(kind, scope=_sc(scope, user_id, agent_id, session_id), limit=limit,
                                             all_tenants=all_tenants)
 
-    def review_approve(self, memory_id: str, *, scope: ScopeArg = None, user_id: str | None = None,
+    def review_approve(self, memory_id: str | ReviewItem, *, scope: ScopeArg = None, user_id: str | None = None,
                        agent_id: str | None = None, session_id: str | None = None, actor: str = "reviewer",
                        reason: str = "approved") -> MemoryRecord:
         """Accept an item: release from quarantine, make a conflicting value current, confirm a merge, or
         acknowledge that a flagged contradiction is fine."""
-        return self.governance.review_approve(memory_id, scope=_sc(scope, user_id, agent_id, session_id),
+        return self.governance.review_approve(_item_id(memory_id), scope=_sc(scope, user_id, agent_id, session_id),
                                               actor=actor, reason=reason)
 
-    def review_reject(self, memory_id: str, *, scope: ScopeArg = None, user_id: str | None = None,
+    def review_reject(self, memory_id: str | ReviewItem, *, scope: ScopeArg = None, user_id: str | None = None,
                       agent_id: str | None = None, session_id: str | None = None, actor: str = "reviewer",
                       reason: str = "rejected") -> MemoryRecord | None:
         """Refuse an item: purge a quarantined one, let the other value of a conflict win, keep a suspected
         duplicate as its own memory, or archive the wrong side of a contradiction."""
-        return self.governance.review_reject(memory_id, scope=_sc(scope, user_id, agent_id, session_id),
+        return self.governance.review_reject(_item_id(memory_id), scope=_sc(scope, user_id, agent_id, session_id),
                                              actor=actor, reason=reason)
 
-    def review_edit(self, memory_id: str, content: str | None = None, *, approve_after: bool = True,
+    def review_edit(self, memory_id: str | ReviewItem, content: str | None = None, *, approve_after: bool = True,
                     scope: ScopeArg = None, user_id: str | None = None, agent_id: str | None = None,
                     session_id: str | None = None, actor: str = "reviewer", reason: str = "edited in review",
                     **fields: Any) -> MemoryRecord:
         """Correct an item (text and/or fields, versioned and audited), then approve it unless told not to."""
-        return self.governance.review_edit(memory_id, content, approve_after=approve_after,
+        return self.governance.review_edit(_item_id(memory_id), content, approve_after=approve_after,
                                            scope=_sc(scope, user_id, agent_id, session_id), actor=actor,
                                            reason=reason, **fields)
 

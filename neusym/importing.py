@@ -44,7 +44,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from neusym.errors import InvalidInputError, ScopeError
 from neusym.language import regex as rx
-from neusym.record import Scope, validate_text
+from neusym.record import Scope, validate_label, validate_text
 
 if TYPE_CHECKING:
     from neusym.engine import Engine
@@ -124,7 +124,16 @@ def _scope_value(obj: dict[str, Any], key: str, where: str) -> str | None:
         return None
     if not isinstance(v, str) or not v.strip():
         raise InvalidInputError(f"{where}: {key} must be a non-empty string")
-    return v
+    return _label(v, where, key)
+
+
+def _label(value: Any, where: str, what: str) -> str:
+    """A file's id for something (a scope id, a message id kept as ``source.ref``): one printable line, bounded
+    (:func:`neusym.record.validate_label`), so it can be shown or logged as it is."""
+    try:
+        return validate_label(str(value), what)
+    except InvalidInputError as err:
+        raise InvalidInputError(f"{where}: {err}") from err
 
 
 def _role(name: str | None, assistant: str | None) -> str:
@@ -188,7 +197,7 @@ def _message(obj: dict[str, Any], where: str, ignored: set[str]) -> ImportItem:
     kwargs: dict[str, Any] = {k: obj[k] for k in _SCOPE_KEYS if obj.get(k) is not None}
     kwargs["valid_from"] = _when(obj.get("valid_from"), where)
     if obj.get("ref") is not None:
-        kwargs["ref"] = str(obj["ref"])
+        kwargs["ref"] = _label(obj["ref"], where, "ref")
     kwargs["name"] = name or role
     ignored.update(k for k in obj if k not in _MESSAGE_KEYS)
     return ImportItem(text, kwargs, True, where, role)
@@ -209,7 +218,7 @@ def _statement(obj: dict[str, Any], where: str, ignored: set[str]) -> ImportItem
         if key in kwargs and (isinstance(kwargs[key], bool) or not isinstance(kwargs[key], int | float)):
             raise InvalidInputError(f"{where}: {key} must be a number")
     if "ref" in kwargs:
-        kwargs["ref"] = str(kwargs["ref"])
+        kwargs["ref"] = _label(kwargs["ref"], where, "ref")
     ignored.update(k for k in obj if k not in _STATEMENT_KEYS)
     return ImportItem(text, kwargs, False, where)
 
@@ -285,7 +294,7 @@ def parse_locomo(data: Any, name: str, *, user: str | None) -> list[ImportItem]:
         where = f"{name}: sample {k}"
         if not isinstance(rec, dict) or not isinstance(rec.get("conversation"), dict):
             raise InvalidInputError(f"{where}: not a LoCoMo sample (no 'conversation' object)")
-        sid = str(rec.get("sample_id") or f"conv-{k}")
+        sid = _label(rec.get("sample_id") or f"conv-{k}", where, "sample_id")
         conv = rec["conversation"]
         sessions = sorted((int(m.group(1)), key) for key in conv if (m := _LOCOMO_SESSION.match(key)))
         for n, key in sessions:
@@ -307,7 +316,7 @@ def parse_locomo(data: Any, name: str, *, user: str | None) -> list[ImportItem]:
                 kwargs: dict[str, Any] = {"user_id": user or sid, "session_id": f"{sid}/S{n}",
                                           "valid_from": start + timedelta(seconds=i), "name": str(t["speaker"])}
                 if t.get("dia_id"):
-                    kwargs["ref"] = str(t["dia_id"])
+                    kwargs["ref"] = _label(t["dia_id"], tw, "dia_id")
                 items.append(ImportItem(validate_text(text, field=tw), kwargs, True, tw, "user"))
     return items
 

@@ -16,6 +16,8 @@ through this module, and what they show the model is always:
   tokens like ``<|im_start|>``) become ``‹ ›``, our tag's name is removed and invisible characters (zero-width,
   bidi overrides, controls) are dropped; a fake "## Recent conversation / user: ... / assistant: ..." block thus
   stays one quoted record;
+* **ids as ids**: a record's id (shown where callers act on ids) is printed as it is only when it is a well-formed
+  id (letters, digits, ``_ . : -``); anything else is quoted and neutralised like the text (:func:`shown_id`);
 * **marked**: low confidence, superseded (history), conflicting, and, when shown at all, unreviewed or suspicious;
 * **filtered**: records nobody has reviewed yet (status ``pending``; flagged ``suspicious``/``injection`` by
   screening; a possible duplicate) are withheld unless the caller opts in with ``include_unreviewed=True``, and then
@@ -30,9 +32,10 @@ import unicodedata
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
+from neusym.errors import InvalidInputError
 from neusym.language import regex as rx
 from neusym.language.normal import visible_form
-from neusym.record import MemoryRecord, MemoryStatus, SearchResult
+from neusym.record import MemoryRecord, MemoryStatus, SearchResult, validate_id
 
 __all__ = [
     "CLOSE",
@@ -44,6 +47,8 @@ __all__ = [
     "memory_line",
     "neutralize",
     "render_memories",
+    "render_texts",
+    "shown_id",
     "withheld_reason",
 ]
 
@@ -135,6 +140,17 @@ def withheld_reason(record: MemoryRecord, *, include_unreviewed: bool = False) -
     return None
 
 
+def shown_id(value: str) -> str:
+    """An id as a prompt or a tool's answer shows it: as it is when it is a well-formed id (every id NeuSym makes,
+    every id a restore or a caller may bring in: :func:`neusym.record.validate_id`), otherwise quoted and
+    neutralised like a record's text, so an id stored before that rule existed cannot close the frame or start a
+    line (``</neusym_memories>`` / a newline inside it)."""
+    try:
+        return validate_id(value)
+    except InvalidInputError:
+        return json.dumps(neutralize(str(value))[:80], ensure_ascii=False)
+
+
 def _quoted(text: str) -> str:
     return json.dumps(neutralize(text), ensure_ascii=False)
 
@@ -150,7 +166,7 @@ def memory_line(record: MemoryRecord, marks: Sequence[str] = (), *, reflection: 
     meta = f"{when}, {record.type.value}" if show_id else when
     if score is not None:
         meta += f", score {score:.2f}"
-    lead = f"- [{record.id}] ({meta})" if show_id else f"- ({meta})"
+    lead = f"- [{shown_id(record.id)}] ({meta})" if show_id else f"- ({meta})"
     mark = f" [{'; '.join(marks)}]" if marks else ""
     return f"{lead} {_quoted(text)}{mark}"
 
@@ -209,3 +225,27 @@ def render_memories(memories: Iterable[MemoryRecord | SearchResult], *, header: 
     lines = [memory_line(s.record, m, reflection=s.record.type.value == "reflection", show_id=show_ids,
                          score=s.score if show_ids else None) for s, m in zip(shown, marks, strict=True)]
     return frame([(heading, lines)], header=header, marks=[x for m in marks for x in m], withheld=withheld)
+
+
+Text = str | tuple[str | None, str] | tuple[str | None, str, str]
+"""What :func:`render_texts` lists: a text, ``(id, text)`` or ``(id, text, note)`` (``id`` may be ``None``)."""
+
+
+def render_texts(items: Iterable[Text], *, header: str = "", heading: str = "Stored records") -> str:
+    """Memory text that is not a record at hand (a LangGraph store item's value, a reflection's summary, an item
+    of a forget preview or the review queue, a retriever's ``Document``) in the same frame as
+    :func:`render_memories`: one ``- `` line each, ``[id]`` first when given, the text quoted and neutralised, a
+    ``note`` (the caller's own words: a kind, a reason) after it. ``""`` when there is nothing to show."""
+    lines = []
+    for item in items:
+        mid: str | None
+        match item:
+            case str():
+                mid, text, note = None, item, ""
+            case (mid, text):
+                note = ""
+            case (mid, text, note):
+                pass
+        lead = f"- [{shown_id(mid)}] " if mid is not None else "- "
+        lines.append(lead + _quoted(text) + (f" ({_flat_header(note)})" if note else ""))
+    return frame([(heading, lines)], header=header)

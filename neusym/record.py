@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import unicodedata
 import uuid
 from datetime import UTC, datetime
@@ -19,8 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from neusym.errors import InvalidInputError, ScopeError
 
 __all__ = [
+    "ID_CHARS",
     "MAX_CONTENT_BYTES",
     "MAX_ENTITY_CHARS",
+    "MAX_ID_CHARS",
     "REVIEW_FLAGS",
     "REVIEW_KINDS",
     "Flag",
@@ -39,6 +42,8 @@ __all__ = [
     "content_hash",
     "normalize_text",
     "utcnow",
+    "validate_id",
+    "validate_label",
     "validate_text",
 ]
 
@@ -48,6 +53,45 @@ MAX_CONTENT_BYTES = 1_000_000
 MAX_ENTITY_CHARS = 200
 """Longest entity name (and fact subject/object) a memory may carry: a name, not a passage. Longer names a caller
 passes are refused; longer ones an extractor proposes are left out of the graph (the text keeps them)."""
+
+
+MAX_ID_CHARS = 128
+"""Longest memory (and audit entry) id. NeuSym makes 32-character hex ids; an id from elsewhere (a restore file, a
+caller) is refused beyond this."""
+ID_CHARS = "ASCII letters, digits and _ . : -"
+_ID = re.compile(rf"[A-Za-z0-9_.:-]{{1,{MAX_ID_CHARS}}}")
+
+
+def validate_id(value: Any, what: str = "memory id") -> str:
+    """``value`` if it is an id NeuSym can show in a prompt as it is: 1 to :data:`MAX_ID_CHARS` of
+    :data:`ID_CHARS`. Ids are printed raw where callers act on them (recall lines lead with ``[id]``), so an id with
+    a line break or a delimiter (``</neusym_memories>``) must never get in; an :class:`InvalidInputError` says
+    which rule it broke (without echoing a huge value)."""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
+    if not _ID.fullmatch(value):  # the value is not echoed: it may be the very text that must not reach a prompt
+        bad = next((f"U+{ord(ch):04X}" for ch in value if not _ID.fullmatch(ch)), None)
+        why = f"holds {bad}" if bad else f"is {len(value)} characters long"
+        raise InvalidInputError(f"{what} {why}: an id is 1 to {MAX_ID_CHARS} characters of {ID_CHARS}")
+    return value
+
+
+def validate_label(value: Any, what: str, max_chars: int = 512) -> str:
+    """A caller's name for something (a scope id, a store key, an external reference): any text, but one line (no
+    character that starts a new line: ``\n \r \v \f``, ``\x1c-\x1e``, ``\x85``, the Unicode line and
+    paragraph separators; no NUL, no lone surrogate), at most ``max_chars``, so it can be shown or logged without
+    starting a line of its own."""
+    if not isinstance(value, str) or not value:
+        raise InvalidInputError(f"{what} must be a non-empty string")
+    if len(value) > max_chars:
+        raise InvalidInputError(f"{what} is {len(value)} characters (limit {max_chars})")
+    bad = next((ch for ch in value if ch in _LINE_BREAKS or unicodedata.category(ch) == "Cs"), None)
+    if bad is not None:
+        raise InvalidInputError(f"{what} contains U+{ord(bad):04X}: it must be one line of text")
+    return value
+
+
+_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029\x00")
 
 
 class MemoryType(StrEnum):

@@ -365,8 +365,12 @@ def fail(opts: Opts, err: BaseException) -> typer.Exit:
 
 
 def _setup_logging(verbose: bool) -> None:
+    from neusym.loading import show_on_stderr
+
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("neusym").setLevel(logging.INFO if verbose else logging.WARNING)
+    if sys.stderr.isatty() and not verbose:  # --verbose shows them with every other INFO line
+        show_on_stderr()  # "loading the embedding model ..." when a load makes someone wait (> 0.5 s)
 
 
 # ---------------------------------------------------------------------------------------------------- decorator

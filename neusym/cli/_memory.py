@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -23,11 +23,19 @@ from neusym.cli._base import (
 )
 from neusym.cli._render import kv_table, print_records, print_results, record_json, result_json, when
 from neusym.errors import InvalidInputError
-from neusym.record import MemoryRecord, MemoryStatus
+
+if TYPE_CHECKING:
+    from neusym.record import MemoryRecord
 
 __all__: list[str] = []
 
-_ALL_STATUSES = [s.value for s in MemoryStatus]
+
+def _all_statuses() -> list[str]:
+    from neusym.record import MemoryStatus
+
+    return [s.value for s in MemoryStatus]
+
+
 _MULTI = "repeat the option for several values"
 
 
@@ -187,7 +195,7 @@ def query_cmd(
     offset: Annotated[int, typer.Option(min=0)] = 0,
 ) -> None:
     """Symbolic retrieval: filters on the graph, no vectors (e.g. --type plan --plan-state open --due-within 14d)."""
-    statuses = _ALL_STATUSES if status and "all" in status else status
+    statuses = _all_statuses() if status and "all" in status else status
     with opts.memory() as mem:
         records = mem.query(
             scope=opts.scope(mem), entity=entity, predicate=predicate, object=obj, types=type_, tags=tag,
@@ -334,7 +342,7 @@ def _forget_preview(mem: Any, sc: Any, ids: list[str], query: str | None, everyt
     if everything:
         records: list[MemoryRecord] = []
         while True:
-            page = mem.query(scope=sc, statuses=_ALL_STATUSES, order="oldest", limit=1000, offset=len(records))
+            page = mem.query(scope=sc, statuses=_all_statuses(), order="oldest", limit=1000, offset=len(records))
             records.extend(page)
             if len(page) < 1000:
                 break

@@ -8,7 +8,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -19,7 +19,10 @@ from neusym.cli._app import app, review_app
 from neusym.cli._base import Opts, command, emit, err_console, jsonable, parse_time, progress_bar
 from neusym.cli._render import kv_table, print_records, record_json
 from neusym.errors import InvalidInputError
-from neusym.record import MemoryRecord
+from neusym.private_files import write_private
+
+if TYPE_CHECKING:
+    from neusym.record import MemoryRecord
 
 __all__: list[str] = []
 
@@ -296,10 +299,8 @@ def graph_cmd(
     view = build_view(dump, title=title or f"NeuSym memory graph: {label}", scope=scope)
     written: dict[str, str] = {}
 
-    def write(path: Path, text: str) -> None:
-        path = path.expanduser()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    def write(path: Path, text: str) -> None:  # every memory of the scope: 0600, atomic, never through a link
+        write_private(path, text)
 
     page = to_html(view) if html or png else ""
     if html:
@@ -322,8 +323,7 @@ def graph_cmd(
             screenshot(html, png, width=width, height=height)
         else:
             with tempfile.TemporaryDirectory(prefix="neusym-graph-") as tmp:
-                tmp_page = Path(tmp) / "graph.html"
-                tmp_page.write_text(page, encoding="utf-8")
+                tmp_page = write_private(Path(tmp) / "graph.html", page)
                 screenshot(tmp_page, png, width=width, height=height)
         written["png"] = str(png)
     data = {"written": written, **view.counts()}

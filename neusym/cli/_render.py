@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from neusym.cli._base import jsonable
-from neusym.record import MemoryRecord, SearchResult
+
+if TYPE_CHECKING:  # the record models (pydantic) load when a command runs, not for --help
+    from neusym.record import MemoryRecord, SearchResult
 
 __all__ = ["kv_table", "print_records", "print_results", "record_json", "result_json", "when"]
 

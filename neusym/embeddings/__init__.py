@@ -34,6 +34,7 @@ __all__ = [
     "as_embedder",
     "default_embedder",
     "identity_of",
+    "preload",
 ]
 
 _default: CachedEmbedder | None = None
@@ -51,3 +52,19 @@ def default_embedder() -> CachedEmbedder:
         if _default is None:
             _default = CachedEmbedder(MiniLMEmbedder())
         return _default
+
+
+def preload(embedder: object) -> bool:
+    """Load a local model now instead of on its first use (a server about to embed, say); ``True`` if one was
+    loaded. Looks through wrappers (``.inner``); an embedder without a ``load()`` (a remote API) is left alone,
+    since warming it would cost a request."""
+    current: object | None = embedder
+    for _ in range(8):  # bounded against a cycle of .inner references
+        load = getattr(current, "load", None)
+        if callable(load):
+            load()
+            return True
+        current = getattr(current, "inner", None)
+        if current is None:
+            break
+    return False

@@ -100,6 +100,14 @@ class MiniLMEmbedder(OnnxEmbedder):
             spin=spin,
         )
 
+    @property
+    def content_key(self) -> str | None:
+        """Known before the load: the model file is the pinned one whenever it is verified."""
+        if not self._verify:
+            return None
+        return "|".join((self.name, MINILM_ONNX_SHA256, MINILM_TOKENIZER_SHA256, str(self.max_length),
+                         "mean-pool-l2"))
+
     def _load(self) -> None:
         # resolved here, not in __init__: constructing the default embedder must not fail (or import anything)
         # in a process that never embeds, e.g. one that only reads the graph

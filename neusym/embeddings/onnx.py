@@ -32,6 +32,7 @@ import numpy as np
 from neusym.embeddings.base import FloatMatrix, check_texts, first_row, to_unit_matrix
 from neusym.embeddings.identity import EmbedderIdentity
 from neusym.errors import BackendUnavailableError, InvalidInputError, ModelIntegrityError
+from neusym.loading import loading
 
 __all__ = ["OnnxEmbedder", "OnnxModelFiles", "available_cpus", "sha256_of"]
 
@@ -174,6 +175,16 @@ class OnnxEmbedder:
         return self._session is not None
 
     @property
+    def content_key(self) -> str | None:
+        """What the vectors are a function of, when the files are pinned by checksum (else ``None``): derived data
+        such as embedded description tables is cached on disk under it (:mod:`neusym.embeddings.tables`)."""
+        f = self.files
+        if not f.model_sha256 or not f.tokenizer_sha256:
+            return None
+        return "|".join((self._name, f.model_sha256.lower(), f.tokenizer_sha256.lower(), str(self.max_length),
+                         "mean-pool-l2"))
+
+    @property
     def num_threads(self) -> int:
         """The intra-op thread count the session uses (or will use)."""
         if self._num_threads is not None:
@@ -272,7 +283,8 @@ class OnnxEmbedder:
         opts.log_severity_level = 3  # errors only: a library must not write warnings to the agent's terminal
         opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.spin else "0")
         try:
-            session = ort.InferenceSession(str(self.files.model), opts, providers=["CPUExecutionProvider"])
+            with loading(f"the embedding model {self._name}"):
+                session = ort.InferenceSession(str(self.files.model), opts, providers=["CPUExecutionProvider"])
         except Exception as err:  # onnxruntime raises its own exception types for a bad graph
             raise BackendUnavailableError(f"could not load the ONNX model {self.files.model}: {err}") from err
         inputs = tuple(i.name for i in session.get_inputs())

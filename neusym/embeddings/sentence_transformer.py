@@ -22,6 +22,7 @@ from neusym.embeddings.identity import EmbedderIdentity
 from neusym.embeddings.local import MINILM_DIMENSION, MINILM_MODEL_ID
 from neusym.embeddings.onnx import available_cpus
 from neusym.errors import BackendUnavailableError, InvalidInputError
+from neusym.loading import loading
 
 __all__ = ["SentenceTransformerEmbedder", "torch_minilm_path"]
 
@@ -166,7 +167,8 @@ class SentenceTransformerEmbedder:
             return model
         with self._load_lock:
             if self._model is None:
-                self._model = self._load()
+                with loading(f"the embedding model {self.name}"):
+                    self._model = self._load()
             return self._model
 
     def _load(self) -> Any:

@@ -19,6 +19,7 @@ from neusym.errors import DimensionMismatchError, InvalidInputError, NeuSymError
 from neusym.extraction import Extraction, Extractor
 from neusym.governance.ttl import ttl_of_memory
 from neusym.ingest import Turn, normalize_messages
+from neusym.language.phatic import SmallTalk, small_talk
 from neusym.record import (
     MAX_ENTITY_CHARS,
     MemoryRecord,
@@ -28,6 +29,8 @@ from neusym.record import (
     Scope,
     Source,
     as_epoch,
+    content_hash,
+    validate_id,
     validate_text,
 )
 from neusym.symbolic.convert import entity_namespace, entity_uid
@@ -42,10 +45,12 @@ __all__ = [
     "check_offset",
     "check_norms",
     "check_vectors",
+    "edited",
     "extract",
     "field_errors",
     "finite",
     "origin_of",
+    "small_talk_of",
     "record_from",
     "search_filters",
     "ttl_seconds",
@@ -95,11 +100,12 @@ def check_offset(offset: Any) -> int:
 
 
 def check_ids(memory_ids: Any) -> list[str]:
-    """One id or a collection of ids, each a non-empty string."""
+    """One id or a collection of ids, each an id (:func:`neusym.record.validate_id`: no caller-supplied id can
+    carry a line break or a delimiter into an answer that echoes it)."""
     wanted: list[Any] = list(memory_ids) if isinstance(memory_ids, list | tuple | set | frozenset) else [memory_ids]
     if not all(isinstance(i, str) and i for i in wanted):
         raise InvalidInputError("memory ids must be non-empty strings")
-    return wanted
+    return [validate_id(i) for i in wanted]
 
 
 def finite(value: Any, name: str) -> float:
@@ -132,6 +138,12 @@ def turns_of(content: Any, origin: str, speaker: str | None) -> list[Turn]:
     if isinstance(content, Sequence) or hasattr(content, "__iter__"):
         return normalize_messages(content)
     raise InvalidInputError(f"content must be a str or a list of messages, got {content.__class__.__name__}")
+
+
+def small_talk_of(turn: Turn) -> SmallTalk | None:
+    """What small talk a conversation turn is only made of (``None``: it says something); see
+    :mod:`neusym.language.phatic`. Tool output is data, never small talk."""
+    return None if turn.role == "tool" else small_talk(turn.content)
 
 
 def origin_of(turn: Turn, origin: str, *, message: bool) -> str | None:
@@ -215,6 +227,30 @@ def record_from(ext: Extraction, sc: Scope, *, now: datetime, mtype: MemoryType 
         metadata=dict(metadata or {}),
         intent=list(ext.intent_signals),
     )
+
+
+def edited(before: MemoryRecord, content: str | None, fields: dict[str, Any], extractor: Extractor,
+           now: datetime) -> MemoryRecord:
+    """The candidate an update proposes: ``before`` with ``fields`` set and, with new ``content``, the new text read
+    the way an add reads it: its entities and facts extracted (unless given) and a TTL stated in it ("for two
+    hours", "until Friday") setting ``expires_at`` (unless given; a text that states none keeps the expiry it had).
+    Governance then plans it like a new memory (``Governor.admit(..., edit=True)``)."""
+    data = before.model_dump()
+    data.update(fields)
+    if content is not None:
+        data["content"] = content
+        data["content_hash"] = content_hash(content)
+        exts = list(extractor.extract(content, speaker=before.source.speaker, now=now))
+        if "entities" not in fields and "triples" not in fields:
+            data["entities"] = sorted({e for x in exts for e in x.entities if len(e) <= MAX_ENTITY_CHARS})
+            data["triples"] = [t for x in exts for t in x.triples
+                               if max(len(t.subject), len(t.object)) <= MAX_ENTITY_CHARS]
+        if "expires_at" not in fields:
+            stated = ttl_of_memory(content, content, now) or next((x.expires_in for x in exts if x.expires_in), None)
+            if stated:
+                data["expires_at"] = now + timedelta(seconds=stated)
+    with field_errors("invalid update"):
+        return MemoryRecord.model_validate(data)
 
 
 def check_vectors(vectors: Any, count: int, dim: int) -> np.ndarray:

@@ -17,6 +17,7 @@ import numpy as np
 
 from neusym.config import NeuSymConfig
 from neusym.embeddings import Embedder
+from neusym.embeddings.tables import table_embedder
 from neusym.engine import candidates as cand
 from neusym.engine.mutation import Events, Mutation, MutationPath
 from neusym.engine.scope import resolve_scope
@@ -36,8 +37,8 @@ from neusym.record import (
     SearchResult,
     Source,
     as_epoch,
-    content_hash,
     utcnow,
+    validate_id,
     validate_text,
 )
 from neusym.reembed import ReembedReport, ensure_embedder, reembed_store
@@ -59,6 +60,8 @@ log = logging.getLogger(__name__)
 _UPDATABLE = frozenset({"type", "importance", "confidence", "strength", "tags", "metadata", "plan_state",
                         "valid_from", "valid_to", "expires_at", "status", "entities", "triples", "flags", "plan_due"})
 _CLEARABLE = ("valid_to", "expires_at", "plan_state", "plan_due", "valid_from")
+# what governance may change on an edit besides what the caller passed (kept in the audit for rollback)
+_GOVERNED = ("status", "flags", "entities", "triples", "metadata", "expires_at", "valid_to")
 _ORDERS = ("recent", "oldest", "due", "importance")
 # screening's borderline injections wait for a reviewer: default search withholds them (issue 17 section 5)
 _UNREVIEWED_FLAGS = (Flag.SUSPICIOUS.value,)
@@ -144,7 +147,8 @@ class Engine:
         if applied:
             self.derived.save()
         self.governor = Governor(self.store, self.derived, policy=governance, llm=llm, embed=embedder.embed_documents,
-                                 facts=self._facts, embed_model=self.embedder_identity.model)
+                                 facts=self._facts, embed_model=self.embedder_identity.model,
+                                 embed_table=table_embedder(embedder, what="the attribute-slot descriptions"))
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -211,6 +215,10 @@ class Engine:
                 turn_origin = cand.origin_of(turn, origin, message=message)
                 if turn_origin is None:
                     refused.append(self._refused(turn, sc, now, cand.SYSTEM_REASON))
+                    continue
+                chat = cand.small_talk_of(turn) if message and self.governor.policy.small_talk == "skip" else None
+                if chat is not None:  # "hi", "ok thanks": nothing to remember in a conversation's small talk
+                    refused.append(self._refused(turn, sc, now, f"not memorable: small talk ({chat.kind})"))
                     continue
                 who = turn.speaker or speaker or ("assistant" if turn.role == "assistant" else None)
                 for ext in cand.extract(self.extractor, turn.content, who, now, infer):
@@ -342,44 +350,84 @@ class Engine:
             raise EmbeddingError(str(err)) from err
 
     def update(self, memory_id: str, content: str | None = None, *, scope: Scope | Mapping[str, Any] | None = None,
-               actor: str = "user", reason: str = "manual edit", **fields: Any) -> MemoryRecord:
-        """Edit a memory in place (version +1, audited with the previous values for rollback)."""
+               actor: str = "user", reason: str = "manual edit", origin: str | None = None,
+               **fields: Any) -> MemoryRecord:
+        """Edit a memory in place (version +1, audited with the previous values for rollback).
+
+        New text passes the governance every write passes (:meth:`Governor.admit` with ``edit=True``): it is
+        screened as written by ``origin`` (default: the memory's own origin; the adapters pass ``agent``), so a
+        text that an ``add`` would quarantine is stored quarantined (kept for review, withheld from every read,
+        its graph facts stripped; the previous text stays in the edit's audit entry for ``rollback``); a
+        borderline one is flagged ``suspicious``; a TTL it states sets ``expires_at``; and it is checked against
+        the tenant's other memories (it may supersede an older value, or wait for review as a conflict). The
+        decision is audited with the edit. An edit never releases a memory from quarantine or review.
+        """
+        return self._edit(memory_id, content, scope=scope, actor=actor, reason=reason, origin=origin,
+                          governed=True, fields=fields)
+
+    def reviewed_update(self, memory_id: str, content: str | None = None, *,
+                        scope: Scope | Mapping[str, Any] | None = None, actor: str = "reviewer",
+                        reason: str = "review", **fields: Any) -> MemoryRecord:
+        """An edit a reviewer decided (approving a quarantined memory) or a rollback restoring a previous version:
+        applied as given, without the write-path governance that :meth:`update` runs (which would quarantine the
+        text the reviewer just released). Only the review and rollback services call it; no adapter does."""
+        return self._edit(memory_id, content, scope=scope, actor=actor, reason=reason, origin=None,
+                          governed=False, fields=fields)
+
+    def _edit(self, memory_id: str, content: str | None, *, scope: Scope | Mapping[str, Any] | None, actor: str,
+              reason: str, origin: str | None, governed: bool, fields: dict[str, Any]) -> MemoryRecord:
         self.check_open()
         sc = self.scope(scope, what="update")
         unknown = set(fields) - _UPDATABLE
         if unknown:
             raise InvalidInputError(f"cannot update {sorted(unknown)}; updatable: {sorted(_UPDATABLE)}")
+        if content is not None:
+            content = validate_text(content, field="content")
+        if origin is not None and (not isinstance(origin, str) or not origin.strip()):
+            raise InvalidInputError("origin must be a non-empty string")
         with self.mutation(sc) as m:
             before = self.get(memory_id, scope=sc)  # read inside the lock: the audit records the exact prior state
-            data = before.model_dump()
-            data.update(fields)
-            if content is not None:
-                data["content"] = validate_text(content, field="content")
-                data["content_hash"] = content_hash(data["content"])
-                if "entities" not in fields and "triples" not in fields:
-                    exts = self.extractor.extract(data["content"], speaker=before.source.speaker)
-                    data["entities"] = sorted({e for x in exts for e in x.entities})
-                    data["triples"] = [t for x in exts for t in x.triples]
-            with cand.field_errors("invalid update"):
-                after = MemoryRecord.model_validate(data)
+            after = cand.edited(before, content, fields, self.extractor, utcnow())
+            vec = self._embed([after.content])[0] if content is not None else None
+            decision: Decision | None = None
+            # new text is governed; the same text again (a store put of an unchanged value) was governed already
+            if governed and vec is not None and content != before.content:
+                # screened and checked as written by the editor; the stored provenance stays the memory's own
+                proposed = after.model_copy(update={"source": after.source.model_copy(
+                    update={"origin": origin or before.source.origin})})
+                decision = self.governor.admit([proposed], vec[None, :], before.scope, edit=True)[0]
+                after = decision.record.model_copy(update={"source": after.source})
             props = record_to_props(after)
             for k in ("id", "created_at", "version"):
                 props.pop(k, None)
             for k in _CLEARABLE:
-                if k in fields and fields[k] is None:
+                if getattr(after, k) is None and getattr(before, k) is not None:
                     props[k] = None
-            vec = self._embed([after.content])[0] if content is not None else None
             relinks = content is not None or "entities" in fields or "triples" in fields
-            changed = {k: _jsonable(getattr(before, k)) for k in (["content"] if content is not None else [])
-                       + list(fields)}
-            edit = {"memory_id": memory_id, "action": "edit", "reason": reason, "actor": actor,
-                    **before.scope.as_params(), "details": {"before": changed, "version": before.version + 1}}
-            # the edit, its audit entry and whatever the caller audited in this mutation (a review): one statement
+            keys = list(dict.fromkeys([*(["content"] if content is not None else []), *fields,
+                                       *(k for k in _GOVERNED if getattr(after, k) != getattr(before, k))]))
+            changed = {k: _jsonable(getattr(before, k)) for k in keys}
+            details: dict[str, Any] = {"before": changed, "version": before.version + 1}
+            audits: list[dict[str, Any]] = [{"memory_id": memory_id, "action": "edit", "reason": reason,
+                                             "actor": actor, **before.scope.as_params(), "details": details}]
+            now = time.time()
+            if decision is not None:
+                details.update(decision=decision.action.value, governance=decision.reason)
+                if decision.action is not Action.STORE or after.status is not before.status \
+                        or set(after.flags) != set(before.flags):  # a quarantine, a flag, a hold: its own entry
+                    audits += self.governor.decision_audits([decision], before.scope, now=now)
+            # the edit, its audit entries and whatever the caller audited in this mutation (a review): one statement
             updated = self.store.update(memory_id, sc, props, embedding=vec, relations=after if relinks else None,
-                                        audits=[edit, *m.take_audits()])
+                                        audits=[*audits, *m.take_audits()])
             if updated is None:
                 raise RecordNotFoundError(f"no memory {memory_id!r} in scope {sc.as_params()}")
-            m.emit("update", {"scope": sc, "record": updated})
+            if decision is not None:  # the rest of the plan: older values it replaces, conflict marks and links
+                sets = self.governor.planned_supersessions([decision], now=now)
+                if sets and before.scope.user_id:
+                    self.governor.supersede(sets, before.scope.user_id, now)
+                    updated = self.get(memory_id, scope=sc)
+                self.governor.after_write([decision], before.scope, now=now)
+            m.emit("update", {"scope": sc, "record": updated, "decision": decision})
         return updated
 
     # ------------------------------------------------------------------ read path
@@ -388,6 +436,7 @@ class Engine:
         self.check_open()
         if not isinstance(memory_id, str) or not memory_id:
             raise InvalidInputError("memory_id must be a non-empty string")
+        validate_id(memory_id)
         sc = self.scope(scope, all_tenants=all_tenants, what="get", admin=True)
         found = self.store.get([memory_id], sc)
         if not found:
@@ -447,7 +496,7 @@ class Engine:
               statuses: Sequence[MemoryStatus | str] | None = None, valid_at: datetime | float | None = None,
               time_from: datetime | float | None = None, time_to: datetime | float | None = None,
               due_within: timedelta | float | None = None, order: str = "recent", limit: int = 50,
-              offset: int = 0, all_tenants: bool = False) -> list[MemoryRecord]:
+              offset: int = 0, all_tenants: bool = False, include_expired: bool = False) -> list[MemoryRecord]:
         self.check_open()
         sc = self.scope(scope, all_tenants=all_tenants, what="query", admin=True)
         limit, offset = cand.check_k(limit, "limit"), cand.check_offset(offset)
@@ -462,12 +511,27 @@ class Engine:
             sc, types=types, tags=tags, entities=[entity] if isinstance(entity, str) else entity,
             plan_states=plan_states, statuses=statuses, valid_at=valid_at, time_from=time_from, time_to=time_to,
             predicate=predicate, objects=[object] if isinstance(object, str) else object,
-            due_from=now if due_within is not None else None, due_to=due_to,
+            due_from=now if due_within is not None else None, due_to=due_to, include_expired=include_expired,
         )
         rows = self.executor.run(symbolic_query_statement(order),
                                  {**sc.as_params(), **filters.params(), "now": now, "limit": limit,
                                   "offset": offset}, write=False)
         return [props_to_record(r) for r in rows]
+
+    def refresh_expiry(self, expires_at: Mapping[str, datetime | float], *,
+                       scope: Scope | Mapping[str, Any] | None = None) -> int:
+        """Push the expiry of memories that have one to the given times, in one unaudited statement: what a
+        read-refreshed TTL costs (the LangGraph store's ``refresh_on_read``). Memories outside the scope, gone, or
+        without an expiry are left alone. Returns how many moved."""
+        self.check_open()
+        sc = self.scope(scope, what="refresh_expiry")
+        rows: dict[str, float] = {}
+        for mid, when in expires_at.items():
+            at = as_epoch(when)
+            if at is None:
+                raise InvalidInputError("refresh_expiry takes {memory id: datetime or epoch seconds}")
+            rows[validate_id(mid)] = cand.finite(at, "expires_at")
+        return self.store.set_expiry(rows, sc)
 
     # ------------------------------------------------------------------ admin
     def stats(self, *, scope: Scope | Mapping[str, Any] | None = None, all_tenants: bool = False) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from neusym.errors import ScopeError
-from neusym.record import Scope
+from neusym.errors import InvalidInputError, ScopeError
+from neusym.record import Scope, validate_label
 
 __all__ = ["resolve_scope"]
 
@@ -36,6 +36,12 @@ def resolve_scope(
     if not isinstance(all_tenants, bool):
         raise ScopeError(f"all_tenants must be True or False, got {all_tenants!r}")
     sc = Scope.coerce(dict(scope) if isinstance(scope, Mapping) else scope, **ids)
+    for key, value in sc.as_params().items():  # shown and logged as they are: one printable line each
+        if value is not None:
+            try:
+                validate_label(value, key)
+            except InvalidInputError as err:
+                raise ScopeError(str(err)) from err
     if all_tenants or sc.user_id is not None:
         return sc
     if default_user_id is not None:

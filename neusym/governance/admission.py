@@ -36,10 +36,15 @@ class Admission:
         self.policy = policy
         self.screener = screener
 
-    def evaluate(self, cand: MemoryRecord, scope: Scope) -> Decision:
+    def evaluate(self, cand: MemoryRecord, scope: Scope, *, edit: bool = False) -> Decision:
+        """The verdict on one candidate. ``edit``: the candidate is a stored memory with new text (an update):
+        screened exactly like a new memory (a text that would be quarantined on add is quarantined), but its
+        confidence was weighed when it was first stored, so it is neither weighed again nor rejected."""
         screening = self.screener.screen(cand.content, origin=cand.source.origin, user_id=scope.user_id)
         if screening.quarantine:
             return self._quarantine(cand, screening)
+        if edit:
+            return self._edit(cand, screening)
         p = self.policy
         intent = intent_of(cand)
         trust = p.trust(cand.source.origin)
@@ -105,6 +110,26 @@ class Admission:
         record = cand.model_copy(update=updates)
         reason = "; ".join([head, *notes])
         return Decision(action=action, reason=reason, record=record, memory_id=record.id, details=details)
+
+    @staticmethod
+    def _edit(cand: MemoryRecord, screening: ScreeningResult) -> Decision:
+        """An edit that screening lets through. Its status stays what it was (an edit never releases a memory from
+        quarantine or review: only a reviewer does); a borderline text is flagged for review like a new one; a
+        memory still in quarantine keeps no graph facts."""
+        updates: dict[str, object] = {}
+        details: dict[str, object] = {"origin": cand.source.origin, "edit": True}
+        reason = "edit admitted"
+        if screening.verdict == "borderline":
+            updates["flags"] = _add_flags(cand, Flag.SUSPICIOUS.value)
+            details.update(risk=screening.risk, signals=[s.name for s in screening.signals],
+                           judged_by=screening.judged_by)
+            reason += (f"; borderline injection risk {screening.risk:.2f}, listed for review (withheld from search "
+                       "until approved)")
+        if cand.status is MemoryStatus.QUARANTINED:
+            updates.update(entities=[], triples=[])
+            reason += "; still quarantined (only a reviewer releases it)"
+        record = cand.model_copy(update=updates) if updates else cand
+        return Decision(action=Action.STORE, reason=reason, record=record, memory_id=record.id, details=details)
 
     def _quarantine(self, cand: MemoryRecord, screening: ScreeningResult) -> Decision:
         """Quarantined text is kept for review but stripped of entities and triples: its claims must not reach the

@@ -811,6 +811,10 @@ class ContradictionFinder:
     def apply(self, decisions: Sequence[Decision], vectors: np.ndarray, scope: Scope) -> None:
         if self.embed is None or not scope.user_id or not self.enabled:
             return
+        cached = self._tenants.get(str(scope.user_id))
+        if cached is not None:  # an edited memory (an update) no longer states what its old text constrained
+            ids = {d.record.id for d in decisions}
+            cached.known = [k for k in cached.known if k.memory_id not in ids]
         live = [i for i, d in enumerate(decisions) if d.action in (Action.STORE, Action.STORE_LOW_CONFIDENCE,
                                                                    Action.REVIEW)
                 and d.record.status not in (MemoryStatus.QUARANTINED,)]

@@ -36,9 +36,11 @@ from neusym.record import MemoryRecord, Scope
 from neusym.retrieval.derived import DerivedIndexes
 from neusym.retrieval.pipeline import query_entity_uids
 from neusym.symbolic.governance_store import GovernanceQueries
+from neusym.symbolic.staging import forget_staged
 from neusym.symbolic.store import SymbolicStore
 
-__all__ = ["ForgetItem", "ForgetPreview", "ForgetReport", "Purger", "forget_topic", "topic_predicates", "topic_vectors"]
+__all__ = ["ForgetItem", "ForgetPreview", "ForgetReport", "Purger", "forget_staged", "forget_topic", "topic_predicates",
+           "topic_vectors"]
 
 log = logging.getLogger(__name__)
 
@@ -446,15 +448,28 @@ class Purger:
               rewrite: bool = True) -> list[str]:
         """Delete ``ids`` (visible in ``scope``) everywhere. Returns the ids actually deleted. ``rewrite=False``
         leaves the graph server's log rewrite to the caller (the janitor does one after all its purges)."""
-        records = self.store.get(list(dict.fromkeys(ids)), scope)
+        wanted = list(dict.fromkeys(ids))
+        forget_staged(self.store.executor, memory_ids=wanted)  # a restore's staged copies of them go too
+        records = self.store.get(wanted, scope)
         if not records:
             self._complete_interrupted(ids, scope, extra_texts)
             return []
-        texts = {r.content for r in records} | set(extra_texts) | self.earlier_versions([r.id for r in records])
-        gone = self.store.delete_hard([r.id for r in records], scope)
+        found = [r.id for r in records]
+        texts = {r.content for r in records} | set(extra_texts) | self.earlier_versions(found)
+        # the audit trail loses its content before the graph delete: a crash after the delete's first statement
+        # leaves the rest of the delete to SymbolicStore.recover, which knows nothing of audit content
+        self.redact(found)
+        gone = self.store.delete_hard(found, scope)
         self.sync()
         self.finish(texts, audit_ids=gone, rewrite=rewrite)
         return gone
+
+    def redact(self, ids: Sequence[str], *, tenant: str | None = None) -> None:
+        """Strip the content from the audit entries of ``ids`` (and of the whole ``tenant``); idempotent."""
+        rows = self.queries.audit_rows(memory_ids=ids) if ids else []
+        if tenant is not None:
+            rows += self.queries.audit_rows(user_id=tenant)
+        self.queries.redact_audit([_redacted(r) for r in rows])
 
     def finish(self, texts: Iterable[str], *, audit_ids: Sequence[str] = (), tenant: str | None = None,
                rewrite: bool = True) -> None:
@@ -465,10 +480,7 @@ class Purger:
                 self.derived.faiss.compact()
             self.derived.dirty += 1
         forget_cached_texts(self.embedder, texts)
-        rows = self.queries.audit_rows(memory_ids=audit_ids) if audit_ids else []
-        if tenant is not None:
-            rows += self.queries.audit_rows(user_id=tenant)
-        self.queries.redact_audit([_redacted(r) for r in rows])
+        self.redact(audit_ids, tenant=tenant)
         self.derived.save()
         # the graph server's own files still hold the deleted strings (the AOF that created them, the old snapshot)
         if rewrite:
@@ -510,7 +522,8 @@ def _redacted(row: dict[str, Any]) -> dict[str, Any]:
     reason = row.get("reason") or ""
     if row.get("action") not in _SAFE_REASON_ACTIONS:
         reason = f"[redacted] {row.get('action')}"
-    return {"id": row["id"], "details_json": json.dumps(redact_details(details)), "reason": reason}
+    return {"id": row["id"], "memory_id": row.get("memory_id"), "details_json": json.dumps(redact_details(details)),
+            "reason": reason}
 
 
 def compact_lexical(derived: DerivedIndexes) -> int:

@@ -61,14 +61,18 @@ class Governor:
             the engine writes (:mod:`neusym.governance.successors`).
         embed_model: the model family of ``embed`` (``EmbedderIdentity.model``): the update pair model runs by
             default only on the vectors it was fitted on (``GovernancePolicy.update_model``).
+        embed_table: ``embed`` for fixed description tables, cached on disk by content hash
+            (:func:`neusym.embeddings.tables.table_embedder`); ``embed`` when omitted.
     """
 
     def __init__(self, store: SymbolicStore, derived: DerivedIndexes, *, policy: GovernancePolicy | None = None,
                  llm: Any = None, embed: Callable[[list[str]], np.ndarray] | None = None,
-                 facts: Facts | None = None, embed_model: str | None = None) -> None:
+                 facts: Facts | None = None, embed_model: str | None = None,
+                 embed_table: Callable[[list[str]], np.ndarray] | None = None) -> None:
         self.store = store
         self.derived = derived
         self.embed = embed
+        self.embed_table = embed_table
         self.embed_model = embed_model
         self.facts = facts
         self.queries = GovernanceQueries(store)
@@ -95,7 +99,7 @@ class Governor:
         fitted = FITTED_EMBEDDER in (self.embed_model or "")
         pair_model = policy.update_model == "on" or (policy.update_model == "auto" and fitted)
         self.updates = UpdateDetector(self.derived, self.queries, self.embed if pair_model else None,
-                                      min_trust=policy.may_update)
+                                      min_trust=policy.may_update, embed_table=self.embed_table)
         self.contradictions = ContradictionFinder(self.store, self.embed, enabled=policy.flag_contradictions)
         self.successors = Successors(self.facts, self.llm if policy.llm_corrections else None)
 
@@ -112,16 +116,38 @@ class Governor:
         return False
 
     # ------------------------------------------------------------------ write path
-    def admit(self, candidates: Sequence[MemoryRecord], vectors: np.ndarray, scope: Scope) -> list[Decision]:
-        """Plan the fate of each candidate. Pure with respect to the graph: nothing is written here."""
-        decisions = [self.admission.evaluate(c, scope) for c in candidates]
-        lift_restatements(decisions, candidates, vectors, self.policy, self.admission, scope)
-        self.dedup.apply(decisions, vectors, scope)
-        self.conflicts.apply(decisions, scope)
-        self.updates.apply(decisions, vectors, scope)
-        self.contradictions.apply(decisions, vectors, scope)
-        self.successors.apply(decisions, lambda ids: self.store.get(ids, tenant_scope(scope)), time.time())
+    def admit(self, candidates: Sequence[MemoryRecord], vectors: np.ndarray, scope: Scope, *,
+              edit: bool = False) -> list[Decision]:
+        """Plan the fate of each candidate. Pure with respect to the graph: nothing is written here.
+
+        THE governance of every write path: ``add`` and everything built on it plan new memories here, and
+        ``update`` (MCP ``update``, the LangChain ``update_memory`` tool, a LangGraph store ``put`` on an existing
+        key) plans its edited memory here with ``edit=True``: the same screening (a text quarantined on add is
+        quarantined on update), the same conflict, update and contradiction checks against the other memories of
+        the tenant (the memory never counts as its own neighbour). What an edit skips is what only makes sense for
+        a new memory: duplicate merging (an edit never folds one memory into another), restatement trust (a call's
+        agent turns) and engine-made successors.
+        """
+        decisions = [self.admission.evaluate(c, scope, edit=edit) for c in candidates]
+        checked, vecs = decisions, vectors
+        if edit:  # an edit of a memory that is history (superseded, archived, quarantined) replaces nothing
+            keep = [i for i, d in enumerate(decisions) if d.record.status.value in supersession.CURRENT]
+            checked, vecs = [decisions[i] for i in keep], vectors[keep]
+        else:
+            lift_restatements(decisions, candidates, vectors, self.policy, self.admission, scope)
+            self.dedup.apply(decisions, vectors, scope)
+        self.conflicts.apply(checked, scope)
+        self.updates.apply(checked, vecs, scope)
+        self.contradictions.apply(checked, vecs, scope)
+        if not edit:
+            self.successors.apply(decisions, lambda ids: self.store.get(ids, tenant_scope(scope)), time.time())
         return decisions
+
+    def screen(self, record: MemoryRecord, scope: Scope) -> Decision:
+        """The admission verdict on a stored memory's text, as an edit of it gets (``admit``'s first step, on its
+        own): what a restore asks of each current memory a backup brings back, since a file's statuses and flags
+        are not evidence that anyone reviewed it."""
+        return self.admission.evaluate(record, scope, edit=True)
 
     @staticmethod
     def planned_derivations(decisions: Sequence[Decision]) -> list[dict[str, Any]]:
@@ -133,6 +159,14 @@ class Governor:
         """The plan's supersessions, which the write path applies inside the create statement (with their audit
         entries), so a crash right after the create never leaves two current values of one fact."""
         return supersession.planned(decisions, time.time() if now is None else now)
+
+    def supersede(self, sets: Sequence[Supersession], user_id: str, now: float) -> None:
+        """Apply an edit's planned supersessions (a create applies its own inside the create statement): the older
+        memories become history, linked SUPERSEDES and audited, in one statement."""
+        if sets:
+            self.store.apply_changes(user_id, sets=[(s.old, s.props(now)) for s in sets],
+                                     links=[(s.by, "SUPERSEDES", s.old, s.edge(now)) for s in sets],
+                                     close=[(s.old, s.valid_to) for s in sets], audits=[s.audit(now) for s in sets])
 
     @staticmethod
     def decision_audits(decisions: Sequence[Decision], scope: Scope, actor: str = "system",

@@ -56,6 +56,12 @@ class GovernancePolicy(BaseModel):
     """Floor on the importance of explicit instructions and "please remember" statements."""
     emotion_importance: float = Field(default=0.3, ge=0.0, le=1.0)
     """Cap on the importance of passing emotions: a mood is not a durable preference."""
+    small_talk: Literal["skip", "store"] = "skip"
+    """What happens to a turn of a *conversation* (messages, as the chat middleware and memories pass them) that is
+    only small talk: a greeting, thanks, an acknowledgement or filler ("hi", "Hello Ana!", "ok thanks", "lol";
+    :mod:`neusym.language.phatic`). ``skip``: not stored, reported as a ``reject`` decision "not memorable" and
+    audited; ``store``: admitted like any turn. A statement passed as a plain string is always admitted: whoever
+    calls ``add("hi")`` asked for it."""
 
     # ---------------------------------------------------------------- screening (poisoning / injection)
     injection_threshold: float = Field(default=0.5, ge=0.0)

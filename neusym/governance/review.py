@@ -19,11 +19,18 @@ _REVIEW_FLAGS = tuple(f.value for f in REVIEW_FLAGS.values())
 
 
 class ReviewItem(BaseModel):
+    """One memory awaiting a reviewer. ``id`` is the memory's id, as everywhere else: what ``review_approve``,
+    ``review_reject`` and ``review_edit`` take (they also take the item itself)."""
+
     memory_id: str
     kind: ReviewKind
     record: MemoryRecord
     related: list[str] = Field(default_factory=list)  # conflicting memories / duplicate target
     reason: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.memory_id
 
 
 def classify(rec: MemoryRecord) -> ReviewKind | None:

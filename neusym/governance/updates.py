@@ -19,7 +19,9 @@ model, not the search, misses them. In a large tenant the search is what would s
 When the model says *update*, the new memory supersedes the old one if the slot holds one value at a time (one
 home, one employer) or if it ends or corrects the old value by name ("left Tesco", "not piano, ukulele"); otherwise
 (a second pet, another hobby) it is held for review. An update from a channel the policy trusts less than
-``update_min_trust`` (a document, an unknown origin) is held for review too. Every decision keeps its
+``update_min_trust`` (a document, an unknown origin) is held for review too. A hold needs the older memory to be at
+least as confident as the new one: a less confident older memory (junk kept as an observation) never hides a
+confident later statement from search. Every decision keeps its
 probability, slot, similarities, the features that weighed most and its reason in the audit. When the old memory
 lists several values and the update names one of them, the engine also writes its corrected successor
 (:mod:`neusym.governance.successors`).
@@ -137,10 +139,14 @@ class UpdateDetector:
     slot_clear = 0.0  # how far its best slot must score above every background text for that search
 
     def __init__(self, derived: DerivedIndexes, queries: GovernanceQueries, embed: Embed | None,
-                 *, min_trust: Callable[[str], bool] | None = None, model: PairModel | None = None) -> None:
+                 *, min_trust: Callable[[str], bool] | None = None, model: PairModel | None = None,
+                 embed_table: Embed | None = None) -> None:
         self.derived = derived
         self.queries = queries
         self.embed = embed
+        # the slot descriptions are the same texts on every start: embedded through a disk cache when the engine
+        # gives one (neusym.embeddings.tables), else by ``embed``
+        self.embed_table = embed_table
         self.model = model or PairModel()
         self.trusted = min_trust or (lambda origin: True)
         self._slots: np.ndarray | None = None
@@ -154,7 +160,7 @@ class UpdateDetector:
         if self._slots is None and self.embed is not None:
             texts = [d for s in SLOTS for d in s.descriptions] + list(BACKGROUND)
             self._owner = np.asarray([k for k, s in enumerate(SLOTS) for _ in s.descriptions], dtype=np.int64)
-            self._slots = _unit(np.asarray(self.embed(texts), dtype=np.float32))
+            self._slots = _unit(np.asarray((self.embed_table or self.embed)(texts), dtype=np.float32))
         return self._slots
 
     def scores(self, unit: np.ndarray) -> np.ndarray:
@@ -243,7 +249,9 @@ class UpdateDetector:
         scores = self.scores(unit)
         cues = np.asarray([[float(bool(cue_positions(statement(decisions[i].record), lex)))
                             for lex in (CHANGE, CORRECTION, ADDITIVE)] for i in live])
-        olds, near = self._neighbours(unit, scores, cues, scope)
+        # an edited memory (an update) is in the index under its old text: it is never its own neighbour
+        own = {int(d.record.nid) for d in decisions if d.record.nid is not None}
+        olds, near = self._neighbours(unit, scores, cues, scope, own)
         sims = unit @ unit.T  # in-batch: each candidate looks at its few closest earlier candidates
         plans: list[tuple[int, list[float], list[_Cand]]] = []
         for pos, i in enumerate(live):
@@ -336,7 +344,8 @@ class UpdateDetector:
             return False  # already waiting for a reviewer for another reason
         return not (d.supersedes or d.superseded_by or d.conflicts_with or d.contradicts)
 
-    def _neighbours(self, unit: np.ndarray, scores: np.ndarray, cues: np.ndarray, scope: Scope
+    def _neighbours(self, unit: np.ndarray, scores: np.ndarray, cues: np.ndarray, scope: Scope,
+                    own: set[int] | frozenset[int] = frozenset()
                     ) -> tuple[list[list[tuple[float, Words, np.ndarray, bool]]], list[list[float]]]:
         """Stored neighbours of each candidate whose vector features can still reach the threshold (the nearest
         ones, and the ones nearest to its attribute slot: :meth:`slot_queries`, flagged ``True``), by their words
@@ -349,16 +358,17 @@ class UpdateDetector:
         _, allow = self.derived.allowed(tenant, list(_LIVE))
         if allow is not None and len(allow) == 0:
             return out, near
-        found = self.derived.faiss.search_many(unit, self.neighbours, allow_ids=allow)
+        found = self.derived.faiss.search_many(unit, self.neighbours + len(own), allow_ids=allow)
         hits = [[(int(n), float(s)) for n, s in zip(ids.tolist(), scores_.tolist(), strict=False)
-                 if s >= self.pair_floor and n >= 0] for ids, scores_ in found]
+                 if s >= self.pair_floor and n >= 0 and int(n) not in own][: self.neighbours]
+                for ids, scores_ in found]
         near = [[s for _, s in h] for h in hits]
         by_slot: list[list[int]] = [[] for _ in range(len(unit))]
         rows, queries = self.slot_queries(unit, scores) if self.slot_neighbours else ([], None)
         if rows and queries is not None:
             for k, (ids, _) in zip(rows, self.derived.faiss.search_many(queries, self.slot_neighbours,
                                                                          allow_ids=allow), strict=True):
-                seen = {n for n, _ in hits[k]}
+                seen = {n for n, _ in hits[k]} | own
                 by_slot[k] = [int(n) for n in ids.tolist() if n >= 0 and int(n) not in seen]
         nids = sorted({n for h in hits for n, _ in h} | {n for b in by_slot for n in b})
         if not nids:
@@ -480,6 +490,15 @@ class UpdateDetector:
                    "an older memory")
             if v.batch is not None:  # an earlier candidate of this batch: it is created as history directly
                 v.batch.record = mark_superseded(v.batch.record, t_new)
+            return
+        if old.confidence < rec.confidence:
+            # A hold keeps the new memory out of default reads until someone looks: only an older memory at least
+            # as credible may cost it that. A less confident one ("x y z" kept as a 0.6 observation, a weaker
+            # channel's record) states no value worth defending against a confident later statement, which is
+            # stored current; the pair stays visible in the audit.
+            entry["why"] = f"older memory less confident ({old.confidence:.2f} < {rec.confidence:.2f}): not held"
+            d.add_detail("update_not_held", entry)
+            d.note(f"possible update of a less confident older memory (p={v.probability:.2f}): not held for review")
             return
         entry["why"] = ("multi-valued slot" if trusted else f"less trusted origin {rec.source.origin}")
         entry["mark_other"] = False

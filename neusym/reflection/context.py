@@ -124,7 +124,8 @@ class ContextBuilder:
             if withheld_reason(rec, include_unreviewed=self.include_unreviewed) is not None:
                 withheld += 1
                 continue
-            marks = careful_use_marks(rec, conflicting, superseded) if kind == "memory" else []
+            # a reflection carries its sources' careful-use flags (reflection/sources.py): marked like a memory
+            marks = careful_use_marks(rec, conflicting, superseded) if kind == "memory" else careful_use_marks(rec)
             text = memory_line(rec, marks, reflection=kind == "reflection")
             items.append(ContextItem(kind, text, self.counter.count(text) + 1, float(r.score), rec.id, marks,
                                      len(items)))
@@ -159,7 +160,7 @@ class ContextBuilder:
         the legend of the marks the candidates carry, the withheld note) and the window's heading."""
         probe = frame([(_H_REFLECT, ["-"] if pools["reflection"] else []),
                        (_H_MEMORY, ["-"] if pools["memory"] else [])], header=self.header,
-                      marks=[m for c in pools["memory"] for m in c.marks], withheld=withheld)
+                      marks=[m for c in [*pools["reflection"], *pools["memory"]] for m in c.marks], withheld=withheld)
         return self.counter.count("\n".join(p for p in (probe, _H_WINDOW if pools["message"] else "") if p)) + 4
 
     def build(self, mem: Any, query: str, scope: Scope, budget_tokens: int,

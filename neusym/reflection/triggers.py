@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 import uuid
@@ -25,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from neusym.private_files import write_private
 from neusym.record import MemoryRecord, MemoryType, Scope, SearchResult
 
 __all__ = ["JobKind", "ReflectionJob", "ReflectionPolicy", "ReflectionScheduler", "conflicts_in_results"]
@@ -364,10 +364,8 @@ class ReflectionScheduler:
             if path.exists():
                 path.unlink()
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"version": 1, "jobs": [j.to_json() for j in jobs]}, ensure_ascii=False))
-        os.replace(tmp, path)
+        # the jobs name memories of every tenant: owner-only, atomic, never through a link (neusym.private_files)
+        write_private(path, json.dumps({"version": 1, "jobs": [j.to_json() for j in jobs]}, ensure_ascii=False))
         log.info("persisted %d pending reflection job(s) to %s", len(jobs), path)
 
     def _load_persisted(self) -> None:

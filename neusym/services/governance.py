@@ -29,6 +29,7 @@ from neusym.governance.forgetting import (
     Purger,
     compact_lexical,
     find_by_meaning,
+    forget_staged,
     forget_topic,
     topic_vectors,
 )
@@ -196,7 +197,9 @@ class Governance:
                     break
                 texts.update(str(r["content"]) for r in rows)
                 texts.update(purger.earlier_versions([str(r["id"]) for r in rows]))
-                gone.extend(e.store.delete_hard([str(r["id"]) for r in rows], sc))
+                # (the graph's invariants are checked once, after the tenant's entities: delete_tenant_entities)
+                gone.extend(e.store.delete_hard([str(r["id"]) for r in rows], sc, check=False))
+            forget_staged(e.executor, user_id=user_id)  # copies a restore staged (or a killed one left) go too
             e.governor.queries.delete_tenant_entities(user_id)
             m.sync()  # the vectors and postings go before the compaction in finish()
             purger.finish(texts, tenant=user_id)  # ... and rewrites the graph's log
@@ -218,6 +221,8 @@ class Governance:
             raise ScopeError("pass either a scope or all_tenants=True, not both")
         sc = e.scope(scope, all_tenants=all_tenants, what="run_janitor", admin=True)
         with e.mutation(sc) as m:
+            if not dry_run:  # writes an interrupted process left half done (a purge, an edit, a restore's staging)
+                e.store.recover()
             # one log rewrite for the whole pass, not one per tenant and page of purges
             report = run_janitor(e.store, e.governor.queries, e.governor.policy, scope=sc, now=_epoch(now),
                                  purge=lambda i, s: self._purge(m, i, s, rewrite=False), dry_run=dry_run)
@@ -311,7 +316,7 @@ class Governance:
         """Correct an item (text and/or fields, versioned and audited), then approve it unless told not to."""
         rec, sc = self._target(memory_id, scope, "review_edit")
         with self.engine.mutation(sc) as m:
-            edited = self.engine.update(rec.id, content, scope=sc, actor=actor, reason=reason, **fields)
+            edited = self.engine.reviewed_update(rec.id, content, scope=sc, actor=actor, reason=reason, **fields)
             if approve_after:
                 return self.decisions.approve(m, edited, sc, actor, reason)
             return edited

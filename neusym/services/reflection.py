@@ -24,6 +24,7 @@ from neusym.reflection.extractive import ExtractiveReflector
 from neusym.reflection.quality import QualityReport, check_quality
 from neusym.reflection.reflector import LLMReflector, ReflectionDraft, ReflectionError, reflect_records
 from neusym.reflection.rewrite import QueryRewriter, RewriteResult
+from neusym.reflection.sources import inherited, usable_sources
 from neusym.reflection.tokens import ReflectionBudget, get_token_counter
 from neusym.reflection.triggers import ReflectionJob, ReflectionPolicy, ReflectionScheduler
 
@@ -36,7 +37,6 @@ UNSET: Any = object()
 _COOL_FLAG = "reflected"
 _PAGE = 1000
 _RECENT = 6
-_SOURCES = (MemoryStatus.ACTIVE, MemoryStatus.PENDING, MemoryStatus.SUPERSEDED)  # what a reflection may read
 ScopeArg = Scope | Mapping[str, Any] | None
 
 
@@ -58,7 +58,7 @@ class ReflectionService:
             if len(found) != len(wanted):
                 raise RecordNotFoundError(f"{len(wanted) - len(found)} of the ids are not visible in scope "
                                           f"{sc.as_params()}")
-            return [r for r in found if r.status in _SOURCES]
+            return usable_sources(found)  # what prompts withhold never reaches a reflection
         uids = None
         if entity is not None:
             from neusym.extraction import entity_key
@@ -66,13 +66,16 @@ class ReflectionService:
 
             uids = [entity_uid(entity_namespace(sc), entity_key(entity))]
         out: list[MemoryRecord] = []
-        while len(out) < limit:
+        offset = 0
+        while offset < limit:
             page = store.scope_memories(sc, unreflected=only_unreflected, entity_uids=uids,
-                                        limit=min(_PAGE, limit - len(out)), offset=len(out))
-            out.extend(page)
-            if len(page) < _PAGE:
+                                        statuses=(MemoryStatus.ACTIVE.value,),
+                                        limit=min(_PAGE, limit - offset), offset=offset)
+            offset += len(page)
+            out.extend(usable_sources(page))  # what prompts withhold never reaches a reflection
+            if len(page) < _PAGE or offset >= limit:
                 break
-        if len(out) >= limit:
+        if offset >= limit:
             log.warning("reflecting the oldest %d memories of %s only (limit); the rest stay unreflected and are "
                         "picked up by only_unreflected=True / the background triggers", limit, sc.as_params())
         return out
@@ -124,7 +127,7 @@ class ReflectionService:
         target = e.scope(target, what="a reflection")
         low = draft.summary.casefold()
         entities = list(dict.fromkeys(x for s in sources for x in s.entities if x.casefold() in low))
-        confidence = sum(s.confidence for s in sources) / len(sources)
+        restricted = inherited(sources)  # never easier to trust, never longer-lived than its sources
         meta = {"reflection": draft.metadata()}
         if quality is not None:
             meta["reflection"]["quality"] = {"question": quality.question, "lost_key_fact": quality.lost_key_fact,
@@ -133,7 +136,8 @@ class ReflectionService:
             content=draft.summary, type=MemoryType.REFLECTION, entities=entities,
             tags=list(dict.fromkeys(["reflection", *draft.tags])), scope=target,
             source=Source(origin="reflection", session_id=target.session_id), created_at=utcnow(),
-            importance=draft.importance, confidence=round(min(confidence, 0.95), 3), metadata=meta,
+            importance=draft.importance, confidence=restricted.confidence, flags=restricted.flags,
+            expires_at=restricted.expires_at, metadata=meta,
         )
         cited, covered = set(draft.cited_ids), set(draft.covered_ids)
         links = [{"src": record.id, "dst": s.id, "props": {"cited": s.id in cited or s.id in covered,
@@ -277,7 +281,7 @@ class ReflectionService:
             log.warning("skipping a %s reflection job without a tenant", job.kind)
             return None
         if job.kind == "conflict" and job.ids:
-            sources = self.engine.store.get(job.ids, sc)
+            sources = usable_sources(self.engine.store.get(job.ids, sc))
         else:
             sources = self._sources(sc, ids=None, entity=None, only_unreflected=job.kind in ("every_n", "decay"),
                                     limit=5000)

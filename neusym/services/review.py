@@ -104,13 +104,14 @@ class ReviewDecisions:
             m.audit([note])
             meta = {k: v for k, v in rec.metadata.items() if k != "screening"}
             # content is passed so entities and triples (stripped at quarantine) are extracted again
-            return self.engine.update(rec.id, rec.content, scope=scope, actor=actor, reason=f"review: {reason}",
-                                      status=MemoryStatus.ACTIVE.value, metadata=meta,
-                                      flags=without(rec.flags, Flag.INJECTION.value, Flag.SUSPICIOUS.value))
+            return self.engine.reviewed_update(
+                rec.id, rec.content, scope=scope, actor=actor, reason=f"review: {reason}",
+                status=MemoryStatus.ACTIVE.value, metadata=meta,
+                flags=without(rec.flags, Flag.INJECTION.value, Flag.SUSPICIOUS.value))
         if kind == "suspicious":
             m.audit([note])
-            return self.engine.update(rec.id, scope=scope, actor=actor, reason=f"review: {reason}",
-                                      flags=without(rec.flags, Flag.SUSPICIOUS.value))
+            return self.engine.reviewed_update(rec.id, scope=scope, actor=actor, reason=f"review: {reason}",
+                                               flags=without(rec.flags, Flag.SUSPICIOUS.value))
         cs = ChangeSet(self._tenant(rec))
         self._approve_into(cs, rec, scope, actor)
         self._review_audit(cs, rec, actor, f"approved ({kind}): {reason}", kind=kind, decision="approve")
@@ -290,8 +291,8 @@ class ReviewDecisions:
             content = before.pop("content", None)
             before.pop("version", None)
             m.audit([note])
-            return self.engine.update(memory_id, content, scope=scope, actor=actor, reason=f"rollback: {reason}",
-                                      **before)
+            return self.engine.reviewed_update(memory_id, content, scope=scope, actor=actor,
+                                               reason=f"rollback: {reason}", **before)
         rec = self._reload(memory_id, scope)
         cs = ChangeSet(self._tenant(rec))
         if entry["action"] == "supersede":

@@ -13,16 +13,24 @@ __all__ = [
     "CHANGES_SINCE",
     "COUNTER_VALUE",
     "CREATE_MEMORIES",
-    "DELETE_HARD",
+    "DELETE_ORPHAN_ENTITIES",
     "GET_BY_IDS",
     "LINK",
+    "PENDING_UNLINKS",
+    "PURGE_DELETE",
+    "PURGE_MARK",
+    "RELINK",
     "RETURN_MEMORY",
     "SCOPE_FILTER",
+    "SET_EXPIRY",
     "SET_PROPS",
     "TOMBSTONES_SINCE",
     "TOUCH",
     "UPDATE_PROPS",
-    "UPDATE_WITH_RELATIONS",
+    "UNFINISHED_PURGES",
+    "UNFINISHED_RELINKS",
+    "UNLINK_PENDING",
+    "UPDATE_UNLINK",
     "memory_projection",
 ]
 
@@ -44,6 +52,12 @@ SCOPE_FILTER = (
 # run ahead of the graph, and processes sharing one graph agree on the order of changes.
 _BUMP = (
     "MERGE (c:Counter {name: 'seq'}) ON CREATE SET c.value = 0 "
+    "SET c.value = c.value + $n "
+    "WITH c.value - $n AS base "
+)
+# The same for a statement that deletes (and so may not MERGE): the counter exists from the first open (setup).
+_BUMP_EXISTING = (
+    "MATCH (c:Counter {name: 'seq'}) "
     "SET c.value = c.value + $n "
     "WITH c.value - $n AS base "
 )
@@ -129,29 +143,52 @@ SET_PROPS = (
     f"RETURN {RETURN_MEMORY}"
 )
 
-# An edit that changes what a memory says: properties, seq, version, fact keys, MENTIONS and RELATES in ONE
-# statement. In separate statements a crash left the new text behind the old text's entity links and facts, and a
-# later fact then superseded the wrong memory.
-UPDATE_WITH_RELATIONS = (
-    _BUMP
+# An edit that changes what a memory says is TWO statements, because no statement may both delete and create (FalkorDB
+# 4.16 reuses the ids of entities deleted earlier in the same statement for the ones it creates, and corrupts them).
+# The first sets the new properties (seq, version, fact keys) and deletes the old text's MENTIONS and RELATES; the
+# second creates the new text's entities, MENTIONS, RELATES and the audit entries. The first also leaves a
+# ``relink`` mark (and the audit rows as JSON) on the memory, which the second clears: a crash in between leaves the
+# new text without facts (never behind the old text's facts, after which a later fact superseded the wrong memory),
+# and :meth:`SymbolicStore.recover` rebuilds them from the memory's own ``entity_names``/``triples_json``.
+UPDATE_UNLINK = (
+    _BUMP_EXISTING
     + f"MATCH (m:Memory {{id: $id}}) WHERE {SCOPE_FILTER} "
-    "SET m += $props, m.seq = base + 1, m.version = coalesce(m.version, 1) + 1 "
+    "SET m += $props, m.seq = base + 1, m.version = coalesce(m.version, 1) + 1, "
+    "m.relink = $token, m.relink_at = $now, m.relink_audits = $audits_json "
     "WITH m OPTIONAL MATCH (m)-[x:MENTIONS]->() "
     "WITH m, collect(x) AS mentions FOREACH (x IN mentions | DELETE x) "
     "WITH m OPTIONAL MATCH ()-[y:RELATES {memory_id: m.id}]->() "
     "WITH m, collect(y) AS facts FOREACH (y IN facts | DELETE y) "
-    "WITH m "
-    "FOREACH (ent IN $entities | "
+    f"WITH m RETURN {RETURN_MEMORY}"
+)
+
+# The second half of an edit (see UPDATE_UNLINK), exactly once whoever runs it (the writer, or recover() in another
+# process while the writer is still between its statements): the relations only while the memory still carries
+# this edit's mark, which the same statement clears (so a later edit's relations are never joined by this one's);
+# the audit entries MERGEd on their ids (the writer and recover() write the same entries once).
+RELINK = (
+    "OPTIONAL MATCH (m:Memory {id: $id}) WHERE m.relink = $token "
+    "FOREACH (_ IN CASE WHEN m IS NULL THEN [] ELSE [1] END | "
+    "  SET m.relink = null, m.relink_at = null, m.relink_audits = null) "
+    "FOREACH (ent IN CASE WHEN m IS NULL THEN [] ELSE $entities END | "
     "  MERGE (e:Entity {uid: ent.uid}) ON CREATE SET e.key = ent.key, e.name = ent.name, e.user_id = ent.ns "
     "  MERGE (m)-[:MENTIONS]->(e)) "
-    "FOREACH (t IN $triples | "
+    "FOREACH (t IN CASE WHEN m IS NULL THEN [] ELSE $triples END | "
     "  MERGE (a:Entity {uid: t.s_uid}) ON CREATE SET a.key = t.s_key, a.name = t.s_name, a.user_id = t.ns "
     "  MERGE (b:Entity {uid: t.o_uid}) ON CREATE SET b.key = t.o_key, b.name = t.o_name, b.user_id = t.ns "
     "  MERGE (m)-[:MENTIONS]->(a) MERGE (m)-[:MENTIONS]->(b) "
     "  CREATE (a)-[:RELATES {predicate: t.predicate, polarity: t.polarity, confidence: t.confidence, "
     "    memory_id: m.id, valid_from: m.valid_from, created_at: m.created_at}]->(b)) "
-    "FOREACH (au IN $audits | CREATE (ea:Audit) SET ea = au) "  # the edit and its audit entry: one write
-    f"RETURN {RETURN_MEMORY}"
+    "FOREACH (au IN $audits | MERGE (ea:Audit {memory_id: au.memory_id, id: au.id}) ON CREATE SET ea = au) "
+    "FOREACH (au IN $loose_audits | CREATE (la:Audit) SET la = au) "
+    "RETURN m IS NOT NULL AS linked"
+)
+
+# Edits whose second half has not run (the process died in between, or is about to run it): the memories to relink
+# from their own fields.
+UNFINISHED_RELINKS = (
+    "MATCH (m:Memory) WHERE m.relink_at < $before "
+    f"RETURN m.relink AS token, m.relink_audits AS audits_json, {RETURN_MEMORY} LIMIT $limit"
 )
 
 # An edit that leaves text, entities and facts alone (status, flags, importance, ...), with its audit entries.
@@ -168,23 +205,56 @@ TOUCH = (
     "SET m.last_accessed_at = $now, m.access_count = coalesce(m.access_count, 0) + 1"
 )
 
-# Hard delete leaves only a content-free tombstone so other processes drop the vector on catch-up.
-DELETE_HARD = (
+# A read-refreshed TTL (LangGraph's refresh_on_read): only the expiry moves, in one statement for a whole result
+# list. No seq bump, no updated_at: the derived indexes hold no expiry (reads filter it in the graph), and a read
+# is not an edit of the memory.
+SET_EXPIRY = (
+    "UNWIND $rows AS r "
+    f"MATCH (m:Memory {{id: r.id}}) WHERE {SCOPE_FILTER} AND m.expires_at IS NOT NULL "
+    "SET m.expires_at = r.expires_at "
+    "RETURN count(m) AS n"
+)
+
+# A hard delete is TWO statements (no statement may both delete and create, see UPDATE_UNLINK). PURGE_MARK creates
+# each memory's content-free tombstone and turns the memory into ``deleted`` (with a new seq), so from here on no read
+# path, no derived index and no other process treats it as live, in ONE statement: the tombstone never exists beside
+# a live memory, whose vector the catch-up would drop. PURGE_DELETE then removes the memories, their facts and
+# edges; a crash in between leaves memories marked ``purge_at`` that :meth:`SymbolicStore.recover` (every open) and
+# every later purge delete. (The mark, not the status: ``deleted`` is also a status an edit may set.)
+PURGE_MARK = (
     _BUMP
     + "UNWIND range(0, size($ids) - 1) AS i "
-    "WITH base + i + 1 AS s, $ids[i] AS mid "
-    f"MATCH (m:Memory {{id: mid}}) WHERE {SCOPE_FILTER} "
+    "WITH base, base + i + 1 AS s, $ids[i] AS mid "
+    f"MATCH (m:Memory {{id: mid}}) WHERE {SCOPE_FILTER} AND m.purge_at IS NULL "
+    "CREATE (:Tombstone {nid: m.nid, seq: s, user_id: m.user_id, at: $now, memory_id: m.id}) "
+    "SET m.status = 'deleted', m.seq = s, m.purge_at = $now "
+    "RETURN collect(m.id) AS ids, min(base) AS base"
+)
+
+# Deletes never create, and remove a node's labels before deleting it: FalkorDB 4.16 leaves a deleted node's entry
+# in a label matrix that the graph outgrew (past 16,384 nodes) since it was last written; the node then stays
+# matchable under its label with no properties ("Attempted to access undefined attribute") and the next node
+# created on its recycled id shows up under that label too (an Audit:Memory). Removing the label first goes through
+# the label update, which resizes the matrix.
+PURGE_DELETE = (
+    "UNWIND $ids AS mid "
+    f"MATCH (m:Memory {{id: mid}}) WHERE m.purge_at > 0 AND {SCOPE_FILTER} "
     "OPTIONAL MATCH (:Entity)-[rel:RELATES {memory_id: m.id}]->(:Entity) "
-    "WITH s, m, collect(rel) AS rels "
+    "WITH m, collect(DISTINCT rel) AS rels "
     "FOREACH (x IN rels | DELETE x) "
-    "CREATE (:Tombstone {nid: m.nid, seq: s, user_id: m.user_id, at: $now}) "
-    "WITH m, m.id AS gone DETACH DELETE m "
+    "WITH m, m.id AS gone REMOVE m:Memory WITH m, gone DETACH DELETE m "
     "RETURN collect(gone) AS ids"
+)
+
+# Memories a purge marked but did not delete (the process died in between), any tenant.
+UNFINISHED_PURGES = (
+    "MATCH (m:Memory) WHERE m.purge_at > 0 "
+    "RETURN m.id AS id, m.user_id AS user_id, m.agent_id AS agent_id, m.session_id AS session_id LIMIT $limit"
 )
 
 DELETE_ORPHAN_ENTITIES = (
     "MATCH (e:Entity) WHERE e.user_id IN $namespaces AND NOT (e)<-[:MENTIONS]-(:Memory) "
-    "WITH e LIMIT 10000 DETACH DELETE e RETURN count(*) AS n"
+    "WITH e LIMIT $limit REMOVE e:Entity DETACH DELETE e RETURN count(*) AS n"
 )
 
 CHANGES_SINCE = (
@@ -221,9 +291,12 @@ AUDIT_FOR_MEMORY = (
     "ORDER BY a.at, a.ord"
 )
 
-# A review decision or a rollback as ONE statement, like an add: property changes inside the tenant (each bumps the
-# write sequence), edges removed and added between memories of one tenant, RELATES edges closed or reopened, and the
-# audit entries. Relationship types are literals (Cypher cannot parameterise them): one FOREACH per allowed type.
+# A review decision or a rollback: property changes inside the tenant (each bumps the write sequence), edges added
+# between memories of one tenant, RELATES edges closed or reopened, the audit entries, and a ``PendingUnlink`` node
+# naming the edges the decision removes, as ONE statement; the removal itself is a second statement (UNLINK_PENDING:
+# no statement may both delete and create, see UPDATE_UNLINK), which also deletes the PendingUnlink. A crash in
+# between leaves the node, and :meth:`SymbolicStore.recover` finishes the removal from it. Relationship types are
+# literals (Cypher cannot parameterise them): one FOREACH per allowed type.
 _CHANGE_LINK = (
     "FOREACH (_ IN CASE WHEN l.rel = '{rel}' AND la IS NOT NULL AND lb IS NOT NULL THEN [1] ELSE [] END | "
     "  MERGE (la)-[x:{rel}]->(lb) SET x += l.props) "
@@ -234,11 +307,6 @@ APPLY_CHANGES = (
     "OPTIONAL MATCH (m:Memory {id: st.id}) WHERE m.user_id = $user_id "
     "FOREACH (_ IN CASE WHEN m IS NULL THEN [] ELSE [1] END | SET m += st.props, m.seq = base + st.k + 1) "
     "WITH collect(m.id) AS changed "
-    "UNWIND CASE WHEN size($unlinks) = 0 THEN [null] ELSE $unlinks END AS u "
-    "OPTIONAL MATCH (ua:Memory {id: u.src})-[ux]->(ub:Memory {id: u.dst}) "
-    "WHERE type(ux) = u.rel AND ua.user_id = $user_id AND ub.user_id = $user_id "
-    "FOREACH (_ IN CASE WHEN ux IS NULL THEN [] ELSE [1] END | DELETE ux) "
-    "WITH changed LIMIT 1 "
     "UNWIND CASE WHEN size($links) = 0 THEN [null] ELSE $links END AS l "
     "OPTIONAL MATCH (la:Memory {id: l.src}) WHERE la.user_id = $user_id "
     "OPTIONAL MATCH (lb:Memory {id: l.dst}) WHERE lb.user_id = $user_id "
@@ -250,5 +318,28 @@ APPLY_CHANGES = (
     "FOREACH (_ IN CASE WHEN cr IS NULL THEN [] ELSE [1] END | SET cr.valid_to = cl.valid_to) "
     "WITH changed LIMIT 1 "
     "FOREACH (au IN $audits | CREATE (a:Audit) SET a = au) "
+    "FOREACH (_ IN CASE WHEN size($unlinks) = 0 THEN [] ELSE [1] END | "
+    "  CREATE (:PendingUnlink {token: $token, at: $now, user_id: $user_id, "
+    "    src: [u IN $unlinks | u.src], rel: [u IN $unlinks | u.rel], dst: [u IN $unlinks | u.dst]})) "
     "RETURN changed"
+)
+
+# The removals of a decision (see APPLY_CHANGES), then its PendingUnlink; idempotent, so running it twice (the writer
+# and a recovering process) changes nothing more.
+UNLINK_PENDING = (
+    "UNWIND CASE WHEN size($unlinks) = 0 THEN [null] ELSE $unlinks END AS u "
+    "OPTIONAL MATCH (ua:Memory {id: u.src})-[ux]->(ub:Memory {id: u.dst}) "
+    "WHERE type(ux) = u.rel AND ua.user_id = $user_id AND ub.user_id = $user_id "
+    "WITH collect(DISTINCT ux) AS gone "
+    "FOREACH (x IN gone | DELETE x) "
+    "WITH size(gone) AS removed "
+    "OPTIONAL MATCH (p:PendingUnlink {token: $token}) "
+    "WITH removed, collect(p) AS done "
+    "FOREACH (p IN done | REMOVE p:PendingUnlink DELETE p) "
+    "RETURN removed"
+)
+
+PENDING_UNLINKS = (
+    "MATCH (p:PendingUnlink) WHERE p.at < $before "
+    "RETURN p.token AS token, p.user_id AS user_id, p.src AS src, p.rel AS rel, p.dst AS dst LIMIT $limit"
 )

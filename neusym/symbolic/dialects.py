@@ -40,6 +40,8 @@ _INDEXED: tuple[tuple[str, str], ...] = (
     ("Memory", "content_hash"),
     ("Memory", "status"),
     ("Memory", "chain_tail"),  # the last turn of each conversation session (CREATE_MEMORIES chains to it)
+    ("Memory", "purge_at"),  # set only between the two statements of a hard delete (cypher.PURGE_MARK)
+    ("Memory", "relink_at"),  # set only between the two statements of an edit (cypher.UPDATE_UNLINK)
     ("Entity", "uid"),
     ("Entity", "key"),
     ("Entity", "user_id"),

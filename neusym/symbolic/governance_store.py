@@ -19,7 +19,7 @@ from neusym.record import MemoryRecord, Scope
 from neusym.symbolic import cypher as q
 from neusym.symbolic.convert import props_to_record
 from neusym.symbolic.executors.base import Row
-from neusym.symbolic.store import SymbolicStore
+from neusym.symbolic.store import PURGE_CHUNK, SymbolicStore
 
 __all__ = ["GovernanceQueries", "Words"]
 
@@ -131,9 +131,15 @@ AUDIT_FOR_TENANT = (
     "a.details_json AS details_json"
 )
 
+# Found through the indexed memory_id (an Audit has no index on its own id: matching by id alone scanned every
+# audit entry per row, seconds for a 1,000-memory purge); entries without a memory id by id.
 REDACT_AUDIT = (
-    "UNWIND $rows AS r MATCH (a:Audit {id: r.id}) SET a.details_json = r.details_json, a.reason = r.reason, "
-    "a.redacted = true"
+    "UNWIND $rows AS r MATCH (a:Audit {memory_id: r.memory_id}) WHERE a.id = r.id "
+    "SET a.details_json = r.details_json, a.reason = r.reason, a.redacted = true"
+)
+REDACT_AUDIT_WITHOUT_MEMORY = (
+    "UNWIND $rows AS r MATCH (a:Audit) WHERE a.memory_id IS NULL AND a.id = r.id "
+    "SET a.details_json = r.details_json, a.reason = r.reason, a.redacted = true"
 )
 
 AUDIT_LOG = (
@@ -145,7 +151,8 @@ AUDIT_LOG = (
 )
 
 DELETE_TENANT_ENTITIES = (
-    "MATCH (e:Entity) WHERE e.user_id = $ns WITH e LIMIT 10000 DETACH DELETE e RETURN count(*) AS n"
+    # labels go before the node (see cypher.PURGE_DELETE: FalkorDB 4.16 can keep a deleted node's label entry)
+    "MATCH (e:Entity) WHERE e.user_id = $ns WITH e LIMIT $limit REMOVE e:Entity DETACH DELETE e RETURN count(*) AS n"
 )
 
 
@@ -236,10 +243,11 @@ class GovernanceQueries:
     def delete_tenant_entities(self, namespace: str) -> int:
         total = 0
         while True:
-            rows = self.executor.run(DELETE_TENANT_ENTITIES, {"ns": namespace})
+            rows = self.executor.run(DELETE_TENANT_ENTITIES, {"ns": namespace, "limit": PURGE_CHUNK})
             n = int(rows[0]["n"]) if rows else 0
             total += n
-            if n < 10000:
+            if n < PURGE_CHUNK:
+                self.store.check_integrity()
                 return total
 
     def rewrite_log(self) -> bool:
@@ -269,8 +277,13 @@ class GovernanceQueries:
         return self._read(AUDIT_FOR_TENANT, {"user_id": user_id})
 
     def redact_audit(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        if rows:
-            self.executor.run(REDACT_AUDIT, {"rows": [dict(r) for r in rows]})
+        """Overwrite ``details_json``/``reason`` of entries (``id``, ``memory_id`` as read by :meth:`audit_rows`)."""
+        keyed = [dict(r) for r in rows if r.get("memory_id") is not None]
+        loose = [dict(r) for r in rows if r.get("memory_id") is None]
+        if keyed:
+            self.executor.run(REDACT_AUDIT, {"rows": keyed})
+        if loose:
+            self.executor.run(REDACT_AUDIT_WITHOUT_MEMORY, {"rows": loose})
 
     def audit_log(self, scope: Scope, actions: Sequence[str] | None, since: float | None,
                   limit: int) -> list[Row]:

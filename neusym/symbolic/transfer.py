@@ -43,7 +43,16 @@ from typing import Any
 from neusym.errors import BackendError, InvalidInputError
 from neusym.record import Scope
 from neusym.symbolic import cypher as q
+from neusym.symbolic import staging
 from neusym.symbolic.convert import decode_embedding
+from neusym.symbolic.staging import (
+    RESTORE_RUN,
+    STAGED_AUDIT,
+    STAGED_ENTITY,
+    STAGED_LABELS,
+    STAGED_LINK,
+    STAGED_MEMORY,
+)
 from neusym.symbolic.store import RELATIONS, SymbolicStore
 
 __all__ = [
@@ -54,6 +63,9 @@ __all__ = [
     "GraphDump",
     "LINK_TYPES",
     "RESERVED_PREFIX",
+    "RESTORE_RUN",
+    "STAGED_LABELS",
+    "STAGED_MEMORY",
     "StagedRestore",
     "abort_staged",
     "collect",
@@ -260,17 +272,15 @@ def export_lines(store: SymbolicStore, scope: Scope, *, all_tenants: bool = Fals
 # ---------------------------------------------------------------------------------------------------- restoring
 # A restore is written *staged*: as nodes under labels no read path matches, with no relationship to any live node
 # (relationships are staged as ``RestoreLink`` nodes naming their endpoints). ONE statement (:func:`_commit_statement`)
-# then creates the live nodes and relationships from them and deletes them; on both backends a single statement is
-# atomic, so readers see the whole restore or none of it. (Copying, not relabelling: FalkorDB's ``SET n:Label`` is
-# superlinear in the number of nodes per statement, 25 s for 5,000 memories against 0.9 s for the copy.) A failure
-# before the commit deletes what was staged (:meth:`StagedRestore.abort`); a process killed mid-restore leaves staged
-# nodes no query sees, removed by the next restore (:func:`sweep_stale`).
-STAGED_MEMORY = "RestoreMemory"
-STAGED_ENTITY = "RestoreEntity"
-STAGED_AUDIT = "RestoreAudit"
-STAGED_LINK = "RestoreLink"
-RESTORE_RUN = "RestoreRun"
-STAGED_LABELS = (STAGED_MEMORY, STAGED_ENTITY, STAGED_AUDIT, STAGED_LINK)
+# then creates the live nodes and relationships from them and marks the run committed; on both backends a single
+# statement is atomic, so readers see the whole restore or none of it. (Copying, not relabelling: FalkorDB's
+# ``SET n:Label`` is superlinear in the number of nodes per statement, 25 s for 5,000 memories against 0.9 s for the
+# copy.) The staged copies are deleted by the statements after it (:func:`abort_staged`), never by the commit: no
+# statement both deletes and creates (see :mod:`neusym.symbolic.write_rules`). A failure before the commit deletes
+# what was staged (:meth:`StagedRestore.abort`); what a killed process left staged is invisible to every read and
+# removed on the next open, by the janitor and by the next restore (:func:`sweep_stale`: at once for a committed run,
+# after ``stale_after`` without a heartbeat for one still staging); a forget of the tenant removes it at once
+# (:func:`forget_staged`).
 RESERVED_PREFIX = "restore_"
 """Property names a restored item may not carry: the staging bookkeeping uses them."""
 LINK_TYPES = ("MENTIONS", "RELATES", *sorted(RELATIONS))
@@ -297,15 +307,6 @@ EXISTING_AUDIT = (
 )
 EXISTING_AUDIT_WITHOUT_MEMORY = "MATCH (a:Audit) WHERE a.memory_id IS NULL AND a.id IN $ids RETURN a.id AS id"
 
-_ABORT = (
-    *(f"MATCH (n:{label} {{restore_id: $rid}}) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n"
-      for label in STAGED_LABELS),
-    f"MATCH (n:{RESTORE_RUN} {{id: $rid}}) WITH n LIMIT $limit DELETE n RETURN count(*) AS n",
-)
-STALE_RUNS = f"MATCH (r:{RESTORE_RUN}) WHERE r.heartbeat < $before RETURN r.id AS id"
-STAGED_RUN_IDS = tuple(f"MATCH (n:{label}) RETURN DISTINCT n.restore_id AS id" for label in STAGED_LABELS)
-LIVE_RUNS = f"MATCH (r:{RESTORE_RUN}) RETURN r.id AS id"
-
 # the endpoints of each staged link kind: (label of src, key, label of dst, key, create or merge)
 _LINK_ENDS = {"MENTIONS": ("Memory", "id", "Entity", "uid", "MERGE"),
               "RELATES": ("Entity", "uid", "Entity", "uid", "CREATE"),
@@ -314,7 +315,7 @@ _BOOKKEEPING = "restore_id = null, {v}.restore_rel = null, {v}.restore_src = nul
 
 
 def _commit_statement(kinds: Sequence[str]) -> str:
-    """The one statement that makes a staged restore visible, or changes nothing at all.
+    """The one statement that makes a staged restore visible (and marks its run committed), or changes nothing.
 
     ``kinds``: what was staged (``entities``, ``memories``, ``audit`` and link types); a part per kind, only for
     kinds that have items, so every part's MATCH finds rows. The guard up front refuses (the statement returns no
@@ -340,7 +341,7 @@ def _commit_statement(kinds: Sequence[str]) -> str:
         "WITH staged, clash, entities, eclash, audits, links, count(DISTINCT le.uid) AS live_uids "
         "OPTIONAL MATCH (lm:Memory) WHERE lm.id IN $live_ids "
         "WITH staged, clash, entities, eclash, audits, links, live_uids, count(DISTINCT lm.id) AS live_ids "
-        f"OPTIONAL MATCH (run:{RESTORE_RUN} {{id: $rid}}) "
+        f"OPTIONAL MATCH (run:{RESTORE_RUN} {{id: $rid}}) WHERE run.committed_at IS NULL "
         "WITH staged, clash, entities, eclash, audits, links, live_uids, live_ids, count(run) AS runs "
         "WHERE staged = $n AND clash = 0 AND entities = $n_entities AND eclash = 0 AND audits = $n_audit "
         "AND links = $n_links AND live_uids = size($live_uids) AND live_ids = size($live_ids) AND runs = 1 "
@@ -355,14 +356,14 @@ def _commit_statement(kinds: Sequence[str]) -> str:
 
     if "entities" in kinds:
         step(f"MATCH (s:{STAGED_ENTITY} {{restore_id: $rid}}) CREATE (e:Entity) SET e = properties(s) "
-             "SET e.restore_id = null DELETE s", "entities")
+             "SET e.restore_id = null", "entities")
     if "memories" in kinds:
         step(f"MATCH (s:{STAGED_MEMORY} {{restore_id: $rid}}) CREATE (m:Memory) SET m = properties(s) "
              "SET m.seq = base + s.restore_order, m.nid = base + s.restore_order, m.restore_id = null, "
-             "m.restore_order = null DELETE s", "memories")
+             "m.restore_order = null", "memories")
     if "audit" in kinds:
         step(f"MATCH (s:{STAGED_AUDIT} {{restore_id: $rid}}) CREATE (a:Audit) SET a = properties(s) "
-             "SET a.restore_id = null DELETE s", "audit")
+             "SET a.restore_id = null", "audit")
     for i, rel in enumerate(LINK_TYPES):
         if rel not in kinds:
             continue
@@ -370,7 +371,7 @@ def _commit_statement(kinds: Sequence[str]) -> str:
         copy = "SET y = properties(l)" if verb == "CREATE" else "SET y += properties(l)"
         step(f"MATCH (l:{STAGED_LINK} {{restore_id: $rid, restore_rel: '{rel}'}}) "
              f"MATCH (a:{src_label} {{{src_key}: l.restore_src}}) MATCH (b:{dst_label} {{{dst_key}: l.restore_dst}}) "
-             f"{verb} (a)-[y:{rel}]->(b) {copy} SET y.{_BOOKKEEPING.format(v='y')} DELETE l", f"l{i}")
+             f"{verb} (a)-[y:{rel}]->(b) {copy} SET y.{_BOOKKEEPING.format(v='y')}", f"l{i}")
     counts = [c for c in carried if c != "base"]
     edges = [f"l{i}" for i, rel in enumerate(LINK_TYPES) if rel in RELATIONS and f"l{i}" in counts]
     out = [f"{c} AS {c}" for c in counts if not c.startswith("l")]
@@ -379,7 +380,8 @@ def _commit_statement(kinds: Sequence[str]) -> str:
             out.append(f"l{i} AS {rel.lower()}")
     if edges:
         out.append(f"{' + '.join(edges)} AS edges")
-    parts.append(f"MATCH (run:{RESTORE_RUN} {{id: $rid}}) DELETE run RETURN true AS ok"
+    # the run is marked, not deleted: the staged copies and the run go in the statements after this one
+    parts.append(f"MATCH (run:{RESTORE_RUN} {{id: $rid}}) SET run.committed_at = $now RETURN true AS ok"
                  + "".join(f", {o}" for o in out))
     return "".join(parts)
 
@@ -531,13 +533,16 @@ class StagedRestore:
         rows = self.run(_commit_statement(kinds), {
             "rid": self.id, "n": self.staged["memories"], "n_entities": self.staged["entities"],
             "n_audit": self.staged["audit"], "n_links": sum(links.values()), "live_uids": sorted(self.live_uids),
-            "live_ids": sorted(set(live_ids))})
+            "live_ids": sorted(set(live_ids)), "now": time.time()})
         if not rows or not rows[0].get("ok"):
             self.abort()
             raise BackendError(f"restore {self.id}: the graph changed while restoring (an id of the restore was "
                                "written, or an entity or memory it links to was deleted); nothing was restored "
                                "(retry)")
         self._state = "committed"
+        # the staged copies are garbage now (invisible; a crash here leaves them to sweep_stale, which removes a
+        # committed run's at once)
+        abort_staged(self.store, self.id)
         return {k: int(rows[0].get(k) or 0) for k in ("memories", "entities", "audit", "mentions", "relates",
                                                       "edges")}
 
@@ -550,31 +555,17 @@ class StagedRestore:
 
 
 def abort_staged(store: SymbolicStore, restore_id: str, *, batch: int = 10_000) -> int:
-    """Delete the staged nodes of one restore (never anything live); returns how many were deleted."""
-    deleted = 0
-    for stmt in _ABORT:
-        while True:
-            n = _count(store.executor.run(stmt, {"rid": restore_id, "limit": batch}))
-            deleted += n
-            if n < batch:
-                break
+    """Delete the staged nodes of one restore (never anything live); returns how many were deleted. The graph's
+    invariants are checked after (a deletion: see :meth:`SymbolicStore.check_integrity`)."""
+    deleted = staging.abort_staged(store.executor, restore_id, batch=batch)
+    if deleted:
+        store.check_integrity()
     return deleted
 
 
 def sweep_stale(store: SymbolicStore, *, older_than: float = 3600.0) -> int:
-    """Remove what restores that died mid-way (process killed) left staged: invisible, but taking space.
-
-    A restore refreshes its heartbeat after every batch, so one silent for ``older_than`` seconds is dead.
-    Returns how many restores were swept.
-    """
-    before = time.time() - float(older_than)
-    run = store.executor.run
-    ids = {str(r["id"]) for r in run(STALE_RUNS, {"before": before}, write=False)}
-    # staged items whose run marker is gone (an abort interrupted after deleting it): nobody will commit them
-    live = {str(r["id"]) for r in run(LIVE_RUNS, write=False)}
-    for stmt in STAGED_RUN_IDS:
-        ids.update(str(r["id"]) for r in run(stmt, write=False) if r.get("id") and str(r["id"]) not in live)
-    for rid in sorted(ids):
-        log.warning("removing the staged items of an interrupted restore %s", rid)
-        abort_staged(store, rid)
-    return len(ids)
+    """Remove what restores that died mid-way (process killed) left staged; see :func:`staging.sweep_stale`."""
+    swept = staging.sweep_stale(store.executor, older_than=older_than)
+    if swept:
+        store.check_integrity()
+    return swept

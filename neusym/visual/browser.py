@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from neusym.errors import BackendUnavailableError, NeuSymError
+from neusym.private_files import write_private
 
 __all__ = ["CHROMIUM_FLAGS", "dump_dom", "find_chromium", "screenshot"]
 
@@ -62,12 +63,17 @@ def dump_dom(page: str | os.PathLike[str], *, fragment: str = "", timeout: float
 
 def screenshot(page: str | os.PathLike[str], png: str | os.PathLike[str], *, width: int = 1400, height: int = 900,
                timeout: float = 120.0, budget_ms: int = 5000) -> Path:
-    """Render ``page`` to ``png`` at ``width`` x ``height``; returns the PNG path."""
-    out = Path(png).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
+    """Render ``page`` to ``png`` at ``width`` x ``height``; returns the PNG path.
+
+    Chromium writes into a private temporary directory; the picture (every memory of the scope, drawn) then
+    becomes ``png`` as every NeuSym output does (:func:`neusym.private_files.write_private`: 0600, atomic, never
+    through a symbolic link)."""
+    out = Path(png).expanduser().absolute()
     uri = Path(page).resolve().as_uri()
-    _run([f"--screenshot={out}", f"--window-size={width},{height}", f"--virtual-time-budget={budget_ms}", uri],
-         timeout)
-    if not out.is_file() or out.stat().st_size == 0:
-        raise NeuSymError(f"chromium wrote no screenshot to {out}")
-    return out
+    with tempfile.TemporaryDirectory(prefix="neusym-shot-") as tmp:
+        shot = Path(tmp) / "shot.png"
+        _run([f"--screenshot={shot}", f"--window-size={width},{height}", f"--virtual-time-budget={budget_ms}", uri],
+             timeout)
+        if not shot.is_file() or shot.stat().st_size == 0:
+            raise NeuSymError(f"chromium wrote no screenshot for {out}")
+        return write_private(out, shot.read_bytes())

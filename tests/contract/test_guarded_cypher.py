@@ -97,3 +97,67 @@ def test_facade_cypher_refuses_the_bypass_and_needs_all_tenants(make_memory: Cal
     with pytest.raises(UnsafeQueryError):
         mem.cypher("MATCH (m:Memory) DETACH DELETE m", all_tenants=True)
     assert mem.cypher("MATCH (m:Memory) RETURN count(m) AS n", all_tenants=True) == [{"n": 1}]
+
+
+MILLION = "UNWIND range(1, 1000000) AS i RETURN i"
+
+
+@pytest.fixture
+def decoded(backend: str, executor: Executor, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many result rows reached the client, counted where the client library has decoded them: the rows of each
+    GRAPH.RO_QUERY reply (FalkorDB; redis-py has parsed every one), the RECORD messages the Neo4j driver unpacked
+    (also those it discards after a fetch: the server sends a whole fetch batch)."""
+    seen: list[int] = []
+    if backend == "falkordb":
+        from neusym.symbolic.executors.falkordb import FalkorDBExecutor
+
+        assert isinstance(executor, FalkorDBExecutor)
+        execute = executor._execute
+
+        def spy(*args: object) -> object:
+            reply = execute(*args)
+            if args and args[0] == "GRAPH.RO_QUERY" and isinstance(reply, list) and len(reply) >= 3:
+                seen.append(len(reply[1]))
+            return reply
+
+        monkeypatch.setattr(executor, "_execute", spy)
+    else:
+        from neo4j._sync.io._bolt._common import Response
+
+        on_records = Response.on_records
+
+        def counted(self: Response, records: list[object]) -> None:
+            seen.append(len(records))
+            on_records(self, records)
+
+        monkeypatch.setattr(Response, "on_records", counted)
+    return seen
+
+
+@pytest.mark.parametrize(("statement", "params", "expected"), [
+    (MILLION, {}, list(range(1, 11))),
+    (MILLION + " LIMIT 500000", {}, list(range(1, 11))),  # a larger LIMIT of its own
+    (MILLION + " LIMIT $k", {"k": 500000}, list(range(1, 11))),
+    (MILLION + " SKIP 5", {}, list(range(6, 16))),
+    ("UNWIND range(1, 500000) AS i RETURN i UNION ALL UNWIND range(1, 500000) AS i RETURN i", {},
+     list(range(1, 11))),
+])
+def test_rows_beyond_the_cap_are_never_sent_nor_decoded(store: SymbolicStore, decoded: list[int], backend: str,
+                                                        statement: str, params: dict[str, object],
+                                                        expected: list[int]) -> None:
+    """Issue #27 item 9: a million-row read with limit=10 used to be fetched and decoded whole before the cap. The cap
+    is now in the statement, so the server stops after 10 rows: only 10 reach the client library."""
+    rows = store.read_only(statement, params, limit=10)
+    assert [r["i"] for r in rows] == expected
+    if backend == "falkordb":
+        assert decoded == [10]  # one reply, of 10 rows
+    else:
+        assert sum(decoded) == 10
+
+
+def test_a_cap_that_cannot_apply_is_refused(store: SymbolicStore) -> None:
+    """A standalone index query returns every match and has no RETURN to cap: it must name its columns."""
+    with pytest.raises(UnsafeQueryError, match="cannot be capped"):
+        store.read_only("CALL db.idx.fulltext.queryNodes('Memory', 'tea')", limit=10)
+    with pytest.raises(UnsafeQueryError, match="unbalanced"):
+        store.read_only("MATCH (n) RETURN n } RETURN 1", limit=10)

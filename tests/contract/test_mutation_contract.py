@@ -1,5 +1,6 @@
-"""The one-statement writes of the mutation path, on BOTH backends: supersession inside the create statement
-(status, SUPERSEDES, RELATES closed, audit), review decisions and rollback as one ``apply_changes`` statement, and an
+"""The atomic writes of the mutation path, on BOTH backends: supersession inside the create statement (status,
+SUPERSEDES, RELATES closed, audit), review decisions and rollback as one ``apply_changes`` statement plus, when edges
+go, one statement that only deletes them (never one that deletes and creates: see neusym.symbolic.write_rules), and an
 edit carrying its audit entries."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 import numpy as np
+import pytest
 
 from neusym import NeuSymMemory, Scope
 from neusym.governance import GovernancePolicy
@@ -39,7 +41,7 @@ def test_supersession_is_one_create_statement(memory: NeuSymMemory) -> None:
                                           user_id="u")] == [porto.id]
 
 
-def test_review_approve_and_rollback_are_single_statements(make_memory: Callable[..., NeuSymMemory]) -> None:
+def test_review_approve_and_rollback_write_once_and_delete_once(make_memory: Callable[..., NeuSymMemory]) -> None:
     mem = make_memory(governance=GovernancePolicy(conflict_strategy="ask"))
     a = mem.add("My email is ana@old.example.", user_id="u")[0]
     b = mem.add("My email is ana@new.example.", user_id="u")[0]
@@ -56,7 +58,10 @@ def test_review_approve_and_rollback_are_single_statements(make_memory: Callable
         mem.review_approve(b.id, user_id="u", reason="the new one")
     finally:
         mem.engine.store.executor.run = run  # type: ignore[method-assign]
-    assert len(seen) == 1, seen  # one write: props, SUPERSEDES, CONFLICTS_WITH removed, facts closed, audit
+    # one write (props, SUPERSEDES, facts closed, audit, the pending removal), then the removal of CONFLICTS_WITH
+    assert len(seen) == 2, seen
+    assert "DELETE" not in seen[0] and "PendingUnlink" in seen[0]
+    assert "CREATE" not in seen[1] and "MERGE" not in seen[1] and "DELETE" in seen[1]
     assert mem.get(b.id, user_id="u").status.value == "active"
     assert mem.get(a.id, user_id="u").status.value == "superseded"
     assert _rows(mem, "MATCH ()-[c:CONFLICTS_WITH]->() RETURN count(c) AS n") == [{"n": 0}]
@@ -84,3 +89,32 @@ def test_apply_changes_stays_inside_the_tenant(store: SymbolicStore) -> None:
     assert store.linked(mine, "CONFLICTS_WITH") == []
     assert [e["action"] for e in store.audit_for(mine, U)] == ["review"]
     assert store.counter() == 5  # 3 creates + the one set that matched, numbered by the statement (+1 unused)
+
+
+def test_a_decision_whose_removals_did_not_run_is_finished_by_recover(store: SymbolicStore) -> None:
+    """The crash between a decision's two statements: the PendingUnlink it left names the edges, and recover()
+    (every open, the janitor) removes them; running the removal twice changes nothing more."""
+    vecs = np.eye(2, 8, dtype=np.float32)
+    mine, other = (r.id for r in store.create([MemoryRecord(content="u one", scope=U),
+                                               MemoryRecord(content="u two", scope=U)], vecs))
+    store.apply_changes("u", links=[(mine, "CONFLICTS_WITH", other, {"kind": "x"})])
+    run = store.executor.run
+
+    def crash(statement: str, params: object = None, **kw: object) -> object:
+        if "PendingUnlink" in statement and "DELETE" in statement:
+            raise RuntimeError("killed between the two statements")
+        return run(statement, params, **kw)  # type: ignore[arg-type]
+
+    store.executor.run = crash  # type: ignore[method-assign]
+    try:
+        with pytest.raises(RuntimeError, match="killed"):
+            store.apply_changes("u", sets=[(mine, {"status": "archived"})],
+                                unlinks=[(mine, "CONFLICTS_WITH", other)])
+    finally:
+        store.executor.run = run  # type: ignore[method-assign]
+    assert store.get([mine], U)[0].status.value == "archived"  # the first statement is committed
+    assert store.linked(mine, "CONFLICTS_WITH") == [(other, {"kind": "x"})]  # the removal is not
+    assert store.recover()["unlinks"] == 1
+    assert store.linked(mine, "CONFLICTS_WITH") == []
+    assert store.executor.run("MATCH (p:PendingUnlink) RETURN count(p) AS n", write=False) == [{"n": 0}]
+    assert store.recover()["unlinks"] == 0

@@ -7,7 +7,8 @@ that passes on one backend and fails on the other is a dialect bug in ``neusym/s
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -15,11 +16,11 @@ import numpy as np
 import pytest
 
 from neusym import MemoryType, NeuSymMemory, RecordNotFoundError, Scope, ScopeError, UnsafeQueryError
-from neusym.errors import BackendError, InvalidInputError
+from neusym.errors import BackendError, GraphIntegrityError, InvalidInputError
 from neusym.record import MemoryRecord, MemoryStatus, Triple
 from neusym.retrieval.derived import DerivedIndexes
 from neusym.retrieval.recipes import HYBRID_GRAPH
-from neusym.symbolic.convert import decode_embedding, entity_uid
+from neusym.symbolic.convert import decode_embedding, entity_uid, record_to_props
 from neusym.symbolic.executors.base import Executor
 from neusym.symbolic.store import SymbolicStore
 
@@ -202,6 +203,118 @@ def test_delete_hard_leaves_tombstones_and_removes_orphan_entities(store: Symbol
     assert _one(ex, "MATCH (e:Entity) RETURN count(e) AS n") == 1  # the other tenant's Alice survives
     assert store.delete_hard([a.id, b.id], U) == []  # idempotent
     assert store.delete_hard([], U) == []
+
+
+@contextlib.contextmanager
+def _killed_at(store: SymbolicStore, marker: str) -> Iterator[None]:
+    """The process dies (an exception, nothing more is sent) at the first statement containing ``marker``."""
+    run = store.executor.run
+
+    def crash(statement: str, params: Any = None, **kw: Any) -> Any:
+        if marker in statement:
+            raise RuntimeError(f"killed before: {marker}")
+        return run(statement, params, **kw)
+
+    store.executor.run = crash  # type: ignore[method-assign]
+    try:
+        with pytest.raises(RuntimeError, match="killed before"):
+            yield
+    finally:
+        store.executor.run = run  # type: ignore[method-assign]
+
+
+def test_a_purge_killed_between_its_two_statements_is_finished_by_recover(store: SymbolicStore) -> None:
+    """The tombstone is written with the memory's ``deleted`` mark, never beside a live memory: the catch-up drops
+    only what is being deleted, and recover() (every open, the janitor) finishes the delete."""
+    a, b = _create(store, [_rec("Alice likes tea.", entities=["Alice", "tea"],
+                                triples=[Triple(subject="Alice", predicate="likes", object="tea")]),
+                           _rec("Bob likes coffee.", entities=["Bob"])])
+    derived = DerivedIndexes(DIM, None, model="contract")
+    derived.catch_up(store)
+    with _killed_at(store, "REMOVE m:Memory"):
+        store.delete_hard([a.id], U)
+    ex = store.executor
+    assert store.get([a.id], U)[0].status is MemoryStatus.DELETED  # marked, not yet deleted
+    derived.catch_up(store)
+    assert a.nid not in derived.catalog.pos_of and b.nid in derived.catalog.pos_of  # b's vector is untouched
+    assert _one(ex, "MATCH (t:Tombstone) RETURN count(t) AS n") == 1
+    assert store.recover()["purges"] == 1
+    assert store.get([a.id], U) == [] and store.get([b.id], U)
+    assert {r["k"] for r in _rows(ex, "MATCH (e:Entity) RETURN e.key AS k")} == {"bob"}  # orphans went too
+    assert _one(ex, "MATCH ()-[r:RELATES]->() RETURN count(r) AS n") == 0
+    store.check_integrity()
+    assert store.recover()["purges"] == 0
+    # an edit may set the status "deleted" too: that is not a purge, and recover leaves it alone
+    store.set_props([(b.id, {"status": "deleted"})], U)
+    assert store.recover()["purges"] == 0 and store.get([b.id], U)
+
+
+def _edit_props(rec: MemoryRecord) -> dict[str, Any]:
+    """The properties an edit writes (what Engine.update passes)."""
+    return {k: v for k, v in record_to_props(rec).items() if k not in ("id", "created_at", "version")}
+
+
+def test_an_edit_killed_between_its_two_statements_is_relinked_by_recover(store: SymbolicStore) -> None:
+    """An edit's old relations go with its property change; a crash before the new ones leaves the new text with no
+    facts (never the old text's), and recover() writes them from the memory's own fields, with the audit entry."""
+    (a,) = _create(store, [_rec("Alice lives in Porto.", entities=["Alice", "Porto"],
+                                triples=[Triple(subject="Alice", predicate="lives_in", object="Porto")])])
+    edited = a.model_copy(update={"content": "Alice lives in Lisbon.", "entities": ["Alice", "Lisbon"],
+                                  "triples": [Triple(subject="Alice", predicate="lives_in", object="Lisbon")]})
+    ex = store.executor
+    with _killed_at(store, "m.relink = null"):
+        store.update(a.id, U, _edit_props(edited), relations=edited,
+                     audits=[{"memory_id": a.id, "action": "edit", "user_id": "u", "details": {"v": 2}}])
+    assert store.get([a.id], U)[0].content == "Alice lives in Lisbon."
+    assert _one(ex, "MATCH ()-[r:RELATES]->() RETURN count(r) AS n") == 0  # no stale Porto fact
+    assert store.recover(relink_after=3600)["relinks"] == 0  # not yet an hour old
+    assert store.recover()["relinks"] == 1
+    objects = _rows(ex, "MATCH (:Entity)-[r:RELATES {memory_id: $id}]->(o:Entity) RETURN o.key AS k", id=a.id)
+    assert [r["k"] for r in objects] == ["lisbon"]
+    assert {r["k"] for r in _rows(ex, "MATCH (:Memory)-[:MENTIONS]->(e:Entity) RETURN e.key AS k")} == {
+        "alice", "lisbon"}
+    assert [e["action"] for e in store.audit_for(a.id, U)] == ["edit"]
+    assert store.recover()["relinks"] == 0
+    oslo = edited.model_copy(update={"content": "Alice lives in Oslo.",
+                                     "triples": [Triple(subject="Alice", predicate="lives_in", object="Oslo")]})
+    run = ex.run
+    raced: list[dict[str, int]] = []
+    racing = []
+
+    def race(statement: str, params: Any = None, **kw: Any) -> Any:
+        if "m.relink = null" in statement and not racing:  # another process opens between the edit's statements
+            racing.append(True)
+            raced.append(store.recover())
+        return run(statement, params, **kw)
+
+    ex.run = race  # type: ignore[method-assign]
+    try:
+        store.update(a.id, U, _edit_props(oslo), relations=oslo,
+                     audits=[{"memory_id": a.id, "action": "edit", "user_id": "u", "details": {"v": 3}}])
+    finally:
+        ex.run = run  # type: ignore[method-assign]
+    assert raced and raced[0]["relinks"] == 1
+    # written exactly once: one fact, one audit entry for the edit
+    assert [r["k"] for r in _rows(ex, "MATCH (:Entity)-[r:RELATES]->(o:Entity) RETURN o.key AS k")] == ["oslo"]
+    assert [e["action"] for e in store.audit_for(a.id, U)] == ["edit", "edit"]
+
+
+@pytest.mark.parametrize("damage", [
+    "CREATE (:Audit:Memory {id: 'x', nid: -1, action: 'admit'})",  # a node created on a recycled id
+    "CREATE (:Memory {nid: -2, content: 'no id'})",
+    "MATCH (m:Memory) WITH m LIMIT 1 CREATE (:Tombstone {nid: m.nid, seq: 999999})",  # beside a live memory
+])
+def test_a_damaged_graph_is_a_typed_error_after_a_purge(store: SymbolicStore, damage: str) -> None:
+    (a, b) = _create(store, [_rec("one"), _rec("two")])
+    store.executor.run(damage)
+    if "Tombstone" in damage:
+        store.executor.run("MATCH (c:Counter {name: 'seq'}) SET c.value = 999999")
+        with pytest.raises(GraphIntegrityError, match="beside a memory that still exists"):
+            store.check_integrity(tombstones=(999998, 999999))
+        return
+    with pytest.raises(GraphIntegrityError) as err:
+        store.delete_hard([a.id], U)
+    assert err.value.problems and "neusym export" in str(err.value)
 
 
 def test_changes_since_drives_catch_up(store: SymbolicStore) -> None:

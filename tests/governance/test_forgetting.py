@@ -68,7 +68,7 @@ def test_forget_by_meaning_preview_then_hard_forget_leaves_no_trace(mem: NeuSymM
         events[a["m"]].append(a["action"])
     assert all("forget" in events[i] for i in address)  # the event and the id stay
     tombstones = graph_rows(mem, "MATCH (t:Tombstone) RETURN properties(t) AS p")
-    assert tombstones and all(set(t["p"]) <= {"nid", "seq", "user_id", "at"} for t in tombstones)
+    assert tombstones and all(set(t["p"]) <= {"nid", "seq", "user_id", "at", "memory_id"} for t in tombstones)
 
     # --- FAISS: no vector left, not even a tombstoned slot
     assert not nids & {int(i) for i in mem.derived.faiss.ids()}

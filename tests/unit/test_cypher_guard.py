@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from neusym import UnsafeQueryError
-from neusym.symbolic.guard import ALLOWED_PROCEDURES, check_read_only, procedure_name
+from neusym.symbolic.guard import ALLOWED_PROCEDURES, cap_rows, check_read_only, procedure_name
 
 ALLOWED = [
     "MATCH (m:Memory) RETURN m.id AS id",
@@ -95,3 +95,32 @@ def test_error_messages_say_what_was_refused() -> None:
         check_read_only("WITH 1 AS `'` LOAD CSV FROM 'file:///etc/passwd' AS row RETURN row")
     with pytest.raises(UnsafeQueryError, match="dbms.procedures"):
         check_read_only("CALL dbms.procedures()")
+
+
+@pytest.mark.parametrize(("statement", "capped"), [
+    ("MATCH (n) RETURN n", "MATCH (n) RETURN n\nLIMIT 10"),
+    ("MATCH (n) RETURN n ORDER BY n.x SKIP 3;", "MATCH (n) RETURN n ORDER BY n.x SKIP 3\nLIMIT 10"),
+    ("MATCH (n) RETURN n // a trailing comment", "MATCH (n) RETURN n // a trailing comment\nLIMIT 10"),
+    ("MATCH (n) RETURN n.x LIMIT 5", "MATCH (n) RETURN n.x LIMIT 5"),
+    ("MATCH (n) RETURN n.x LIMIT 500", "MATCH (n) RETURN n.x LIMIT 10"),  # in place: no alias needed
+    ("MATCH (n) RETURN n.x LIMIT $k", "MATCH (n) RETURN n.x LIMIT 7"),
+    ("MATCH (n) RETURN n.x LIMIT $big", "MATCH (n) RETURN n.x LIMIT 10"),
+    ("MATCH (n) RETURN n.x AS x LIMIT 2 + 300", "CALL {\nMATCH (n) RETURN n.x AS x LIMIT 2 + 300\n}\nRETURN * LIMIT 10"),
+    ("MATCH (a) RETURN a.x AS x UNION MATCH (b) RETURN b.x AS x",
+     "CALL {\nMATCH (a) RETURN a.x AS x UNION MATCH (b) RETURN b.x AS x\n}\nRETURN * LIMIT 10"),
+    ("CALL { MATCH (m) RETURN m LIMIT 99999 } RETURN m", "CALL { MATCH (m) RETURN m LIMIT 99999 } RETURN m\nLIMIT 10"),
+    ("CALL db.labels()", "CALL db.labels()"),  # bounded by the schema
+    ("SHOW INDEXES", "SHOW INDEXES"),
+])
+def test_the_row_cap_goes_into_the_statement(statement: str, capped: str) -> None:
+    assert cap_rows(check_read_only(statement), 10, {"k": 7, "big": 10**6}).text == capped
+
+
+@pytest.mark.parametrize("statement", [
+    "CALL db.idx.fulltext.queryNodes('Memory', 'tea')",  # every match, nothing to cap
+    "MATCH (n) RETURN n } MATCH (m) RETURN m",
+    "MATCH (n RETURN n",
+])
+def test_a_statement_the_cap_cannot_bound_is_refused(statement: str) -> None:
+    with pytest.raises(UnsafeQueryError):
+        cap_rows(check_read_only(statement), 10)

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS: list[set[str]] = [
     {"errors", "record", "config", "_version", "private_files", "llm", "ingest", "regex_gate", "prompting",
-     "knowledge", "language"},
+     "knowledge", "loading", "cache_files", "language"},
     {"embeddings", "neural"},
     {"extraction"},
     {"symbolic"},

@@ -10,7 +10,7 @@ import neusym
 EXPECTED = [
     "AddResult", "BackendError", "BackendUnavailableError", "ClosedError", "Decision", "DimensionMismatchError",
     "EmbedderMismatchError", "EmbeddingError", "ExportReport", "ExtractionError", "ForgetPreview", "ForgetReport",
-    "ImportReport",
+    "GraphIntegrityError", "ImportReport",
     "IndexCorruptionError", "IndexPersistenceError", "InvalidInputError", "MemoryRecord", "MemoryStatus", "MemoryType",
     "ModelIntegrityError", "NeuSymConfig", "NeuSymError", "NeuSymMemory", "PlanState", "PolicyViolationError",
     "RecordNotFoundError", "RestoreReport", "RetrievalConfig", "ReviewItem", "Scope", "ScopeError", "ScoreExplanation",
@@ -33,6 +33,7 @@ def test_error_tree() -> None:
     assert issubclass(neusym.ScopeError, neusym.InvalidInputError)
     assert issubclass(neusym.BackendUnavailableError, neusym.BackendError)
     assert issubclass(neusym.EmbeddingError, neusym.BackendError)
+    assert issubclass(neusym.GraphIntegrityError, neusym.BackendError)
 
 
 def test_embedding_error_old_import_paths() -> None:

@@ -113,14 +113,15 @@ def test_search_filters_are_typed() -> None:
 
 def test_one_statement_writes_name_their_parameters() -> None:
     """The mutation path's statements, and the relation types they may touch."""
-    assert _params(q.APPLY_CHANGES) == {"n", "sets", "unlinks", "links", "close", "audits", "user_id"}
+    assert _params(q.APPLY_CHANGES) == {"n", "sets", "unlinks", "links", "close", "audits", "user_id", "token",
+                                        "now"}
     assert {"SUPERSEDES", "CONFLICTS_WITH", "DUPLICATE_OF"} <= RELATIONS
     for rel in ("SUPERSEDES", "CONFLICTS_WITH", "DUPLICATE_OF"):
         assert f"[x:{rel}]" in q.APPLY_CHANGES
-    assert "$audits" in q.UPDATE_WITH_RELATIONS and "$audits" in q.UPDATE_PROPS
+    assert "$audits" in q.RELINK and "$audits_json" in q.UPDATE_UNLINK and "$audits" in q.UPDATE_PROPS
     assert _params(q.AUDIT_FOR_MEMORY) == {"memory_id", "user_id", "agent_id", "session_id"}
     assert "st.valid_to" in q.CREATE_MEMORIES  # a supersession closes the old facts in the create statement
-    for stmt in (q.APPLY_CHANGES, q.UPDATE_PROPS, q.UPDATE_WITH_RELATIONS, q.CREATE_MEMORIES):
+    for stmt in (q.APPLY_CHANGES, q.UPDATE_PROPS, q.UPDATE_UNLINK, q.CREATE_MEMORIES, q.PURGE_MARK):
         assert "c.value = c.value + $n" in stmt  # every change the indexes must see is numbered
 
 

@@ -41,7 +41,8 @@ from neusym.symbolic.dialects import Dialect
 from neusym.symbolic.executors import watchdog as wd
 from neusym.symbolic.executors.base import Row
 from neusym.symbolic.executors.embedded import EmbeddedFalkorDB
-from neusym.symbolic.guard import CheckedQuery
+from neusym.symbolic.guard import CheckedQuery, cap_rows
+from neusym.symbolic.write_rules import check_write
 
 __all__ = ["FalkorDBExecutor", "build_query"]
 
@@ -353,6 +354,8 @@ class FalkorDBExecutor:
         validation pass walked it once already) and decodes every returned cell through several calls; for
         stage 2 (50 candidates, ~50 columns per row) and batch creates that was a large share of the latency.
         """
+        if write:
+            check_write(cypher)  # never delete and create in one statement (see neusym.symbolic.write_rules)
         query = build_query(cypher, params)
         if write:
             args: tuple[Any, ...] = (_QUERY, self.graph_name, query, "--compact")
@@ -364,7 +367,9 @@ class FalkorDBExecutor:
                       max_rows: int) -> list[Row]:
         """Guarded raw Cypher (see :mod:`neusym.symbolic.guard`): FalkorDB's own plan is checked for ``Load CSV``
         and for procedure calls the lexical check did not approve, then the statement runs as ``GRAPH.RO_QUERY``
-        with a server-side ``TIMEOUT``."""
+        with a server-side ``TIMEOUT``. The row cap is part of the statement (:func:`cap_rows`): the server stops
+        after ``max_rows`` rows, so no row beyond them is sent or decoded."""
+        query = cap_rows(query, max_rows, dict(params or {}))
         text = build_query(query.text, params)
         plan = self._call((_EXPLAIN, self.graph_name, text), query.text, write=False)
         ops = [str(line).strip() for line in (plan if isinstance(plan, list) else [plan])]

@@ -42,7 +42,8 @@ from neusym.errors import (
 )
 from neusym.symbolic.dialects import Dialect
 from neusym.symbolic.executors.base import Row
-from neusym.symbolic.guard import ALLOWED_PROCEDURES, CheckedQuery, procedure_name
+from neusym.symbolic.guard import ALLOWED_PROCEDURES, CheckedQuery, cap_rows, procedure_name
+from neusym.symbolic.write_rules import check_write
 
 if TYPE_CHECKING:
     from neo4j import BookmarkManager, Driver, ManagedTransaction
@@ -295,6 +296,8 @@ class Neo4jExecutor:
 
     def run(self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = True) -> list[Row]:
         self._check_open()
+        if write:
+            check_write(cypher)  # one rule for both backends (see neusym.symbolic.write_rules)
         import neo4j
 
         clean: dict[str, Any] = _clean(dict(params or {}))
@@ -310,10 +313,12 @@ class Neo4jExecutor:
                       max_rows: int) -> list[Row]:
         """Guarded raw Cypher (see :mod:`neusym.symbolic.guard`), in one read transaction of a READ-mode session:
         Neo4j's own plan (EXPLAIN) must be read-only, free of ``LoadCSV`` and call only allowlisted procedures;
-        then at most ``max_rows`` records are pulled. The transaction timeout is enforced by the server."""
+        then at most ``max_rows`` records are pulled. The transaction timeout is enforced by the server. The row cap
+        is part of the statement (:func:`cap_rows`) and the fetch size, so no record beyond it is sent or decoded."""
         self._check_open()
         import neo4j
 
+        query = cap_rows(query, max_rows, dict(params or {}))
         clean: dict[str, Any] = _clean(dict(params or {}))
 
         @neo4j.unit_of_work(timeout=min(timeout, self.timeout))
@@ -325,15 +330,18 @@ class Neo4jExecutor:
             result.consume()  # the rest is discarded by the server, not sent
             return rows
 
-        return self._session_call(work, query.text, write=False, access_mode=neo4j.READ_ACCESS)
+        return self._session_call(work, query.text, write=False, access_mode=neo4j.READ_ACCESS,
+                                  fetch_size=max_rows + 1)
 
-    def _session_call(self, work: Any, cypher: str, *, write: bool, access_mode: str | None = None) -> list[Row]:
+    def _session_call(self, work: Any, cypher: str, *, write: bool, access_mode: str | None = None,
+                      fetch_size: int | None = None) -> list[Row]:
         import neo4j
 
+        extra: dict[str, Any] = {} if fetch_size is None else {"fetch_size": max(1, int(fetch_size))}
         try:
             with self._driver.session(database=self.database, bookmark_manager=self._bookmarks,
                                       notifications_disabled_classifications=_QUIET_NOTIFICATIONS,
-                                      default_access_mode=access_mode or neo4j.WRITE_ACCESS) as session:
+                                      default_access_mode=access_mode or neo4j.WRITE_ACCESS, **extra) as session:
                 rows: list[Row] = session.execute_write(work) if write else session.execute_read(work)
                 return rows
         except NeuSymError:  # our own verdict from inside the transaction function (e.g. the plan check)

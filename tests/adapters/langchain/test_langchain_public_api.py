@@ -18,6 +18,7 @@ EXPECTED_ALL = [
     "NeuSymToolkit",
     "NeuSymUpdateTool",
     "__version__",
+    "render_documents",
     "result_to_document",
 ]
 

@@ -13,7 +13,8 @@ import llama_index_neusym
 from llama_index_neusym import NeuSymChatMemory, NeuSymMemoryBlock, NeuSymRetriever
 
 ROOT = Path(__file__).resolve().parents[3]
-EXPECTED_ALL = ["NeuSymChatMemory", "NeuSymMemoryBlock", "NeuSymRetriever", "__version__"]
+EXPECTED_ALL = ["MEMORY_QA_TEMPLATE", "MemoryNode", "NeuSymChatMemory", "NeuSymMemoryBlock", "NeuSymRetriever",
+                "__version__", "render_nodes"]
 
 
 def test_all_is_pinned() -> None:
