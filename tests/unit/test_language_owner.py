@@ -23,6 +23,8 @@ NOT_TEXT = {
     "neusym/visual/html.py": "the page template's placeholders",
     "neusym/symbolic/guard.py": "Cypher keywords the read-only guard refuses",
     "neusym/cli/_memory.py": "a JSON record's field names (a dict display)",
+    "neusym/record.py": "the memory id charset (an identifier, not text)",
+    "neusym/symbolic/write_rules.py": "our own Cypher statements (which write rules they follow)",
 }
 
 # module: (pattern calls, word lists) still held outside neusym/language/ (may only shrink)
