@@ -107,3 +107,18 @@ def test_reembed_repairs_a_store_of_two_widths(make_memory: Callable[..., NeuSym
     for fact in FACTS:
         hits = fixed.search(fact, user_id="u1", k=2)
         assert hits and hits[0].content == fact
+
+
+def test_a_restore_by_a_writer_left_behind_writes_nothing(make_memory: Callable[..., NeuSymMemory],
+                                                         executor: Executor, tmp_path: Path) -> None:
+    """A restore carries vectors too: its one commit statement checks the recorded embedder like every write."""
+    old = make_memory(embedder=HashingEmbedder(256))
+    _fill(old)
+    old.add_batch([{"content": "Kai keeps bees", "user_id": "u2"}])
+    old.admin.export(tmp_path / "u2.jsonl", user_id="u2")
+    old.governance.forget_tenant("u2")
+    make_memory(embedder=HashingEmbedder(128), reembed=True)
+    with pytest.raises(EmbedderMismatchError, match="re-embedded"):
+        old.admin.restore(tmp_path / "u2.jsonl", user_id="u2")
+    assert executor.run("MATCH (m:Memory {user_id: 'u2'}) RETURN count(m) AS n", write=False) == [{"n": 0}]
+    assert _dims(executor) == {128}
