@@ -25,6 +25,9 @@ NOT_TEXT = {
     "neusym/cli/_memory.py": "a JSON record's field names (a dict display)",
     "neusym/record.py": "the memory id charset (an identifier, not text)",
     "neusym/symbolic/write_rules.py": "our own Cypher statements (which write rules they follow)",
+    "neusym/facade.py": "the deprecation table (old attribute name -> new door), not text",
+    "neusym/symbolic/executors/aof.py": "the embedded server's AOF file names and manifest lines",
+    "neusym/symbolic/executors/embedded.py": "the embedded server's own log lines (why a start failed)",
 }
 
 # module: (pattern calls, word lists) still held outside neusym/language/ (may only shrink)
