@@ -38,6 +38,8 @@ if TYPE_CHECKING:
         PolicyViolationError,
         RecordNotFoundError,
         ScopeError,
+        StoreDamagedError,
+        StoreInUseError,
         UnsafeQueryError,
     )
     from neusym.facade import AddResult, AsyncNeuSymMemory, NeuSymMemory
@@ -63,7 +65,8 @@ if TYPE_CHECKING:
 _ERRORS = ("BackendError", "BackendUnavailableError", "ClosedError", "DimensionMismatchError",
            "EmbedderMismatchError", "EmbeddingError", "ExtractionError", "GraphIntegrityError", "IndexCorruptionError",
            "IndexPersistenceError", "InvalidInputError", "ModelIntegrityError", "NeuSymError",
-           "PolicyViolationError", "RecordNotFoundError", "ScopeError", "UnsafeQueryError")
+           "PolicyViolationError", "RecordNotFoundError", "ScopeError", "StoreDamagedError", "StoreInUseError",
+           "UnsafeQueryError")
 _RECORDS = ("MemoryRecord", "MemoryStatus", "MemoryType", "PlanState", "Scope", "ScoreExplanation", "SearchResult",
             "Source", "Triple")
 
@@ -126,6 +129,8 @@ __all__ = [  # a literal, so type checkers see the re-exports; every name must b
     "SearchFilters",
     "SearchResult",
     "Source",
+    "StoreDamagedError",
+    "StoreInUseError",
     "Triple",
     "UnsafeQueryError",
     "__version__",

@@ -9,7 +9,9 @@ Callers catch at the level they need::
     ├── RecordNotFoundError        no memory with that id *in this scope* (also a KeyError)
     ├── BackendError               the graph database failed
     │   ├── BackendUnavailableError  cannot start/reach the database (binary missing, server down, auth)
+    │   ├── StoreInUseError          an operation that needs the store to itself (re-embed) while others hold it
     │   ├── GraphIntegrityError      the graph broke an invariant NeuSym relies on (damaged; stop writing to it)
+    │   │   └── StoreDamagedError      the graph's files lost acknowledged writes (AOF, manifest, behind its index)
     │   ├── DimensionMismatchError   embedding size differs from the stored index
     │   │   └── EmbedderMismatchError  the store was embedded by another model (re-embed: neusym reindex --reembed)
     │   └── EmbeddingError           the embedding model failed or returned unusable vectors (NaN/inf, zero, shape)
@@ -42,6 +44,8 @@ __all__ = [
     "PolicyViolationError",
     "RecordNotFoundError",
     "ScopeError",
+    "StoreDamagedError",
+    "StoreInUseError",
     "UnsafeQueryError",
 ]
 
@@ -77,6 +81,16 @@ class BackendUnavailableError(BackendError):
     """The graph database could not be started or reached."""
 
 
+class StoreInUseError(BackendError):
+    """An operation that must have the store to itself (a re-embed rewrites every vector: a process still writing
+    with the old embedder would leave it mixed-width) found other processes holding it. ``holders`` names them
+    (pid and command line, where the system can tell); close them, or wait, and run it again."""
+
+    def __init__(self, message: str, *, holders: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.holders = list(holders or [])
+
+
 class GraphIntegrityError(BackendError):
     """The graph breaks an invariant every NeuSym write keeps: a node under two kinds' labels (an ``Audit:Memory``),
     a memory without its id, a tombstone beside a live memory, a label entry of a deleted node. Raised by the check
@@ -86,6 +100,25 @@ class GraphIntegrityError(BackendError):
     def __init__(self, message: str, *, problems: list[str] | None = None) -> None:
         super().__init__(message)
         self.problems = list(problems or [])
+
+
+class StoreDamagedError(GraphIntegrityError):
+    """The store's persisted graph is missing acknowledged writes, or would be opened without them: AOF files with no
+    manifest (or no AOF directory where a store was), a damaged AOF the server skipped commands of while loading
+    (``== CRITICAL ==`` in its log), or a graph whose write sequence is behind the derived indexes' watermark (the
+    indexes saw writes the graph no longer has).
+
+    NeuSym refuses to open such a store rather than serve an empty or silently shortened one, and keeps the files
+    as they are (no AOF compaction until the damage is accepted). ``files`` names them; ``recovery`` says what to
+    do (usually: copy the data directory, then restore a backup, or accept what is there with
+    ``NEUSYM_ACCEPT_DAMAGE=1`` for one open, which keeps a copy of the damaged files)."""
+
+    def __init__(self, message: str, *, files: list[str] | None = None, recovery: str = "",
+                 problems: list[str] | None = None) -> None:
+        super().__init__(f"{message}\nfiles: {', '.join(files or []) or '-'}\nrecovery: {recovery}",
+                         problems=problems or [message])
+        self.files = list(files or [])
+        self.recovery = recovery
 
 
 class DimensionMismatchError(BackendError):
@@ -126,9 +159,14 @@ class IndexCorruptionError(NeuSymError):
 
 
 class IndexPersistenceError(NeuSymError, OSError):
-    """Saving FAISS/BM25 failed (disk full, read-only directory). The graph change the call made is committed;
-    the in-memory indexes keep serving it, and the next open catches the files up from the graph. Also an
-    ``OSError`` carrying the original ``errno``."""
+    """Saving FAISS/BM25 failed (disk full, read-only directory). Also an ``OSError`` carrying the original
+    ``errno``.
+
+    ``graph_committed`` is True when the call that raised it had written to the graph (an add, edit, forget...):
+    that write IS committed, so a caller must not repeat the call (a retried add would store the memory twice). The
+    in-memory indexes keep serving the change, and the next open catches the files up from the graph."""
+
+    graph_committed: bool = False
 
 
 class ExtractionError(NeuSymError):

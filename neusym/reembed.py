@@ -13,7 +13,14 @@ statement. So it is
 * visible to everyone through the normal catch-up: FAISS and BM25 in every process pick the memories up from the
   graph's write sequence, exactly like any other change;
 * resumable: an interruption leaves the target and cursor in the graph, and the next run continues from there
-  (opening normally meanwhile is refused, so nobody searches a half-converted store by accident).
+  (opening normally meanwhile is refused, so nobody searches a half-converted store by accident);
+* alone: it refuses to start (:class:`~neusym.errors.StoreInUseError`, naming them) while other processes hold the
+  embedded server, and it is recorded in the graph while it runs, where every write that carries a vector checks
+  it (:data:`neusym.symbolic.cypher.EMBEDDER_GUARD`): a process still open with the old embedder (any backend,
+  including a remote one whose clients cannot be seen from here) gets :class:`~neusym.errors.EmbedderMismatchError`
+  and writes nothing, instead of leaving the store with two vector widths;
+* a repair: with ``reembed=True`` a store whose recorded embedder is the current one but whose memories hold vectors
+  of another width (written by such a process before these checks) is re-embedded too.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from neusym.embeddings.identity import EmbedderIdentity, identity_of
-from neusym.errors import EmbedderMismatchError, InvalidInputError
+from neusym.errors import EmbedderMismatchError, InvalidInputError, StoreInUseError
 from neusym.symbolic.convert import encode_embedding
 from neusym.symbolic.meta import MetaStore
 from neusym.symbolic.store import SymbolicStore
@@ -39,6 +46,7 @@ REEMBED_HINT = ("open it with the embedder it was written with, or re-embed ever
 _UNKNOWN_LEGACY = "unknown (store created before NeuSym recorded embedder identities)"
 
 Progress = Callable[[int, int], None]
+Holders = Callable[[], "list[str] | None"]
 
 
 @dataclass(frozen=True)
@@ -63,18 +71,28 @@ def _parse(raw: str | None) -> EmbedderIdentity | None:
 
 
 def ensure_embedder(store: SymbolicStore, embedder: Any, *, reembed: bool | Progress = False,
-                    batch_size: int = 256) -> tuple[EmbedderIdentity, ReembedReport | None]:
+                    batch_size: int = 256, holders: Holders | None = None) -> tuple[EmbedderIdentity,
+                                                                                  ReembedReport | None]:
     """Check (or first record) the store's embedder identity; returns the identity now recorded, and the report
-    of the re-embed this call ran (if any).
+    of the re-embed this call ran (if any). The store's writes check that identity from here on
+    (``store.embedder_identity``).
 
     With ``reembed`` true (or a ``progress(done, total)`` callback) a store of another model, of the same model on
-    another runtime, from before identities, or with an interrupted re-embed is re-embedded with ``embedder``
-    before returning instead of refused; the caller then loads its derived indexes as usual.
+    another runtime, from before identities, with an interrupted re-embed, or holding vectors of another width
+    than the recorded embedder's is re-embedded with ``embedder`` before returning instead of refused; the caller
+    then loads its derived indexes as usual. ``holders`` (see :func:`reembed_store`) must name nobody for that.
     """
+    identity, report = _ensure(store, embedder, reembed=reembed, batch_size=batch_size, holders=holders)
+    store.embedder_identity = identity.to_json()
+    return identity, report
+
+
+def _ensure(store: SymbolicStore, embedder: Any, *, reembed: bool | Progress, batch_size: int,
+            holders: Holders | None) -> tuple[EmbedderIdentity, ReembedReport | None]:
     progress = reembed if callable(reembed) else None
 
     def convert() -> tuple[EmbedderIdentity, ReembedReport]:
-        report = reembed_store(store, embedder, batch_size=batch_size, progress=progress)
+        report = reembed_store(store, embedder, batch_size=batch_size, progress=progress, holders=holders)
         return report.target, report
 
     meta = MetaStore(store.executor)
@@ -107,6 +125,11 @@ def ensure_embedder(store: SymbolicStore, embedder: Any, *, reembed: bool | Prog
     stored = _parse(state.identity)
     assert stored is not None
     verdict = stored.compare(current)
+    if reembed and verdict != "different" and meta.count_other_widths(stored.dimension):
+        # a mixed store (vectors of two widths, written by a process that had another embedder): repair it
+        log.warning("this store holds vectors of another width than its %d-d embedder's: re-embedding every memory",
+                    stored.dimension)
+        return convert()
     if verdict == "same":
         return stored, None
     if verdict == "compatible":
@@ -124,14 +147,22 @@ def ensure_embedder(store: SymbolicStore, embedder: Any, *, reembed: bool | Prog
 
 
 def reembed_store(store: SymbolicStore, embedder: Any, *, batch_size: int = 256,
-                  progress: Progress | None = None) -> ReembedReport:
+                  progress: Progress | None = None, holders: Holders | None = None) -> ReembedReport:
     """Re-embed every memory of the graph from its stored content with ``embedder`` (resumes an interrupted run).
 
     ``progress(done, total)`` is called after each batch. Works on a store of any identity (that is its purpose);
-    the derived indexes of every process catch up through the graph's write sequence.
+    the derived indexes of every process catch up through the graph's write sequence. ``holders()`` names the other
+    processes holding the store (the embedded server's leases; None where they cannot be seen): if it names any,
+    nothing is done and :class:`StoreInUseError` says who.
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise InvalidInputError(f"batch_size must be a positive int, got {batch_size!r}")
+    busy = holders() if holders is not None else None
+    if busy:
+        raise StoreInUseError(
+            f"cannot re-embed: {len(busy)} other process(es) hold this store ({'; '.join(busy)}); a process still "
+            "writing with the old embedder would leave vectors of two widths. Close them (or wait for them to "
+            "close) and run the re-embed again", holders=busy)
     meta = MetaStore(store.executor)
     target = identity_of(embedder)
     state = meta.read()
@@ -166,5 +197,6 @@ def reembed_store(store: SymbolicStore, embedder: Any, *, batch_size: int = 256,
         if progress is not None:
             progress(min(done, total), total)
     meta.replace(target.to_json())
+    store.embedder_identity = target.to_json()
     log.info("re-embedded %d memories with %s", written, target.describe())
     return ReembedReport(reembedded=written, total=total, source=source, target=target, resumed=resumed)

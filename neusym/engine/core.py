@@ -43,7 +43,7 @@ from neusym.record import (
 )
 from neusym.reembed import ReembedReport, ensure_embedder, reembed_store
 from neusym.retrieval.config import RetrievalConfig
-from neusym.retrieval.derived import DerivedIndexes
+from neusym.retrieval.derived import DerivedIndexes, check_graph_not_behind
 from neusym.retrieval.graph_vectors import GraphVectorSearch
 from neusym.retrieval.pipeline import Reranker, StageTimings, run_search
 from neusym.retrieval.recipes import get_recipe
@@ -129,8 +129,11 @@ class Engine:
         # Every other process on that graph joins in writing Memory.embedding_vec once the index exists.
         in_graph = cfg.neural_backend == "neo4j_vector"
         try:
+            # before anything writes to the graph: a graph behind its saved indexes lost acknowledged writes
+            check_graph_not_behind(self.store, cfg.index_dir)
             self.store.setup()
-            self.embedder_identity, self.last_reembed = ensure_embedder(self.store, embedder, reembed=reembed)
+            self.embedder_identity, self.last_reembed = ensure_embedder(
+                self.store, embedder, reembed=reembed, holders=getattr(self.executor, "other_holders", None))
             self.store.enable_vectors(embedder.dimension, create=in_graph)
         except BaseException:
             if self._own_executor:  # do not leak the connection (or an embedded server) on a failed open
@@ -140,8 +143,13 @@ class Engine:
         self.derived = DerivedIndexes(embedder.dimension, cfg.index_dir, model=embedder.name,
                                       faiss_kind=cfg.faiss_kind, graph_vectors=self.dense_search)
         self._path = MutationPath(self.store, self.derived, self.events, save_every=cfg.save_every)
-        loaded = self.derived.load()
-        applied = self.sync()
+        try:
+            loaded = self.derived.load()
+            applied = self.sync()
+        except BaseException:
+            if self._own_executor:
+                self.executor.close()
+            raise
         log.info("opened NeuSym (%s, index %s, caught up %d)", self.executor.dialect.value,
                  "loaded" if loaded else "rebuilt", applied)
         if applied:
@@ -560,7 +568,8 @@ class Engine:
 
     def reembed(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> ReembedReport:
         with self.mutation(None, persist=True):
-            report = reembed_store(self.store, self.embedder, batch_size=batch_size, progress=progress)
+            report = reembed_store(self.store, self.embedder, batch_size=batch_size, progress=progress,
+                                   holders=getattr(self.executor, "other_holders", None))
             self.embedder_identity, self.last_reembed = report.target, report
         return report
 

@@ -14,9 +14,11 @@ from dataclasses import replace
 
 from neusym.extraction._grammar import RawTriple
 from neusym.extraction.base import entity_key
+from neusym.knowledge.isa import is_a
 from neusym.language import regex as rx
+from neusym.language.places import find_object, proximity_before
 
-__all__ = ["apply_corrections", "markers_of", "strip_markers"]
+__all__ = ["apply_corrections", "markers_of", "near_not_home", "strip_markers"]
 
 _LEADING = rx.compile(
     r"^(?:(?:btw|by\s+the\s+way|oh(?:\s+and)?|and|so|well|anyway|anyways|also|plus|ok(?:ay)?|alright|right|"
@@ -160,4 +162,25 @@ def apply_corrections(sentence: str, triples: list[RawTriple]) -> list[RawTriple
                         )
                     )
                 break
+    return out
+
+
+# what a place must be for "I live near X" to say where home is ("near Boston": the Boston area); anything else
+# (a castle, a park, the station, an unknown beach) is a landmark next to home
+_HOME_AREAS = ("city.n.01", "municipality.n.01", "country.n.02", "state.n.01", "administrative_district.n.01")
+
+
+def near_not_home(sentence: str, triples: list[RawTriple]) -> list[RawTriple]:
+    """``lives_in X`` said as "near X" becomes ``lives_near X`` unless X is a city, region or country.
+
+    A landmark never replaces where someone lives: "I live near the castle of São Jorge" after "I live in Lisbon"
+    is a second fact, not a move (``lives_near`` is not functional)."""
+    out = []
+    for t in triples:
+        if t.predicate == "lives_in" and t.polarity and not t.retracts:
+            start = t.span_start if t.span_start >= 0 else find_object(sentence, t.object)
+            if start > 0 and proximity_before(sentence, start) \
+                    and is_a(t.object.lower().replace(" ", "_"), _HOME_AREAS) is None:
+                t = replace(t, predicate="lives_near")
+        out.append(t)
     return out

@@ -22,7 +22,7 @@ from datetime import datetime
 from neusym.errors import InvalidInputError
 from neusym.extraction import _cues as cue
 from neusym.extraction._clauses import VERB_LEMMAS, ClauseReader, clause_triples, read_sentence
-from neusym.extraction._discourse import apply_corrections, markers_of, strip_markers
+from neusym.extraction._discourse import apply_corrections, markers_of, near_not_home, strip_markers
 from neusym.extraction._grammar import Ctx, RawTriple
 from neusym.extraction._lexicon import NEGATIVE_FIND, POSITIVE_FIND, lemma
 from neusym.extraction._rules import run_rules
@@ -436,7 +436,7 @@ class RuleExtractor:
                     t.aspect = "future"  # "we're moving to Helsinki in August": not where we live yet
             raw_triples += kept
         if raw_triples:
-            raw_triples = apply_corrections(norm, _dedupe_is_a(raw_triples))
+            raw_triples = near_not_home(norm, apply_corrections(norm, _dedupe_is_a(raw_triples)))
         if question_form or hypothetical:
             raw_triples = []
         sent.ttl = find_ttl(norm, now)

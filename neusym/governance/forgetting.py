@@ -258,7 +258,9 @@ def topic_vectors(embedder: Any, topic: str) -> tuple[np.ndarray, list[str], np.
     descriptions = list(sense.descriptions)
     dvecs = np.asarray(embedder.embed_documents(descriptions), dtype=np.float32) if descriptions else None
     words = [w for w in sense.words if len(w) > 2]
-    wvecs = (np.asarray([embedder.embed_query(w) for w in words], dtype=np.float32) if len(words) > 1 else None)
+    # each distinct word once (a long topic repeats its words; only each word's best match is used)
+    wvecs = (np.asarray([embedder.embed_query(w) for w in dict.fromkeys(words)], dtype=np.float32)
+             if len(words) > 1 else None)
     return qvec, descriptions, dvecs, wvecs
 
 

@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from neusym.knowledge.isa import Kind, find_kinds, senses_of, wordnet
 from neusym.language import regex as rx
+from neusym.language.detect import language_of
 
 __all__ = ["CATEGORY_KINDS", "ROLES", "ROLE_KINDS", "TopicSense", "fold", "introduced_names", "language_of",
            "read_topic", "role_names", "role_words", "topic_descriptions"]
@@ -606,37 +607,3 @@ def introduced_names(text: str) -> set[str]:
 def _split_name(name: str) -> list[str]:
     return [w.removesuffix("'s").removesuffix("’s") for w in name.split()
             if w not in _NOT_NAMES and len(w.removesuffix("'s")) > 1]
-
-
-# ------------------------------------------------------------------------------------------------------ languages
-_FUNCTION_WORDS = {
-    "en": "the an and is are was i i'm i've my you it to of for with that this have has at be not we our he "
-          "she they",
-    "de": "der die das und ist ich mein meine meinem meinen meiner nicht ein eine einer einen einem mit auf zu den "
-          "dem im am hat habe bin wir sie es für noch seit bei von ohne werden sind auch aber",
-    "es": "el la los las y es un una mi mis de que en con por para no me se lo al del estoy tengo le muy durante "
-          "desde hasta pero también estaba soy eres gusta encanta hoy porque ya",
-    "fr": "le la les et est un une mon ma mes de que en avec pour pas je j'ai ne se du au sur il elle suis à c'est "
-          "pendant depuis jusqu'à mais aussi très tu nous vous aime",
-}
-_FUNCTION = {lang: frozenset(words.split()) for lang, words in _FUNCTION_WORDS.items()}
-_LETTERS = {"de": "äöüß", "es": "ñ¿¡", "fr": "èêçàù"}
-
-
-def language_of(text: str) -> str:
-    """A rough guess of ``text``'s language among en/de/es/fr from its function words and letters. English wins a
-    tie ("Dentist at 9 am": "am" is German too), and a name's letters say nothing about the sentence ("Our landlord
-    Mr. Nuñez", "a studio in Neukölln"): MiniLM's similarity is trusted for English text only, so English text must
-    not be taken for another language."""
-    scores = dict.fromkeys(_FUNCTION, 0)
-    for token in _WORD.findall(text):
-        low = token.lower()
-        for lang, words in _FUNCTION.items():
-            if low in words:
-                scores[lang] += 1
-        if token[:1].islower():
-            for lang, letters in _LETTERS.items():
-                if any(c in letters for c in low):
-                    scores[lang] += 1
-    best = max(("de", "es", "fr"), key=lambda lang: scores[lang])
-    return "en" if scores["en"] >= scores[best] else best

@@ -20,8 +20,8 @@ import re
 import unicodedata
 from datetime import datetime, timedelta
 
-from neusym.governance.topics import language_of
 from neusym.language import regex as rx
+from neusym.language.detect import language_of
 
 __all__ = ["stated_ttl", "ttl_of_memory"]
 

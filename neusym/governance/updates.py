@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neusym.extraction._cues import HYPOTHETICAL
 from neusym.governance.decisions import Action, Decision, Flag
 from neusym.governance.update_lexicon import ADDITIVE, CHANGE, CORRECTION, cue_positions
 from neusym.governance.update_model import (
@@ -55,6 +56,7 @@ from neusym.governance.update_model import (
     text_features,
     unprefixed,
 )
+from neusym.language.cues import continues
 from neusym.record import MemoryRecord, MemoryStatus, MemoryType, Scope, as_epoch, from_epoch
 from neusym.retrieval.derived import DerivedIndexes
 from neusym.symbolic.governance_store import GovernanceQueries, Words
@@ -430,6 +432,10 @@ class UpdateDetector:
             return None  # an older state told later: the rule path stores dated history
         if not (f_new.words - f_old.words):
             return None  # nothing new (numbered notes that say the same thing differ only in their labels)
+        if not says_change(new.content) and (continues(new.content) or HYPOTHETICAL.search(new.content)):
+            # a restatement ("parkrun every Saturday still") or a hypothetical ("if I lived near the beach I'd be
+            # fine") states no new value, however similar the pair reads
+            return None
         if f_old.negated and not says_change(new.content):
             return None  # "I don't own a TV" holds no value to replace: an event against it is a contradiction
         same, third, via_role = same_subject(new, old, subject_of(new), subject_of(old))

@@ -29,6 +29,7 @@ import functools
 import importlib
 import re
 import sys
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -221,18 +222,19 @@ def _twin_source(pattern: str, flags: int) -> tuple[str, bool] | None:
     return ("(?i)" if flags & re.IGNORECASE else "") + body, exact[0]
 
 
-_REGISTRY: list[TextPattern] = []
+_REGISTRY: weakref.WeakSet[TextPattern] = weakref.WeakSet()
 
 
 def registry() -> tuple[TextPattern, ...]:
-    """Every pattern compiled at module level so far (the adversarial benchmark and the hang guard run them all)."""
-    return tuple(_REGISTRY)
+    """Every pattern compiled so far and still in use (the adversarial benchmark and the hang guard run them all);
+    weak, so patterns built per call (a name's pattern) leave with their caller."""
+    return tuple(sorted(_REGISTRY, key=lambda p: (p.pattern, p.flags)))
 
 
 class TextPattern:
     """A compiled pattern over untrusted text: ``re.Pattern``'s reading methods, linear on long text."""
 
-    __slots__ = ("_exact", "_re", "_twin", "_twin_ready", "flags", "groupindex", "groups", "pattern")
+    __slots__ = ("__weakref__", "_exact", "_re", "_twin", "_twin_ready", "flags", "groupindex", "groups", "pattern")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self._re = re.compile(pattern, flags)
@@ -287,6 +289,10 @@ class TextPattern:
         if end - pos > SHORT and (twin := self.twin()) is not None and twin.fullmatch(_view(text, end), pos) is None:
             return None
         return self._re.fullmatch(text, pos, end)
+
+    def search_linear(self, text: str) -> re.Match[str] | None:
+        """``search`` on the long-text path whatever the length (benchmarks and tests compare the engines)."""
+        return self._long_search(text, 0, len(text))
 
     def _long_search(self, text: str, pos: int, end: int) -> re.Match[str] | None:
         twin = self.twin()
@@ -424,7 +430,7 @@ def _re2_compile(source: str) -> Any:
 def compile(pattern: str, flags: int = 0) -> TextPattern:  # noqa: A001 - mirrors re.compile on purpose
     """Compile ``pattern`` for reading memory or query text (the one door; see the module docstring)."""
     compiled = TextPattern(pattern, flags)
-    _REGISTRY.append(compiled)
+    _REGISTRY.add(compiled)
     return compiled
 
 

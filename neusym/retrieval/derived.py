@@ -21,6 +21,7 @@ import logging
 import os
 import tempfile
 import threading
+import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,16 +29,22 @@ from typing import Any
 
 import numpy as np
 
-from neusym.errors import DimensionMismatchError, IndexCorruptionError, IndexPersistenceError
+from neusym.errors import (
+    DimensionMismatchError,
+    IndexCorruptionError,
+    IndexPersistenceError,
+    StoreDamagedError,
+)
 from neusym.neural import FaissIndex
 from neusym.private_files import private_dir
 from neusym.record import Scope
 from neusym.retrieval.graph_vectors import GraphBackedIndex, GraphVectorSearch
 from neusym.retrieval.lexical import LexicalIndex
 from neusym.symbolic.convert import decode_embedding
+from neusym.symbolic.executors.aof import accepting_damage
 from neusym.symbolic.store import SymbolicStore
 
-__all__ = ["Catalog", "DerivedIndexes"]
+__all__ = ["Catalog", "DerivedIndexes", "check_graph_not_behind", "persisted_watermark"]
 
 log = logging.getLogger(__name__)
 
@@ -378,16 +385,21 @@ class DerivedIndexes:
 
     def save(self) -> None:
         """Persist FAISS + BM25 + catalog atomically. A full or read-only disk raises :class:`IndexPersistenceError`
-        (the graph change that triggered the save is committed; the files catch up on the next open)."""
+        (with ``graph_committed`` when there were unsaved changes: the graph writes behind them are committed, and
+        the files catch up on the next open)."""
         if self.path is None:
             return
+        committed = self.dirty > 0  # changes read from (or written to) the graph that the files do not hold yet
         try:
             self._save()
         except OSError as err:
-            msg = (f"could not save the derived indexes in {self.path} ({err.strerror or err}); the graph holds "
-                   "every change, and the next open catches the indexes up from it")
-            raise (IndexPersistenceError(err.errno, msg) if err.errno is not None
-                   else IndexPersistenceError(msg)) from err
+            done = ("the graph write this call made IS committed: do not repeat the call; " if committed else "")
+            msg = (f"could not save the derived indexes in {self.path} ({err.strerror or err}); {done}the graph "
+                   "holds every change, the indexes in memory serve it, and the next open catches the files up")
+            failure = (IndexPersistenceError(err.errno, msg) if err.errno is not None
+                       else IndexPersistenceError(msg))
+            failure.graph_committed = committed
+            raise failure from err
 
     def _save(self) -> None:
         assert self.path is not None
@@ -450,8 +462,10 @@ class DerivedIndexes:
                     v = decode_embedding(emb) if isinstance(emb, str) else np.asarray(emb, dtype=np.float32)
                     if v.shape[0] != self.dimension:
                         raise DimensionMismatchError(
-                            f"memory {r.get('id')} has a {v.shape[0]}-d embedding; the index is {self.dimension}-d "
-                            "(embedder changed? rebuild with the original model or re-embed)"
+                            f"memory {r.get('id')} has a {v.shape[0]}-d embedding; the index is {self.dimension}-d: "
+                            "the store holds vectors of another width (written with another embedder). Re-embed "
+                            "it: NeuSymMemory(..., reembed=True) or `neusym reindex --reembed` converts every "
+                            "memory's vector, whatever its width"
                         )
                     vec_ids.append(nid)
                     vecs.append(v)
@@ -483,11 +497,13 @@ class DerivedIndexes:
         with self.lock:
             upto = store.counter()
             if upto < self.watermark:
-                # the sequence went backwards: the graph was emptied or restored from a backup under this index
-                log.warning("graph write sequence %d is behind the index watermark %d (graph reset?): rebuilding",
-                            upto, self.watermark)
-                self._reset()
-            elif self._verify_pending and self.watermark and not self._agrees_with(store):
+                # the sequence went backwards: the graph lost writes these indexes saw (emptied, or its files
+                # damaged, under an open memory). Never serve (or save over) a shortened store: see
+                # check_graph_not_behind for the open-time check and the way to accept it
+                err = _behind(upto, self.watermark, self.path)
+                _mark_damaged(store, err)
+                raise err
+            if self._verify_pending and self.watermark and not self._agrees_with(store):
                 # a graph emptied and refilled up to (or past) the same sequence: the numbers match, the memories
                 # do not, and this index would score other memories' vectors and words under their nids
                 log.warning("the index's newest changes do not match the graph's (graph replaced?): rebuilding")
@@ -566,6 +582,59 @@ class DerivedIndexes:
                 self._scope_cache.pop(next(iter(self._scope_cache)))
             self._scope_cache[key] = (state, mask, allow, count)
             return mask, allow, count
+
+
+def persisted_watermark(path: Path | None) -> int | None:
+    """The watermark saved in ``path`` (the graph write sequence the indexes there reflect), read from the header of
+    ``lexical.npz`` alone; None when there are no saved indexes or they are unreadable (they are rebuilt anyway)."""
+    if path is None or not (path / "vectors.faiss").is_file():
+        return None
+    try:
+        with np.load(path / _STATE_FILE, allow_pickle=False) as bundle:
+            header = json.loads(bundle["header"].tobytes().decode("utf-8"))
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError):
+        return None
+    watermark = header.get("watermark") if isinstance(header, dict) else None
+    return watermark if isinstance(watermark, int) and not isinstance(watermark, bool) and watermark >= 0 else None
+
+
+def _behind(counter: int, watermark: int, path: Path | None) -> StoreDamagedError:
+    where = str(path) if path is not None else "the derived indexes"
+    return StoreDamagedError(
+        f"the graph's write sequence {counter} is behind the {watermark} its derived indexes saw: the graph lost "
+        f"{watermark - counter} write(s) it had acknowledged (its files damaged or deleted, or it was replaced by "
+        "an older copy)",
+        files=[where],
+        recovery=("put back the graph's files (or database) from a backup, or restore an export (`neusym restore "
+                  "FILE`); to accept the graph as it is now, open it once with NEUSYM_ACCEPT_DAMAGE=1 (the indexes "
+                  f"are moved to {where}.stale-<time> and rebuilt from the graph)"))
+
+
+def _mark_damaged(store: SymbolicStore, err: StoreDamagedError) -> None:
+    mark = getattr(store.executor, "mark_damaged", None)
+    if callable(mark):
+        mark(str(err).splitlines()[0], err.files)
+
+
+def check_graph_not_behind(store: SymbolicStore, path: Path | None) -> None:
+    """Refuse (:class:`StoreDamagedError`) to open a graph whose write sequence is behind the watermark its saved
+    indexes reflect: the graph lost acknowledged writes, and opening it would rebuild the indexes over a shortened
+    store and save over the evidence. Run before anything writes to the graph. With ``NEUSYM_ACCEPT_DAMAGE=1`` the
+    indexes are moved aside instead (``<path>.stale-<time>``) and the open rebuilds them from the graph."""
+    watermark = persisted_watermark(path)
+    if watermark is None or path is None:
+        return
+    counter = store.counter()
+    if counter >= watermark:
+        return
+    err = _behind(counter, watermark, path)
+    if not accepting_damage():
+        _mark_damaged(store, err)
+        raise err
+    stale = path.with_name(f"{path.name}.stale-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+    os.replace(path, stale)
+    log.warning("%s; accepted (NEUSYM_ACCEPT_DAMAGE): the indexes were moved to %s and are rebuilt from the graph",
+                str(err).splitlines()[0], stale)
 
 
 @contextlib.contextmanager

@@ -55,6 +55,18 @@ _BUMP = (
     "SET c.value = c.value + $n "
     "WITH c.value - $n AS base "
 )
+# Every statement that writes a memory's vector first checks, in the same statement, that the store is still
+# embedded by the identity this process opened it with ($embedder: its JSON, or null for no check) and that no
+# re-embed is under way: a process left behind by a re-embed elsewhere (another model, another width) writes
+# nothing instead of mixing widths; the store then explains (SymbolicStore.refused_write).
+# (Aggregated first: FalkorDB 4.16 folds a WHERE right after an OPTIONAL MATCH into the match, so "gx IS NULL OR
+# gx.identity = $embedder" let every row through with gx nulled.)
+EMBEDDER_GUARD = (
+    "OPTIONAL MATCH (gx:NeuSymMeta {key: 'embedder'}) "
+    "WITH collect(gx.identity) AS gx_ids, collect(gx.reembed_to) AS gx_runs "
+    "WHERE $embedder IS NULL OR (size(gx_runs) = 0 AND (size(gx_ids) = 0 OR $embedder IN gx_ids)) "
+)
+
 # The same for a statement that deletes (and so may not MERGE): the counter exists from the first open (setup).
 _BUMP_EXISTING = (
     "MATCH (c:Counter {name: 'seq'}) "
@@ -63,7 +75,8 @@ _BUMP_EXISTING = (
 )
 
 CREATE_MEMORIES = (
-    _BUMP
+    EMBEDDER_GUARD
+    + _BUMP
     + "UNWIND range(0, size($rows) - 1) AS i "
     "WITH base + i + 1 AS s, $rows[i] AS r, base "
     # r.vec is null unless the graph-side vector index is in use (neural_backend="neo4j_vector"): then the memory's
@@ -151,7 +164,8 @@ SET_PROPS = (
 # new text without facts (never behind the old text's facts, after which a later fact superseded the wrong memory),
 # and :meth:`SymbolicStore.recover` rebuilds them from the memory's own ``entity_names``/``triples_json``.
 UPDATE_UNLINK = (
-    _BUMP_EXISTING
+    EMBEDDER_GUARD
+    + _BUMP_EXISTING
     + f"MATCH (m:Memory {{id: $id}}) WHERE {SCOPE_FILTER} "
     "SET m += $props, m.seq = base + 1, m.version = coalesce(m.version, 1) + 1, "
     "m.relink = $token, m.relink_at = $now, m.relink_audits = $audits_json "
@@ -193,7 +207,8 @@ UNFINISHED_RELINKS = (
 
 # An edit that leaves text, entities and facts alone (status, flags, importance, ...), with its audit entries.
 UPDATE_PROPS = (
-    _BUMP
+    EMBEDDER_GUARD
+    + _BUMP
     + f"MATCH (m:Memory {{id: $id}}) WHERE {SCOPE_FILTER} "
     "SET m += $props, m.seq = base + 1, m.version = coalesce(m.version, 1) + 1 "
     "FOREACH (au IN $audits | CREATE (ea:Audit) SET ea = au) "

@@ -13,6 +13,8 @@ The statements here only read and write; the decisions are in :mod:`neusym.reemb
 
 from __future__ import annotations
 
+import os
+import socket
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -89,11 +91,22 @@ class MetaStore:
         )
 
     def start_reembed(self, target_json: str) -> None:
+        """Record the re-embed in the graph (target, cursor, when and by whom): from here every other process's
+        vector writes are refused (cypher.EMBEDDER_GUARD) and its opens are told a re-embed is running."""
         self.executor.run(
             "MERGE (x:NeuSymMeta {key: $key}) SET x.reembed_to = $target, x.reembed_after = -1, "
-            "x.reembed_started_at = $now",
-            {"key": _KEY, "target": target_json, "now": time.time()},
+            "x.reembed_started_at = $now, x.reembed_by = $by",
+            {"key": _KEY, "target": target_json, "now": time.time(), "by": f"{socket.gethostname()}:{os.getpid()}"},
         )
+
+    def count_other_widths(self, dimension: int) -> int:
+        """How many memories hold an embedding of another width than ``dimension`` (a mixed store): read from the
+        length of the stored base64, so no vector is decoded."""
+        width = 4 * ((4 * int(dimension) + 2) // 3)
+        rows = self.executor.run(
+            "MATCH (m:Memory) WHERE m.embedding IS NOT NULL AND size(m.embedding) <> $width RETURN count(m) AS n",
+            {"width": width}, write=False)
+        return int(rows[0]["n"]) if rows else 0
 
     def sample_dimension(self) -> int | None:
         """The width of one stored embedding (stores from before identities were recorded), or None if empty."""

@@ -16,9 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from neusym.embeddings.identity import EmbedderIdentity
 from neusym.errors import (
     BackendError,
     DimensionMismatchError,
+    EmbedderMismatchError,
     GraphIntegrityError,
     InvalidInputError,
     UnsafeQueryError,
@@ -49,6 +51,7 @@ from neusym.symbolic.dialects import (
 )
 from neusym.symbolic.executors.base import Executor, ReadOnlyRunner, Row
 from neusym.symbolic.guard import cap_rows, check_read_only
+from neusym.symbolic.meta import MetaStore
 
 __all__ = ["GUARDED_TIMEOUT", "PURGE_CHUNK", "RELATIONS", "SymbolicStore", "chain_key"]
 
@@ -100,6 +103,9 @@ class SymbolicStore:
         # True once the graph keeps a native vector index over Memory.embedding_vec (see enable_vectors): every
         # write of an embedding then also writes that property, in the same statement.
         self.vectors = False
+        # The embedder identity (JSON) this process opened the store with (set by neusym.reembed.ensure_embedder):
+        # every statement that writes a vector checks that the graph still records it (cypher.EMBEDDER_GUARD)
+        self.embedder_identity: str | None = None
 
     # ------------------------------------------------------------------ schema
     def setup(self) -> None:
@@ -303,13 +309,16 @@ class SymbolicStore:
         if chain and chain_scope is None:
             raise InvalidInputError("a conversation chain needs the scope of its session")
         out = self.executor.run(
-            q.CREATE_MEMORIES, {"rows": rows, "n": len(rows) + len(sets), "pairs": [list(p) for p in next_pairs],
+            q.CREATE_MEMORIES, {"embedder": self.embedder_identity,
+                                "rows": rows, "n": len(rows) + len(sets), "pairs": [list(p) for p in next_pairs],
                                 "chain": list(chain),
                                 "chain_key": chain_key(chain_scope) if chain and chain_scope else None,
                                 "chain_user": chain_scope.user_id if chain_scope else None,
                                 "sets": sets, "derived": [dict(d) for d in derived_from],
                                 "audits": self.audit_rows(audits)}
         )
+        if not out:
+            self.refused_write()
         created = {d["id"]: d for d in (out[0]["out"] if out else [])}
         result = []
         for r in records:
@@ -372,10 +381,13 @@ class SymbolicStore:
             if self.vectors:
                 p["embedding_vec"] = _floats(embedding)
         p["updated_at"] = time.time()
+        guard = self.embedder_identity if embedding is not None else None
         params: dict[str, Any] = {"id": memory_id, "props": p, "n": 1, "audits": self.audit_rows(audits),
-                                  **scope.as_params()}
+                                  "embedder": guard, **scope.as_params()}
         if relations is None:
             out = self.executor.run(q.UPDATE_PROPS, params)
+            if not out and guard is not None:
+                self.refused_write()
             return props_to_record(out[0]) if out else None
         row = self._row(relations, np.zeros(1, dtype=np.float32))
         p.update(self._fact_keys(row["entities"], row["triples"]))
@@ -386,6 +398,8 @@ class SymbolicStore:
         out = self.executor.run(q.UPDATE_UNLINK, {**params, "token": token, "now": time.time(),
                                                   "audits_json": json.dumps(audits_rows, ensure_ascii=False)})
         if not out:
+            if guard is not None:
+                self.refused_write()
             return None
         self._relink(memory_id, token, row, audits_rows)
         return props_to_record(out[0])
@@ -395,6 +409,30 @@ class SymbolicStore:
         loose = [dict(a) for a in audits if a.get("memory_id") is None or a.get("id") is None]
         self.executor.run(q.RELINK, {"id": memory_id, "token": token, "entities": row["entities"],
                                      "triples": row["triples"], "audits": keyed, "loose_audits": loose})
+
+    def refused_write(self) -> None:
+        """Explain a write that its statement's embedder guard refused (see cypher.EMBEDDER_GUARD): raise
+        :class:`EmbedderMismatchError` when the graph records a re-embed under way or another embedder than the
+        one this process opened the store with; return when it does not (the caller goes on: nothing matched)."""
+        if self.embedder_identity is None:
+            return
+        state = MetaStore(self.executor).read()
+        if state is None:
+            return
+        opened = EmbedderIdentity.from_json(self.embedder_identity)
+        if state.reembed_to:
+            raise EmbedderMismatchError(
+                "a re-embed of this store is under way (recorded in the graph): writes with the embedder this "
+                f"process opened it with ({opened.describe()}) are refused, so the store never mixes vector widths; "
+                "reopen it with the new embedder once the re-embed is done", stored=state.reembed_to, current=opened)
+        if state.identity and state.identity != self.embedder_identity:
+            try:
+                now = EmbedderIdentity.from_json(state.identity).describe()
+            except (ValueError, KeyError, TypeError):
+                now = state.identity[:200]
+            raise EmbedderMismatchError(
+                f"this store was re-embedded with {now} since this process opened it with {opened.describe()}: "
+                "nothing was written; reopen it with that embedder", stored=state.identity, current=opened)
 
     def set_props(
         self, changes: Sequence[tuple[str, Mapping[str, Any]]], scope: Scope, *, bump_version: bool = False
@@ -651,7 +689,14 @@ class SymbolicStore:
         return {r["id"]: r["embedding"] for r in rows if r.get("embedding")}
 
     def counter(self) -> int:
-        rows = self.executor.run(q.COUNTER_VALUE, write=False)
+        """The graph's write sequence: 0 for a graph that does not exist yet (FalkorDB refuses a read of a missing
+        graph key: "Invalid graph operation on empty key")."""
+        try:
+            rows = self.executor.run(q.COUNTER_VALUE, write=False)
+        except BackendError as err:
+            if "empty key" not in str(err):
+                raise
+            return 0
         return int(rows[0]["value"]) if rows and rows[0]["value"] is not None else 0
 
     def changes_since(self, since: int, upto: int, limit: int = 5000) -> list[Row]:

@@ -326,9 +326,11 @@ def _commit_statement(kinds: Sequence[str]) -> str:
     statement, in file order, so the derived indexes catch up from the graph afterwards like after any write.
     """
     guard = (
+        # the restored vectors are the store's embedder's (cypher.EMBEDDER_GUARD), then the staged counts:
         # (collect + IN rather than an OPTIONAL MATCH keyed on a possibly-null node: FalkorDB cannot read a property
         # of a null optional binding)
-        f"OPTIONAL MATCH (m:{STAGED_MEMORY} {{restore_id: $rid}}) WITH collect(m.id) AS sids "
+        q.EMBEDDER_GUARD
+        + f"OPTIONAL MATCH (m:{STAGED_MEMORY} {{restore_id: $rid}}) WITH collect(m.id) AS sids "
         "OPTIONAL MATCH (x:Memory) WHERE x.id IN sids WITH size(sids) AS staged, count(x) AS clash "
         f"OPTIONAL MATCH (se:{STAGED_ENTITY} {{restore_id: $rid}}) WITH staged, clash, collect(se.uid) AS suids "
         "OPTIONAL MATCH (xe:Entity) WHERE xe.uid IN suids "
@@ -533,9 +535,10 @@ class StagedRestore:
         rows = self.run(_commit_statement(kinds), {
             "rid": self.id, "n": self.staged["memories"], "n_entities": self.staged["entities"],
             "n_audit": self.staged["audit"], "n_links": sum(links.values()), "live_uids": sorted(self.live_uids),
-            "live_ids": sorted(set(live_ids)), "now": time.time()})
+            "live_ids": sorted(set(live_ids)), "now": time.time(), "embedder": self.store.embedder_identity})
         if not rows or not rows[0].get("ok"):
             self.abort()
+            self.store.refused_write()  # a re-embed elsewhere since this process opened the store: say so
             raise BackendError(f"restore {self.id}: the graph changed while restoring (an id of the restore was "
                                "written, or an entity or memory it links to was deleted); nothing was restored "
                                "(retry)")

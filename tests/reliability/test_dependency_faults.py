@@ -175,11 +175,14 @@ def test_disk_full_while_saving_the_indexes(make_memory: Callable[..., NeuSymMem
     with pytest.raises(IndexPersistenceError) as info:
         mem.add("Written while the disk is full: the bike lock code is 2231.", user_id="u", infer=False)
     assert info.value.errno == errno.ENOSPC and "graph" in str(info.value)
+    # the add IS stored: the error says so (attribute and message), so a caller does not retry it into a duplicate
+    assert info.value.graph_committed and "IS committed" in str(info.value)
     in_graph = mem.query(user_id="u", limit=10)
     full = next(r for r in in_graph if "bike lock" in r.content)
     assert {h.id for h in mem.search("bike lock code", user_id="u", k=3)} >= {full.id}  # served from memory
-    with pytest.raises(IndexPersistenceError):
+    with pytest.raises(IndexPersistenceError) as info:
         mem.delete(keep.id, user_id="u")  # the graph delete is done; only the index file is stale
+    assert info.value.graph_committed
     assert mem.get_many([keep.id], user_id="u") == []
     monkeypatch.setattr(os, "replace", _enospc)  # now the BM25 file cannot be renamed into place either
     with pytest.raises(IndexPersistenceError):

@@ -41,27 +41,27 @@ def _vectors(n: int, seed: int) -> np.ndarray:
 
 
 def _nodes(mem: NeuSymMemory) -> int:
-    return int(mem.cypher("MATCH (n) RETURN count(n) AS n", all_tenants=True)[0]["n"])
+    return int(mem.admin.cypher("MATCH (n) RETURN count(n) AS n", all_tenants=True)[0]["n"])
 
 
 def _fill_audit(mem: NeuSymMemory, n: int) -> None:
     """``n`` audit entries of an unrelated tenant: nodes that grow the graph without touching the Memory label."""
     for start in range(0, n, 5000):
-        mem.store.audit([{"action": "note", "reason": "filler", "user_id": "filler", "memory_id": None}
+        mem._engine.store.audit([{"action": "note", "reason": "filler", "user_id": "filler", "memory_id": None}
                          for _ in range(min(5000, n - start))])
 
 
 def read_count(mem: NeuSymMemory, cypher: str) -> int:
-    return int(mem.cypher(cypher, all_tenants=True)[0]["n"])
+    return int(mem.admin.cypher(cypher, all_tenants=True)[0]["n"])
 
 
 def _count(mem: NeuSymMemory, where: str, params: dict[str, object] | None = None) -> int:
-    return int(mem.cypher(f"MATCH (m:Memory) WHERE {where} RETURN count(m) AS n", params, all_tenants=True)[0]["n"])
+    return int(mem.admin.cypher(f"MATCH (m:Memory) WHERE {where} RETURN count(m) AS n", params, all_tenants=True)[0]["n"])
 
 
 def _check_whole(mem: NeuSymMemory, *, forgotten: list[str], kept_user: str, kept: int) -> None:
     """The invariants the corrupted graph broke, and the operations that failed on it."""
-    read = mem.cypher
+    read = mem.admin.cypher
     # no node carries another kind's label; every memory has its id (a phantom raises BackendError here)
     assert read("MATCH (a:Audit:Memory) RETURN count(a) AS n", all_tenants=True)[0]["n"] == 0
     assert read("MATCH (t:Tombstone:Memory) RETURN count(t) AS n", all_tenants=True)[0]["n"] == 0
@@ -76,17 +76,17 @@ def _check_whole(mem: NeuSymMemory, *, forgotten: list[str], kept_user: str, kep
     # what failed with "Attempted to access undefined attribute" on the corrupted graph
     mine = _count(mem, "m.user_id = $u", {"u": kept_user})
     assert mine >= kept
-    assert mem.stats(user_id=kept_user)["memories"] == mine
-    assert mem.stats(all_tenants=True)["memories"] == _count(mem, "true")
+    assert mem.admin.stats(user_id=kept_user)["memories"] == mine
+    assert mem.admin.stats(all_tenants=True)["memories"] == _count(mem, "true")
     added = mem.add("Zoe moved to Lisbon in May", user_id=f"new-{uuid.uuid4().hex[:6]}", infer=False)
     assert added and added[0].status.value == "active"
     mem.add(f"Bob likes green tea number {uuid.uuid4().hex[:6]}", user_id=kept_user, infer=False)
     out = io.StringIO()
-    mem.export(out, user_id=kept_user)
+    mem.admin.export(out, user_id=kept_user)
     kinds = [json.loads(line)["kind"] for line in out.getvalue().splitlines() if line.strip()]
     assert kinds.count("memory") == mine + 1 and kinds[-1] == "end"
-    mem.run_janitor(all_tenants=True)
-    mem.reflect(user_id=kept_user)
+    mem.governance.run_janitor(all_tenants=True)
+    mem.reflection.reflect(user_id=kept_user)
     hits = mem.search("topic 7", user_id=kept_user, k=5)
     assert hits and all(h.memory.scope.user_id == kept_user for h in hits)
     assert not mem.search("note about topic", user_id="a", k=5)
@@ -119,7 +119,7 @@ def test_hard_forget_of_1000_memories_past_16384_nodes_keeps_the_graph_whole(tmp
         mem.add_batch([f"Ana{i} Silva lives in Porto{i % 25}." for i in range(300)], vectors=_vectors(300, 3),
                       user_id="c")
         assert read_count(mem, "MATCH (e:Entity {user_id: 'c'}) RETURN count(e) AS n") > 300
-        assert len(mem.forget_tenant("c").ids) == 300
+        assert len(mem.governance.forget_tenant("c").ids) == 300
         assert read_count(mem, "MATCH (n) WHERE n.user_id = 'c' AND NOT n:Audit AND NOT n:Tombstone "
                                "RETURN count(n) AS n") == 0
         _check_whole(mem, forgotten=forgotten, kept_user="b", kept=kept)

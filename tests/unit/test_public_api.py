@@ -14,7 +14,8 @@ EXPECTED = [
     "IndexCorruptionError", "IndexPersistenceError", "InvalidInputError", "MemoryRecord", "MemoryStatus", "MemoryType",
     "ModelIntegrityError", "NeuSymConfig", "NeuSymError", "NeuSymMemory", "PlanState", "PolicyViolationError",
     "RecordNotFoundError", "RestoreReport", "RetrievalConfig", "ReviewItem", "Scope", "ScopeError", "ScoreExplanation",
-    "SearchFilters", "SearchResult", "Source", "Triple", "UnsafeQueryError", "__version__", "render_memories",
+    "SearchFilters", "SearchResult", "Source", "StoreDamagedError",
+    "StoreInUseError", "Triple", "UnsafeQueryError", "__version__", "render_memories",
 ]
 
 

@@ -124,3 +124,16 @@ def test_every_pattern_finishes_on_adversarial_text() -> None:
         text = "I will be away for " + unit * (30_000 // len(unit)) + " hours until Friday"
         for p in patterns:
             assert isinstance(p.sub("", text), str), (kind, p.pattern)
+
+
+def test_language_detection_reads_data_files() -> None:
+    """Function words and letters come from neusym/language/data/<lang>/ (adding a language = adding files)."""
+    from neusym.language import lexicon
+    from neusym.language.detect import language_of
+
+    assert {"en", "de", "es", "fr"} <= set(lexicon.languages()) and lexicon.languages()[0] == "en"
+    assert "ich" in lexicon.words("de", "function_words")
+    assert language_of("Ich wohne seit drei Jahren in München.") == "de"
+    assert language_of("Dentist at 9 am") == "en"  # a tie goes to English
+    assert language_of("Je suis à Lyon pendant la semaine.") == "fr"
+    assert language_of("Our landlord Mr. Nuñez") == "en"  # a name's letters say nothing

@@ -27,19 +27,22 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import logging
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from neusym.config import DEFAULT_IDLE_GRACE
-from neusym.errors import BackendUnavailableError
-from neusym.private_files import open_private, private_dir, tighten_tree
+from neusym.errors import BackendUnavailableError, StoreDamagedError
+from neusym.private_files import open_private, private_dir, tighten_tree, write_private
+from neusym.symbolic.executors import aof
 from neusym.symbolic.executors import watchdog as wd
 
 __all__ = ["EmbeddedFalkorDB"]
@@ -53,7 +56,31 @@ _START_LOCK = "falkordb.start.lock"
 # stale or PING is slow: a second server there would overwrite the first one's AOF manifest.
 _SERVER_LOCK = "falkordb.server.lock"
 _NO_IMPORT = "load-csv-disabled"  # FalkorDB's IMPORT_FOLDER: a path never created, so LOAD CSV finds no file
-_OURS = (wd.LOG, wd.LOCK, wd.LEASES, wd.SOCKET, _START_LOCK, _SERVER_LOCK, "appendonlydir", "indexes", "reflection")
+_OURS = (wd.LOG, wd.LOCK, wd.LEASES, wd.SOCKET, _START_LOCK, _SERVER_LOCK, "appendonlydir", "indexes", "reflection",
+         wd.DAMAGED)
+# what a failed start's log lines say when they say why: a Python exception (the watchdog's), then Redis' warnings
+# and errors ('#' level) that are not part of every start or stop, then anything that sounds like a failure
+_EXCEPTION = re.compile(r"^\w*(?:Error|Exception)\b.*:")
+_ROUTINE = ("Memory overcommit", "ready to exit", "requested shutdown", "Received SIGTERM", "Removing the unix socket",
+            "Calling fsync", "TCP backlog", "SIGTERM scheduling shutdown")
+_CAUSE = re.compile(r"error|can't|cannot|no space|denied|fatal|failed|refus", re.IGNORECASE)
+
+
+def _start_cause(lines: list[str]) -> str:
+    """The log line that best says why a server did not start (see the patterns above)."""
+    def routine(line: str) -> bool:
+        return any(r in line for r in _ROUTINE)
+
+    picks: list[Callable[[str], bool]] = [
+        lambda ln: _EXCEPTION.match(ln.strip()) is not None,
+        lambda ln: " # " in ln and not routine(ln),
+        lambda ln: _CAUSE.search(ln) is not None and not routine(ln),
+    ]
+    for pick in picks:
+        found = [ln.strip() for ln in lines if pick(ln)]
+        if found:
+            return found[-1]
+    return "no reason in the server log"
 
 
 def _binaries() -> tuple[str, str]:
@@ -126,21 +153,45 @@ class EmbeddedFalkorDB:
     # ------------------------------------------------------------------ start / lease
     def start(self) -> str:
         """Return the unix socket path of a running server for this directory, starting one if needed. From here
-        until :meth:`release` (or :meth:`stop`) this object holds a lease: the server is not stopped under it."""
-        self._prepare_dir()
-        if self._lease is None:
-            lease = wd.Lease(self.data_dir)
-            # a server being stopped holds the leases exclusively while it compacts its AOF: wait for that
-            if not lease.acquire(exclusive=False, timeout=self._load_timeout() + 60.0):
-                lease.close()
-                raise BackendUnavailableError(f"the embedded FalkorDB of {self.data_dir} is being stopped by "
-                                              "another process that did not finish; try again")
-            self._lease = lease
+        until :meth:`release` (or :meth:`stop`) this object holds a lease: the server is not stopped under it.
+
+        A file NeuSym keeps in the data directory that it cannot use (a directory or a foreign file where
+        ``falkordb.clients``, ``falkordb.start.lock``, the log or the socket go) is a
+        :class:`BackendUnavailableError` naming it, not a bare ``OSError``."""
+        try:
+            self._prepare_dir()
+            if self._lease is None:
+                lease = wd.Lease(self.data_dir)
+                # a server being stopped holds the leases exclusively while it compacts its AOF: wait for that
+                try:
+                    granted = lease.acquire(exclusive=False, timeout=self._load_timeout() + 60.0)
+                except BaseException:
+                    lease.close()
+                    raise
+                if not granted:
+                    lease.close()
+                    raise BackendUnavailableError(f"the embedded FalkorDB of {self.data_dir} is being stopped by "
+                                                  "another process that did not finish; try again")
+                self._lease = lease
+        except OSError as err:
+            raise self._unusable(err) from err
         try:
             return self._ensure_running()
+        except OSError as err:
+            self._drop_lease()
+            raise self._unusable(err) from err
         except BaseException:
             self._drop_lease()
             raise
+
+    def _unusable(self, err: OSError) -> BackendUnavailableError:
+        """A clear error for a path in the data directory NeuSym cannot use as the file it keeps there."""
+        path = Path(err.filename) if err.filename else self.data_dir
+        if path.is_dir() and not path.is_symlink() and path != self.data_dir:
+            what = f"{path} is a directory where NeuSym keeps a file: remove it (NeuSym creates the file itself)"
+        else:
+            what = f"{path} cannot be used ({err.strerror or err})"
+        return BackendUnavailableError(f"cannot start the embedded FalkorDB of {self.data_dir}: {what}")
 
     def _prepare_dir(self) -> None:
         existed = self.data_dir.exists()
@@ -234,6 +285,8 @@ class EmbeddedFalkorDB:
         if claimed is None:
             return  # the server that held the directory (it was still loading) answers now
         try:
+            self._check_files()  # before any server touches them: a damaged directory is never started empty
+            log_offset = self._log_size()
             with contextlib.suppress(FileNotFoundError):
                 sock.unlink()
             args = [
@@ -279,11 +332,158 @@ class EmbeddedFalkorDB:
         finally:
             os.close(claimed)  # the watchdog and the server hold it now
         self.started_here = True
+        began = time.monotonic()
         if not self._wait_ready(self.process, self._load_timeout()):
-            tail = self._log_tail()
-            self.stop(force=True)
-            raise BackendUnavailableError(f"embedded FalkorDB did not start in {self._load_timeout():.0f}s:\n{tail}")
+            self._failed_start(log_offset, time.monotonic() - began)
+        self._check_load(log_offset)
         log.info("started embedded FalkorDB pid=%s (watchdog %s) at %s", self.server_pid, self.process.pid, sock)
+
+    # ------------------------------------------------------------------ who else holds the server
+    def other_holders(self) -> list[str]:
+        """The other processes holding a lease on this server (pid and command line), for an operation that must
+        have the store to itself (a re-embed). Read from ``/proc/locks`` where the system has it (the watchdog's
+        momentary exclusive probe is not a holder); elsewhere, by trying to turn this object's shared lease into an
+        exclusive one for an instant, which only works when nobody else holds one (their pids then unknown)."""
+        leases = self.data_dir / wd.LEASES
+        try:
+            st = leases.stat()
+        except OSError:
+            return []
+        watchdog = wd.read_lock(self.data_dir).get("watchdog")
+        mine = {os.getpid()}
+        try:
+            with open("/proc/locks") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            return self._holders_by_upgrade()
+        dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+        pids: set[int] = set()
+        for line in lines:
+            parts = line.split()
+            if "->" in parts or len(parts) < 6 or parts[1] != "FLOCK" or parts[5] != dev:
+                continue
+            with contextlib.suppress(ValueError):
+                pid = int(parts[4])
+                if pid not in mine and not (pid == watchdog and parts[3] == "WRITE"):
+                    pids.add(pid)
+        return [f"pid {pid} ({(wd.process_title(pid) or '?')[:120]})" for pid in sorted(pids)]
+
+    def _holders_by_upgrade(self) -> list[str]:
+        if self._lease is None or self._lease.fd < 0:
+            return []
+        try:
+            fcntl.flock(self._lease.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fcntl.flock(self._lease.fd, fcntl.LOCK_SH)  # a failed conversion may have dropped ours: take it again
+            return ["another process (this system does not say which)"]
+        fcntl.flock(self._lease.fd, fcntl.LOCK_SH)
+        return []
+
+    # ------------------------------------------------------------------ damaged files (see aof.py)
+    @property
+    def damage_marker(self) -> Path:
+        """``falkordb.damaged``: present while the directory's files are known to be damaged. No AOF compaction
+        (by a close, the watchdog or a hard forget's log rewrite) runs while it is there, so the evidence stays."""
+        return self.data_dir / wd.DAMAGED
+
+    def mark_damaged(self, reason: str, files: list[str]) -> None:
+        """Record that this directory's store is damaged (see :attr:`damage_marker`)."""
+        with contextlib.suppress(OSError):
+            write_private(self.damage_marker, json.dumps({"reason": reason, "files": files, "at": time.time()}))
+
+    def clear_damaged(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.damage_marker.unlink()
+
+    def _recovery(self, manifest: str = "") -> str:
+        d = self.data_dir
+        steps = [f"copy {d} somewhere safe first (NeuSym has changed none of its files)"]
+        if manifest:
+            steps.append(f"if these are this store's log files, the manifest {aof.AOF_DIR}/{aof.MANIFEST} would read "
+                         f"{manifest!r}")
+        steps.append(f"then put back a backup of {d}, or open the store once with NEUSYM_ACCEPT_DAMAGE=1 to keep what "
+                     f"its files hold ({'writing that manifest, ' if manifest else ''}after copying {aof.AOF_DIR} to "
+                     f"{aof.AOF_DIR}.damaged-<time>); what is not in the files stays lost: restore it from an export "
+                     "(`neusym restore FILE`)")
+        return "; ".join(steps)
+
+    def _check_files(self) -> None:
+        """Refuse to start a server on a damaged directory (:func:`aof.inspect`), or, when damage is accepted, keep
+        a copy of the files and repair what can be (a missing manifest) first."""
+        found = aof.inspect(self.data_dir, wd.LOG)
+        if found.problem:  # looked at again after a moment: never report a file some process was still renaming
+            time.sleep(0.5)
+            found = aof.inspect(self.data_dir, wd.LOG)
+        if aof.accepting_damage():
+            kept = aof.keep_evidence(self.data_dir)
+            if found.manifest:
+                write_private(self.data_dir / aof.AOF_DIR / aof.MANIFEST, found.manifest)
+            if found.problem or self.damage_marker.exists():
+                log.warning("opening the damaged store in %s as accepted (%s): %s%s", self.data_dir, aof.ACCEPT_ENV,
+                            found.problem or "damage found earlier", f"; its files were copied to {kept}" if kept else "")
+            self.clear_damaged()
+            return
+        if found.problem:
+            self.mark_damaged(found.problem, found.files)
+            raise StoreDamagedError(f"the embedded graph in {self.data_dir} is damaged: {found.problem}",
+                                    files=found.files, recovery=self._recovery(found.manifest))
+
+    def _log_size(self) -> int:
+        try:
+            return (self.data_dir / wd.LOG).stat().st_size
+        except OSError:
+            return 0
+
+    def _check_load(self, offset: int) -> None:
+        """After the server answered: a command of the log it could not replay (``== CRITICAL ==``) means writes
+        that were acknowledged are missing. The server is stopped without compaction and the damage reported."""
+        report = aof.read_load(self.data_dir / wd.LOG, offset)
+        if report.truncated:
+            log.warning("embedded FalkorDB cut a partial last command off its log while loading (a write that was "
+                        "never acknowledged, unless the file was damaged): %s", "; ".join(report.truncated))
+        if not report.critical:
+            return
+        files = [str(self.data_dir / aof.AOF_DIR / name) for name in report.files]
+        first = report.critical[0]
+        first = first[first.find("== CRITICAL =="):][:300]
+        if aof.accepting_damage():
+            log.warning("embedded FalkorDB skipped %d command(s) of its log it could not replay (accepted): %s",
+                        len(report.critical), first)
+            return
+        why = (f"the server skipped {len(report.critical)} command(s) of the graph's log it could not replay "
+               f"(acknowledged writes are missing): {first}")
+        self.mark_damaged(why, files)
+        self.stop(force=True)  # no compaction: the damaged files stay as they are
+        raise StoreDamagedError(f"the embedded graph in {self.data_dir} is damaged: {why}", files=files,
+                                recovery=self._recovery())
+
+    def _failed_start(self, offset: int, waited: float) -> None:
+        """Report why the server did not come up: its log since the launch (a refused AOF is damage), and whether it
+        exited or just did not answer."""
+        exited = self.process is not None and self.process.poll() is not None
+        report = aof.read_load(self.data_dir / wd.LOG, offset)
+        lines = self._log_since(offset)
+        self.stop(force=True)
+        if report.fatal:
+            files = [str(self.data_dir / aof.AOF_DIR / name) for name in report.files] or [
+                str(self.data_dir / aof.AOF_DIR)]
+            why = f"the server refused to load the graph's log: {report.fatal[0][:300]}"
+            self.mark_damaged(why, files)
+            raise StoreDamagedError(f"the embedded graph in {self.data_dir} is damaged: {why}", files=files,
+                                    recovery=self._recovery())
+        cause = _start_cause(lines)
+        what = f"exited after {waited:.1f}s" if exited else f"did not answer within {waited:.0f}s"
+        tail = "\n".join(lines[-15:]) or self._log_tail()
+        raise BackendUnavailableError(f"embedded FalkorDB {what}: {cause}\n(server log {self.data_dir / wd.LOG}:)\n"
+                                      f"{tail}")
+
+    def _log_since(self, offset: int) -> list[str]:
+        try:
+            with open(self.data_dir / wd.LOG, "rb") as fh:
+                fh.seek(offset)
+                return fh.read().decode(errors="replace").splitlines()
+        except OSError:
+            return []
 
     def _remove_rewrite_leftovers(self) -> None:
         """Delete the partial snapshot of an AOF rewrite whose server was killed: Redis never reads it again (the
@@ -324,7 +524,11 @@ class EmbeddedFalkorDB:
     def compact(self, timeout: float | None = None) -> bool:
         """Rewrite the AOF into one snapshot now (see :func:`.watchdog.compact`). Returns True if the rewrite
         finished successfully within ``timeout`` (default: the load timeout, which scales with the AOF's size);
-        False (logged) otherwise, with the AOF as valid as it was before."""
+        False (logged) otherwise, with the AOF as valid as it was before. Never while the directory is marked
+        damaged (:attr:`damage_marker`): the files are evidence."""
+        if self.damage_marker.exists():
+            log.warning("embedded FalkorDB: AOF not compacted (%s marks the store damaged)", self.damage_marker)
+            return False
         why = wd.compact(self.socket_path, timeout if timeout is not None else self._load_timeout())
         if why:
             log.warning("embedded FalkorDB: AOF not compacted (%s; see %s)", why, self.data_dir / wd.LOG)

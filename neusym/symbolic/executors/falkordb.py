@@ -511,6 +511,17 @@ class FalkorDBExecutor:
         if self.embedded is not None:
             self.embedded.release(stop_if_last=self.stop_on_close)
 
+    def other_holders(self) -> list[str] | None:
+        """Other processes holding the embedded server (see :meth:`EmbeddedFalkorDB.other_holders`); None for a
+        remote server, whose clients cannot be seen from here."""
+        return self.embedded.other_holders() if self.embedded is not None else None
+
+    def mark_damaged(self, reason: str, files: list[str]) -> None:
+        """The store was found damaged above the executor (its graph behind its indexes): keep the embedded
+        server's files as they are (no compaction until the damage is accepted). A no-op for a remote server."""
+        if self.embedded is not None:
+            self.embedded.mark_damaged(reason, files)
+
     def forget_persisted(self, timeout: float | None = None) -> bool:
         """After a hard delete: make the deleted strings leave the server's files too. Drops the graph's query
         telemetry stream (recent query texts with their parameters) and rewrites the append-only log into a fresh

@@ -39,6 +39,7 @@ SOCKET = "falkordb.sock"
 LOCK = "falkordb.lock"
 LEASES = "falkordb.clients"
 LOG = "falkordb.log"
+DAMAGED = "falkordb.damaged"  # written when the store's files were found damaged: they are never compacted while it is
 
 
 # ---------------------------------------------------------------------------------------------- wire protocol
@@ -458,9 +459,12 @@ def main(argv: list[str]) -> int:
                 continue
             # Nobody has used the server for the grace period. The exclusive lease is kept until the server is
             # gone: a client opening now waits, then finds no server and starts a new one.
-            why = compact(sock, rewrite_timeout)
-            if why:
-                _log(f"AOF not compacted before the idle stop ({why}); the AOF stays valid")
+            if os.path.exists(os.path.join(data_dir, DAMAGED)):  # keep the evidence as it is
+                _log(f"{DAMAGED} is present: AOF not compacted before the idle stop")
+            else:
+                why = compact(sock, rewrite_timeout)
+                if why:
+                    _log(f"AOF not compacted before the idle stop ({why}); the AOF stays valid")
             shutdown(sock)
             deadline = time.monotonic() + 60.0
             while not _exited(server):
